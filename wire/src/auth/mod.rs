@@ -1,0 +1,154 @@
+//! Authentication: the credential blob between header and body, the body
+//! hash it signs, and the plugins that create and verify credentials.
+//!
+//! Identity comes only from a verified credential, never from a body field.
+
+pub mod hash;
+#[cfg(feature = "munge")]
+pub mod munge;
+
+use crate::error::{DecodeError, DecodeErrorKind, Result};
+use crate::pack::{Reader, Writer};
+use thiserror::Error;
+
+pub const AUTH_PLUGIN_NONE: u32 = 100;
+pub const AUTH_PLUGIN_MUNGE: u32 = 101;
+pub const AUTH_PLUGIN_JWT: u32 = 102;
+pub const AUTH_PLUGIN_SLURM: u32 = 103;
+/// Uid that marks unknown identities; credentials from it are refused.
+pub const SLURM_AUTH_NOBODY: u32 = 99;
+
+/// `u32 plugin_id` and the plugin's credential text.
+#[derive(Debug, Clone, PartialEq, Eq, arbitrary::Arbitrary)]
+pub struct AuthBlob {
+    pub plugin_id: u32,
+    pub credential: Option<String>,
+}
+
+impl AuthBlob {
+    pub fn decode(r: &mut Reader<'_>) -> Result<Self> {
+        let at = r.position();
+        let plugin_id = r.u32()?;
+        match plugin_id {
+            AUTH_PLUGIN_MUNGE | AUTH_PLUGIN_SLURM | AUTH_PLUGIN_JWT => Ok(Self {
+                plugin_id,
+                credential: r.str()?,
+            }),
+            other => Err(DecodeError::new(
+                DecodeErrorKind::BadValue {
+                    what: "auth plugin id",
+                    value: other as u64,
+                },
+                at,
+            )),
+        }
+    }
+
+    pub fn encode(&self, w: &mut Writer) {
+        w.u32(self.plugin_id);
+        w.str(self.credential.as_deref());
+    }
+}
+
+/// Why a credential was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AuthError {
+    #[error("message carries no credential")]
+    Missing,
+    #[error("auth plugin {0} is not supported")]
+    UnsupportedPlugin(u32),
+    #[error("credential expired")]
+    Expired,
+    #[error("credential replayed")]
+    Replayed,
+    #[error("credential rewound (its encode time is in the future)")]
+    Rewound,
+    #[error("credential invalid: wrong key or corrupted ({0})")]
+    Invalid(String),
+    #[error("credential is restricted to another uid")]
+    Unauthorized,
+    #[error("body hash mismatch: the message was altered")]
+    HashMismatch,
+    #[error("hash type {0} is not supported")]
+    UnsupportedHash(u8),
+    #[error("credential payload is malformed")]
+    BadPayload,
+    #[error("uid {0} is not allowed to do this")]
+    UidNotAllowed(u32),
+    #[error("credential belongs to nobody (uid or gid {SLURM_AUTH_NOBODY})")]
+    Nobody,
+    #[error("cannot reach munged: {0}")]
+    Socket(String),
+    #[error("munge error {code}: {text}")]
+    Munge { code: u32, text: String },
+}
+
+/// Who sent a message, from a verified credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: u32,
+    pub gid: u32,
+    /// What was signed: the body hash for RPCs, packed fields for job creds.
+    pub payload: Vec<u8>,
+}
+
+/// Restriction placed on who may decode a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    Any,
+    Uid(u32),
+}
+
+/// A credential mechanism (auth/munge today; auth/slurm can slot in).
+pub trait AuthPlugin: Send + Sync {
+    fn plugin_id(&self) -> u32;
+    /// Signs `payload` for `audience`.
+    fn create(&self, payload: &[u8], audience: Audience) -> std::result::Result<String, AuthError>;
+    /// Verifies a credential and returns who made it and what it signed.
+    fn verify(&self, credential: &str) -> std::result::Result<Identity, AuthError>;
+}
+
+/// Signs a message body as upstream does: the credential's payload is the
+/// body hash (K12, customised with the message type).
+pub fn sign_body(
+    plugin: &dyn AuthPlugin,
+    msg_type: u16,
+    body: &[u8],
+    audience: Audience,
+) -> std::result::Result<AuthBlob, AuthError> {
+    let payload = hash::k12_payload(msg_type, body);
+    Ok(AuthBlob {
+        plugin_id: plugin.plugin_id(),
+        credential: Some(plugin.create(&payload, audience)?),
+    })
+}
+
+/// What a receiver insists on beyond a valid credential.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct VerifyPolicy {
+    /// `CommunicationParameters=block_null_hash`: refuse credentials without a hash.
+    pub block_null_hash: bool,
+    /// `block_zero_hash`: refuse the NONE hash type.
+    pub block_zero_hash: bool,
+}
+
+/// Verifies the credential of a received message against its body.
+pub fn verify_body(
+    plugin: &dyn AuthPlugin,
+    blob: Option<&AuthBlob>,
+    msg_type: u16,
+    body: &[u8],
+    policy: VerifyPolicy,
+) -> std::result::Result<Identity, AuthError> {
+    let blob = blob.ok_or(AuthError::Missing)?;
+    if blob.plugin_id != plugin.plugin_id() {
+        return Err(AuthError::UnsupportedPlugin(blob.plugin_id));
+    }
+    let cred = blob.credential.as_deref().ok_or(AuthError::Missing)?;
+    let id = plugin.verify(cred)?;
+    if id.uid == SLURM_AUTH_NOBODY || id.gid == SLURM_AUTH_NOBODY {
+        return Err(AuthError::Nobody);
+    }
+    hash::check_payload(&id.payload, msg_type, body, policy)?;
+    Ok(id)
+}

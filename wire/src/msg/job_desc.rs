@@ -1,0 +1,3 @@
+//! TODO(family): filled in by the family owner.
+use crate::wire_struct;
+wire_struct! { pub struct JobDescMsg {} }

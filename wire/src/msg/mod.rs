@@ -1,0 +1,123 @@
+//! Message bodies, one module per family, and the `Message` enum that ties a
+//! message type to its body struct.
+
+pub mod common;
+pub mod config;
+pub mod cred;
+pub mod job;
+pub mod job_desc;
+pub mod kill;
+pub mod launch;
+pub mod node;
+pub mod partition;
+pub mod step;
+
+use crate::error::{DecodeError, DecodeErrorKind, Result};
+use crate::msg_type::MsgType;
+use crate::pack::{Reader, Wire, Writer};
+use crate::ProtocolVersion;
+
+macro_rules! messages {
+    ($($variant:ident($body:ty),)*) => {
+        /// A typed message body; the variant names its message type.
+        #[derive(Debug, Clone, PartialEq, arbitrary::Arbitrary)]
+        pub enum Message {
+            $($variant($body),)*
+        }
+
+        impl Message {
+            pub fn msg_type(&self) -> MsgType {
+                match self {
+                    $(Message::$variant(_) => MsgType::$variant,)*
+                }
+            }
+
+            /// Reads one body of type `ty` from `r`, leaving what follows.
+            pub fn decode_from(r: &mut Reader<'_>, v: ProtocolVersion, ty: MsgType) -> Result<Self> {
+                match ty {
+                    $(MsgType::$variant => Ok(Message::$variant(
+                        <$body as Wire>::decode(r, v).map_err(|e| e.within(ty.name()))?,
+                    )),)*
+                    _ => Err(DecodeError::new(
+                        DecodeErrorKind::UnsupportedBody(ty.name(), v),
+                        r.position(),
+                    )),
+                }
+            }
+
+            pub fn encode_body(&self, w: &mut Writer, v: ProtocolVersion) {
+                match self {
+                    $(Message::$variant(b) => b.encode(w, v),)*
+                }
+            }
+
+            /// Message types that have a body codec.
+            pub const SUPPORTED: &'static [MsgType] = &[$(MsgType::$variant,)*];
+        }
+    };
+}
+
+messages! {
+    RequestNodeRegistrationStatus(common::Empty),
+    MessageNodeRegistrationStatus(node::SlurmNodeRegistrationStatusMsg),
+    RequestReconfigure(common::Empty),
+    RequestShutdown(common::ShutdownMsg),
+    RequestPing(common::Empty),
+    ResponsePingSlurmd(common::PingSlurmdRespMsg),
+    ResponseNodeRegistration(node::NodeRegistrationRespMsg),
+    RequestBuildInfo(common::LastUpdateMsg),
+    ResponseBuildInfo(config::SlurmCtlConfInfoMsg),
+    RequestJobInfo(job::JobInfoRequestMsg),
+    ResponseJobInfo(job::JobInfoMsg),
+    RequestNodeInfo(node::NodeInfoRequestMsg),
+    ResponseNodeInfo(node::NodeInfoMsg),
+    RequestPartitionInfo(partition::PartInfoRequestMsg),
+    ResponsePartitionInfo(partition::PartitionInfoMsg),
+    RequestJobInfoSingle(job::JobIdMsg),
+    RequestUpdateJob(job_desc::JobDescMsg),
+    RequestUpdateNode(node::UpdateNodeMsg),
+    RequestResourceAllocation(job_desc::JobDescMsg),
+    ResponseResourceAllocation(job::ResourceAllocationResponseMsg),
+    RequestSubmitBatchJob(job_desc::JobDescMsg),
+    ResponseSubmitBatchJob(job::SubmitResponseMsg),
+    RequestBatchJobLaunch(launch::BatchJobLaunchMsg),
+    RequestJobWillRun(job_desc::JobDescMsg),
+    RequestJobAllocationInfo(job::JobAllocInfoMsg),
+    ResponseJobAllocationInfo(job::ResourceAllocationResponseMsg),
+    RequestJobReady(job::JobIdMsg),
+    ResponseJobReady(common::ReturnCodeMsg),
+    RequestJobStepCreate(step::JobStepCreateRequestMsg),
+    ResponseJobStepCreate(step::JobStepCreateResponseMsg),
+    RequestCancelJobStep(job::JobStepKillMsg),
+    RequestKillJob(job::JobStepKillMsg),
+    RequestStepComplete(step::StepCompleteMsg),
+    RequestCompleteJobAllocation(step::CompleteJobAllocationMsg),
+    RequestCompleteBatchScript(step::CompleteBatchScriptMsg),
+    RequestLaunchTasks(launch::LaunchTasksRequestMsg),
+    ResponseLaunchTasks(launch::LaunchTasksResponseMsg),
+    MessageTaskExit(launch::TaskExitMsg),
+    RequestKillTimelimit(kill::KillJobMsg),
+    RequestTerminateJob(kill::KillJobMsg),
+    MessageEpilogComplete(kill::EpilogCompleteMsg),
+    RequestAbortJob(kill::KillJobMsg),
+    RequestKillPreempted(kill::KillJobMsg),
+    SrunJobComplete(step::SrunJobCompleteMsg),
+    ResponseSlurmRc(common::ReturnCodeMsg),
+    ResponseSlurmRcMsg(common::ReturnCodeMsgWithText),
+}
+
+impl Message {
+    /// Decodes a whole body, rejecting trailing bytes.
+    pub fn decode(v: ProtocolVersion, ty: MsgType, body: &[u8]) -> Result<Self> {
+        let mut r = Reader::new(body);
+        let m = Self::decode_from(&mut r, v, ty)?;
+        r.finish().map_err(|e| e.within(ty.name()))?;
+        Ok(m)
+    }
+
+    pub fn encode_to_vec(&self, v: ProtocolVersion) -> Vec<u8> {
+        let mut w = Writer::new();
+        self.encode_body(&mut w, v);
+        w.into_vec()
+    }
+}

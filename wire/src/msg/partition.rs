@@ -1,0 +1,4 @@
+//! TODO(family): filled in by the family owner.
+use crate::wire_struct;
+wire_struct! { pub struct PartInfoRequestMsg {} }
+wire_struct! { pub struct PartitionInfoMsg {} }

@@ -1,0 +1,353 @@
+//! Wire value types shared by many messages.
+
+use crate::error::{DecodeError, DecodeErrorKind, Result};
+use crate::pack::{Reader, Wire, Writer, NO_VAL};
+use crate::ProtocolVersion;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// `packdouble`: the value times 1e6, sent as IEEE-754 bits.
+///
+/// The scaled bits are kept as received so that re-encoding is exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+pub struct Double {
+    pub scaled_bits: u64,
+}
+
+impl Double {
+    const MULT: f64 = 1_000_000.0;
+
+    pub fn from_value(x: f64) -> Self {
+        Self {
+            scaled_bits: (x * Self::MULT).to_bits(),
+        }
+    }
+
+    pub fn value(self) -> f64 {
+        f64::from_bits(self.scaled_bits) / Self::MULT
+    }
+}
+
+impl Wire for Double {
+    fn decode(r: &mut Reader<'_>, _: ProtocolVersion) -> Result<Self> {
+        Ok(Self {
+            scaled_bits: r.u64()?,
+        })
+    }
+    fn encode(&self, w: &mut Writer, _: ProtocolVersion) {
+        w.u64(self.scaled_bits)
+    }
+}
+
+/// A Slurm bitstring (`bitstr_t`), sent as a bit count and an upper-case
+/// hex mask with exactly one digit per four bits, most significant first.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct BitStr {
+    nbits: u32,
+    words: Vec<u64>,
+}
+
+impl BitStr {
+    /// Largest bitmap accepted from the wire (upstream nodes/cores scale).
+    const MAX_BITS: u32 = 1 << 26;
+
+    pub fn new(nbits: u32) -> Self {
+        Self {
+            nbits,
+            words: vec![0; (nbits as usize).div_ceil(64)],
+        }
+    }
+    pub fn len(&self) -> u32 {
+        self.nbits
+    }
+    pub fn is_empty(&self) -> bool {
+        self.nbits == 0
+    }
+    pub fn get(&self, i: u32) -> bool {
+        i < self.nbits
+            && self
+                .words
+                .get((i / 64) as usize)
+                .is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+    pub fn set(&mut self, i: u32, on: bool) {
+        if i >= self.nbits {
+            return;
+        }
+        if let Some(w) = self.words.get_mut((i / 64) as usize) {
+            if on {
+                *w |= 1 << (i % 64);
+            } else {
+                *w &= !(1 << (i % 64));
+            }
+        }
+    }
+    pub fn iter_ones(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.nbits).filter(|&i| self.get(i))
+    }
+    pub fn count_ones(&self) -> u32 {
+        self.words.iter().map(|w| w.count_ones()).sum()
+    }
+
+    fn nibble(&self, n: u32) -> u8 {
+        let mut v = 0;
+        for b in 0..4 {
+            if self.get(n * 4 + b) {
+                v |= 1 << b;
+            }
+        }
+        v
+    }
+
+    /// Upstream's `bit_fmt_hexmask`: "0x" plus ceil(nbits/4) digits; "0x0" when empty.
+    pub fn to_hex(&self) -> String {
+        if self.nbits == 0 {
+            return "0x0".to_string();
+        }
+        let digits = self.nbits.div_ceil(4);
+        let mut s = String::with_capacity(digits as usize + 2);
+        s.push_str("0x");
+        for n in (0..digits).rev() {
+            s.push(char::from(
+                b"0123456789ABCDEF"[usize::from(self.nibble(n) & 0xf)],
+            ));
+        }
+        s
+    }
+
+    /// Parses a hex mask for a bitmap of `nbits`; strict so that the
+    /// re-encoded text is identical.
+    pub fn from_hex(nbits: u32, hex: &str) -> std::result::Result<Self, &'static str> {
+        if nbits > Self::MAX_BITS {
+            return Err("bit count too large");
+        }
+        let digits = hex.strip_prefix("0x").ok_or("hex mask lacks 0x")?;
+        let mut b = Self::new(nbits);
+        if nbits == 0 {
+            return if digits == "0" {
+                Ok(b)
+            } else {
+                Err("empty bitmap must be 0x0")
+            };
+        }
+        if digits.len() != nbits.div_ceil(4) as usize {
+            return Err("hex mask length does not match the bit count");
+        }
+        for (n, c) in digits.bytes().rev().enumerate() {
+            let val = match c {
+                b'0'..=b'9' => c - b'0',
+                b'A'..=b'F' => c - b'A' + 10,
+                _ => return Err("not an upper-case hex digit"),
+            };
+            for bit in 0..4u32 {
+                if val >> bit & 1 == 1 {
+                    let i = n as u32 * 4 + bit;
+                    if i >= nbits {
+                        return Err("bit set beyond the bitmap size");
+                    }
+                    b.set(i, true);
+                }
+            }
+        }
+        Ok(b)
+    }
+}
+
+impl std::fmt::Debug for BitStr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BitStr({}:{})", self.nbits, self.to_hex())
+    }
+}
+
+impl<'a> arbitrary::Arbitrary<'a> for BitStr {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+        let nbits = u.int_in_range(0..=300u32)?;
+        let mut b = Self::new(nbits);
+        for i in 0..nbits {
+            if u.arbitrary()? {
+                b.set(i, true);
+            }
+        }
+        Ok(b)
+    }
+}
+
+/// `pack_bit_str_hex`: NO_VAL for a NULL bitmap.
+impl Wire for Option<BitStr> {
+    fn decode(r: &mut Reader<'_>, _: ProtocolVersion) -> Result<Self> {
+        let at = r.position();
+        let nbits = r.u32()?;
+        if nbits == NO_VAL {
+            return Ok(None);
+        }
+        let hex = r.str()?.unwrap_or_default();
+        BitStr::from_hex(nbits, &hex)
+            .map(Some)
+            .map_err(|e| DecodeError::new(DecodeErrorKind::BadBitstr(e), at))
+    }
+    fn encode(&self, w: &mut Writer, _: ProtocolVersion) {
+        match self {
+            None => w.u32(NO_VAL),
+            Some(b) => {
+                w.u32(b.nbits);
+                w.str(Some(&b.to_hex()));
+            }
+        }
+    }
+}
+
+/// `slurm_addr_t` as packed by `slurm_pack_addr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+pub enum SlurmAddr {
+    #[default]
+    Unspec,
+    V4(Ipv4Addr, u16),
+    V6(Ipv6Addr, u16),
+}
+
+const AF_UNSPEC: u16 = 0;
+const AF_INET: u16 = 2;
+const AF_INET6: u16 = 10;
+
+impl Wire for SlurmAddr {
+    // Upstream passes network-order values through pack32/pack16 again, so on
+    // the little-endian hosts that exist the IPv4 address and both ports are
+    // byte-reversed on the wire.
+    fn decode(r: &mut Reader<'_>, _: ProtocolVersion) -> Result<Self> {
+        let at = r.position();
+        match r.u16()? {
+            AF_UNSPEC => Ok(Self::Unspec),
+            AF_INET => {
+                let a = r.u32()?.to_le_bytes();
+                let p = r.u16()?.swap_bytes();
+                Ok(Self::V4(Ipv4Addr::from(a), p))
+            }
+            AF_INET6 => {
+                let raw = r.mem()?;
+                let a: [u8; 16] = raw.try_into().map_err(|_| {
+                    DecodeError::new(
+                        DecodeErrorKind::BadValue {
+                            what: "IPv6 address length",
+                            value: raw.len() as u64,
+                        },
+                        at,
+                    )
+                })?;
+                let p = r.u16()?.swap_bytes();
+                Ok(Self::V6(Ipv6Addr::from(a), p))
+            }
+            f => Err(DecodeError::new(DecodeErrorKind::BadAddrFamily(f), at)),
+        }
+    }
+    fn encode(&self, w: &mut Writer, _: ProtocolVersion) {
+        match self {
+            Self::Unspec => w.u16(AF_UNSPEC),
+            Self::V4(a, p) => {
+                w.u16(AF_INET);
+                w.u32(u32::from_le_bytes(a.octets()));
+                w.u16(p.swap_bytes());
+            }
+            Self::V6(a, p) => {
+                w.u16(AF_INET6);
+                w.mem(&a.octets());
+                w.u16(p.swap_bytes());
+            }
+        }
+    }
+}
+
+/// `slurm_step_id_t`; 24.11 added the leading `sluid`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+pub struct StepId {
+    pub sluid: u64,
+    pub job_id: u32,
+    pub step_id: u32,
+    pub step_het_comp: u32,
+}
+
+impl StepId {
+    pub const PENDING_STEP: u32 = 0xffff_fffd;
+    pub const EXTERN_CONT: u32 = 0xffff_fffc;
+    pub const BATCH_SCRIPT: u32 = 0xffff_fffb;
+    pub const INTERACTIVE_STEP: u32 = 0xffff_fffa;
+
+    pub fn job(job_id: u32) -> Self {
+        Self {
+            sluid: 0,
+            job_id,
+            step_id: NO_VAL,
+            step_het_comp: NO_VAL,
+        }
+    }
+}
+
+impl Wire for StepId {
+    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
+        let sluid = if v >= ProtocolVersion::V24_11 {
+            r.u64()?
+        } else {
+            0
+        };
+        Ok(Self {
+            sluid,
+            job_id: r.u32()?,
+            step_id: r.u32()?,
+            step_het_comp: r.u32()?,
+        })
+    }
+    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
+        if v >= ProtocolVersion::V24_11 {
+            w.u64(self.sluid);
+        }
+        w.u32(self.job_id);
+        w.u32(self.step_id);
+        w.u32(self.step_het_comp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::{decode_exact, encode_to_vec};
+    const V: ProtocolVersion = ProtocolVersion::V24_11;
+
+    #[test]
+    fn ipv4_is_byte_reversed() {
+        let a = SlurmAddr::V4(Ipv4Addr::new(10, 0, 0, 1), 6818);
+        let b = encode_to_vec(&a, V);
+        assert_eq!(b, [0, 2, 1, 0, 0, 10, 0xa2, 0x1a]);
+        assert_eq!(decode_exact::<SlurmAddr>(&b, V), Ok(a));
+    }
+
+    #[test]
+    fn bitstr_hex_matches_upstream() {
+        let mut b = BitStr::new(10);
+        b.set(0, true);
+        b.set(9, true);
+        assert_eq!(b.to_hex(), "0x201");
+        assert_eq!(BitStr::from_hex(10, "0x201"), Ok(b.clone()));
+        assert!(
+            BitStr::from_hex(10, "0x601").is_err(),
+            "bit 10 is beyond size"
+        );
+        assert!(BitStr::from_hex(10, "0x0201").is_err());
+        assert_eq!(BitStr::new(0).to_hex(), "0x0");
+        let enc = encode_to_vec(&Some(b.clone()), V);
+        assert_eq!(&enc[..4], &[0, 0, 0, 10]);
+        assert_eq!(decode_exact::<Option<BitStr>>(&enc, V), Ok(Some(b)));
+        assert_eq!(encode_to_vec(&None::<BitStr>, V), [0xff, 0xff, 0xff, 0xfe]);
+    }
+
+    #[test]
+    fn step_id_grew_sluid_in_24_11() {
+        let s = StepId::job(7);
+        assert_eq!(encode_to_vec(&s, ProtocolVersion::V24_05).len(), 12);
+        assert_eq!(encode_to_vec(&s, ProtocolVersion::V24_11).len(), 20);
+    }
+
+    #[test]
+    fn double_is_scaled() {
+        let d = Double::from_value(1.5);
+        assert_eq!(f64::from_bits(d.scaled_bits), 1_500_000.0);
+        assert_eq!(d.value(), 1.5);
+    }
+}

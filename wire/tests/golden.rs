@@ -1,0 +1,93 @@
+//! Golden bytes: every Slurm message captured between upstream clients and
+//! daemons (shared/fixtures) must decode and re-encode byte-identically.
+//!
+//! `GOLDEN_ONLY=RESPONSE_JOB_INFO,REQUEST_PING` restricts the check to some
+//! message types while a family is being written.
+
+use slurm_wire::pcap::{decode_streams, read_streams};
+use std::path::PathBuf;
+
+fn fixtures() -> PathBuf {
+    let p = std::env::var_os("SLURM_RS_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures"));
+    assert!(
+        p.join("24.11").is_dir(),
+        "golden fixtures not found at {} (the checkout must sit beside shared/, or set SLURM_RS_FIXTURES)",
+        p.display()
+    );
+    p
+}
+
+fn pcaps(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures().join(dir))
+        .expect("fixture dir readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn check_dir(dir: &str) {
+    let only: Option<Vec<String>> = std::env::var("GOLDEN_ONLY")
+        .ok()
+        .map(|s| s.split(',').map(str::to_owned).collect());
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for pcap in pcaps(dir) {
+        let bytes = std::fs::read(&pcap).expect("read pcap");
+        let streams = read_streams(&bytes).expect("valid pcap");
+        let (msgs, _raw) = decode_streams(&streams);
+        for m in &msgs {
+            let name = m
+                .raw
+                .get(8..10)
+                .and_then(|b| {
+                    let v = slurm_wire::ProtocolVersion::from_wire(u16::from_be_bytes([
+                        m.raw[4], m.raw[5],
+                    ]))?;
+                    slurm_wire::MsgType::from_wire(v, u16::from_be_bytes([b[0], b[1]]))
+                })
+                .map_or("?", |t| t.name());
+            if let Some(only) = &only {
+                if !only.iter().any(|o| o == name) {
+                    continue;
+                }
+            }
+            checked += 1;
+            if let Err(e) = &m.outcome {
+                failures.push(format!(
+                    "{}: stream {} {} {}: {}",
+                    pcap.file_name().unwrap().to_string_lossy(),
+                    m.stream,
+                    m.dir,
+                    name,
+                    e
+                ));
+            }
+        }
+    }
+    assert!(checked > 0, "no messages checked in {dir}");
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} messages in {dir} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn golden_22_05() {
+    check_dir("22.05");
+}
+
+#[test]
+fn golden_24_11() {
+    check_dir("24.11");
+}
+
+#[test]
+fn golden_26_05() {
+    check_dir("26.05");
+}
