@@ -152,3 +152,36 @@ pub fn verify_body(
     hash::check_payload(&id.payload, msg_type, body, policy)?;
     Ok(id)
 }
+
+/// Refuses identities outside `allowed` (admin RPCs: SlurmUser and root).
+pub fn require_uid(id: &Identity, allowed: &[u32]) -> std::result::Result<(), AuthError> {
+    if allowed.contains(&id.uid) {
+        Ok(())
+    } else {
+        Err(AuthError::UidNotAllowed(id.uid))
+    }
+}
+
+/// The credential a reply must carry, by the requester's version.
+///
+/// 23.02+ peers accept replies without a credential (`NO_AUTH_CRED`); 22.05
+/// always unpacks one, so it gets a credential restricted to the requester,
+/// or to anyone when the requester is SlurmUser.
+pub fn reply_credential(
+    plugin: &dyn AuthPlugin,
+    requester_version: crate::ProtocolVersion,
+    requester_uid: u32,
+    slurm_user_uid: u32,
+    msg_type: u16,
+    body: &[u8],
+) -> std::result::Result<Option<AuthBlob>, AuthError> {
+    if requester_version >= crate::ProtocolVersion::V23_02 {
+        return Ok(None);
+    }
+    let audience = if requester_uid == slurm_user_uid {
+        Audience::Any
+    } else {
+        Audience::Uid(requester_uid)
+    };
+    sign_body(plugin, msg_type, body, audience).map(Some)
+}

@@ -1,1 +1,179 @@
-fn main() {}
+//! slurm-decode: our dissector. Reads a pcap (or a raw byte stream of
+//! length-prefixed frames), reassembles TCP, and prints one line per Slurm
+//! message. Exits non-zero when any Slurm-framed message fails to decode.
+
+use clap::Parser;
+use slurm_wire::pcap::{decode_frame_strict, decode_streams, read_streams, split_frames};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "slurm-decode",
+    about = "Decode Slurm RPC traffic (protocol 22.05 to 26.05) from pcap or raw captures",
+    after_help = "Examples:\n  slurm-decode ../shared/fixtures/24.11/srun.pcap\n  slurm-decode -v --only REQUEST_LAUNCH_TASKS capture.pcap\n  slurm-decode --raw frames.bin"
+)]
+struct Args {
+    /// Print the decoded fields of each message.
+    #[arg(short, long)]
+    verbose: bool,
+    /// Treat inputs as raw concatenated frames instead of pcap.
+    #[arg(long)]
+    raw: bool,
+    /// Show only these message types (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Also list streams that are not Slurm RPC framing (srun I/O, HTTP).
+    #[arg(long)]
+    show_raw: bool,
+    /// Capture files.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+}
+
+struct Line<'a> {
+    where_: String,
+    raw: &'a [u8],
+    outcome: &'a Result<slurm_wire::pcap::Decoded, slurm_wire::DecodeError>,
+}
+
+fn header_summary(raw: &[u8]) -> (String, String) {
+    let ver = raw
+        .get(4..6)
+        .map(|b| u16::from_be_bytes([b[0], b[1]]))
+        .and_then(slurm_wire::ProtocolVersion::from_wire);
+    let ty = raw.get(8..10).map(|b| u16::from_be_bytes([b[0], b[1]]));
+    let name = match (ver, ty) {
+        (Some(v), Some(t)) => slurm_wire::MsgType::from_wire(v, t)
+            .map(|m| m.name().to_string())
+            .unwrap_or_else(|| format!("UNKNOWN({t})")),
+        (_, Some(t)) => format!("?({t})"),
+        _ => "?".into(),
+    };
+    (ver.map_or("?".into(), |v| v.to_string()), name)
+}
+
+fn print_line(out: &mut impl Write, l: &Line<'_>, args: &Args) -> std::io::Result<bool> {
+    let (ver, name) = header_summary(l.raw);
+    if !args.only.is_empty() && !args.only.iter().any(|o| o.eq_ignore_ascii_case(&name)) {
+        return Ok(true);
+    }
+    let (body_len, status, ok) = match l.outcome {
+        Ok(d) => (d.frame.body.len().to_string(), "ok".to_string(), true),
+        Err(e) => {
+            let declared = l.raw.get(10..14).map_or("?".to_string(), |b| {
+                u32::from_be_bytes([b[0], b[1], b[2], b[3]]).to_string()
+            });
+            (declared, format!("ERROR {e}"), false)
+        }
+    };
+    writeln!(out, "{} {ver} {name} body={body_len} {status}", l.where_)?;
+    if args.verbose {
+        if let Ok(d) = l.outcome {
+            let auth = match &d.frame.auth {
+                None => "none".to_string(),
+                Some(a) => format!(
+                    "plugin {} ({} chars)",
+                    a.plugin_id,
+                    a.credential.as_deref().map_or(0, str::len)
+                ),
+            };
+            writeln!(
+                out,
+                "    header: flags={:#06x} forward.cnt={} ret_cnt={} orig_addr={:?} auth={auth}",
+                d.frame.header.flags,
+                d.frame.header.forward.cnt,
+                d.frame.header.ret_list.len(),
+                d.frame.header.orig_addr
+            )?;
+            for line in format!("{:#?}", d.msg).lines() {
+                writeln!(out, "    {line}")?;
+            }
+        }
+    }
+    Ok(ok)
+}
+
+fn run(args: &Args) -> std::io::Result<(usize, usize)> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let (mut total, mut failed) = (0, 0);
+    for file in &args.files {
+        let bytes = std::fs::read(file)?;
+        writeln!(out, "# {}", file.display())?;
+        let is_pcap = matches!(
+            bytes.get(..4),
+            Some(
+                [0xd4, 0xc3, 0xb2, 0xa1]
+                    | [0xa1, 0xb2, 0xc3, 0xd4]
+                    | [0x4d, 0x3c, 0xb2, 0xa1]
+                    | [0xa1, 0xb2, 0x3c, 0x4d]
+            )
+        );
+        if args.raw || !is_pcap {
+            let Some(frames) = split_frames(&bytes) else {
+                writeln!(out, "not Slurm RPC framing ({} bytes)", bytes.len())?;
+                failed += 1;
+                continue;
+            };
+            for (off, raw) in frames {
+                let outcome = decode_frame_strict(raw);
+                let l = Line {
+                    where_: format!("@{off}"),
+                    raw,
+                    outcome: &outcome,
+                };
+                total += 1;
+                if !print_line(&mut out, &l, args)? {
+                    failed += 1;
+                }
+            }
+            continue;
+        }
+        let streams = match read_streams(&bytes) {
+            Ok(s) => s,
+            Err(e) => {
+                writeln!(out, "ERROR {e}")?;
+                failed += 1;
+                continue;
+            }
+        };
+        let (msgs, raws) = decode_streams(&streams);
+        for m in &msgs {
+            let l = Line {
+                where_: format!("stream {} {} {} -> {}", m.stream, m.dir, m.src, m.dst),
+                raw: m.raw,
+                outcome: &m.outcome,
+            };
+            total += 1;
+            if !print_line(&mut out, &l, args)? {
+                failed += 1;
+            }
+        }
+        if args.show_raw {
+            for r in raws {
+                writeln!(
+                    out,
+                    "stream {} {} raw {} bytes (not Slurm RPC framing)",
+                    r.stream, r.dir, r.len
+                )?;
+            }
+        }
+    }
+    writeln!(out, "# {total} messages, {failed} failed")?;
+    Ok((total, failed))
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok((_, 0)) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(1),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("slurm-decode: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
