@@ -27,6 +27,10 @@ struct Args {
     /// Also list streams that are not Slurm RPC framing (srun I/O, HTTP).
     #[arg(long)]
     show_raw: bool,
+    /// Also write every Slurm frame (without its length prefix) into this
+    /// directory, one file each: seeds for the `fuzz_frame` target.
+    #[arg(long, value_name = "DIR")]
+    frames_to: Option<PathBuf>,
     /// Capture files.
     #[arg(required = true)]
     files: Vec<PathBuf>,
@@ -55,6 +59,10 @@ fn header_summary(raw: &[u8]) -> (String, String) {
 }
 
 fn print_line(out: &mut impl Write, l: &Line<'_>, args: &Args) -> std::io::Result<bool> {
+    if let Some(dir) = &args.frames_to {
+        let name = format!("{:016x}", fnv1a(l.raw));
+        std::fs::write(dir.join(name), l.raw.get(4..).unwrap_or_default())?;
+    }
     let (ver, name) = header_summary(l.raw);
     if !args.only.is_empty() && !args.only.iter().any(|o| o.eq_ignore_ascii_case(&name)) {
         return Ok(true);
@@ -93,6 +101,12 @@ fn print_line(out: &mut impl Write, l: &Line<'_>, args: &Args) -> std::io::Resul
         }
     }
     Ok(ok)
+}
+
+fn fnv1a(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+        (h ^ u64::from(x)).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 fn run(args: &Args) -> std::io::Result<(usize, usize)> {
