@@ -107,9 +107,10 @@ impl BitStr {
         let mut s = String::with_capacity(digits as usize + 2);
         s.push_str("0x");
         for n in (0..digits).rev() {
-            s.push(char::from(
-                b"0123456789ABCDEF"[usize::from(self.nibble(n) & 0xf)],
-            ));
+            s.push(
+                char::from_digit(u32::from(self.nibble(n)), 16)
+                    .map_or('0', |c| c.to_ascii_uppercase()),
+            );
         }
         s
     }
