@@ -15,7 +15,7 @@ wire_struct! {
         pub current_watts: u32,
         pub previous_consumed_energy: u64,
         pub poll_time: i64,
-        /// 24.11 appended it; the older block is 44 bytes, not 52.
+        /// 24.11 appended it; the older block is 40 bytes, not 48.
         [V24_11..]
         pub slurmd_start_time: i64,
     }
@@ -40,7 +40,7 @@ mod tests {
         };
         for v in ProtocolVersion::ALL {
             let b = encode_to_vec(&e, v);
-            let want = if v >= ProtocolVersion::V24_11 { 52 } else { 44 };
+            let want = if v >= ProtocolVersion::V24_11 { 48 } else { 40 };
             assert_eq!(b.len(), want, "{v:?}");
             let back: AcctGatherEnergy = decode_exact(&b, v).unwrap();
             assert_eq!(encode_to_vec(&back, v), b);

@@ -14,7 +14,7 @@ fn field<T: Wire>(r: &mut Reader<'_>, v: ProtocolVersion, name: &'static str) ->
     T::decode(r, v).map_err(|e| e.within(name))
 }
 
-/// Reads `self.$f` for each listed field (`@ V23_11..` gates the group).
+/// Decodes / encodes the listed fields of `$s` in order.
 macro_rules! rd {
     ($r:ident, $v:ident, $s:ident; $($f:ident),*) => {
         $( $s.$f = field($r, $v, stringify!($f))?; )*
@@ -437,5 +437,377 @@ wire_struct! {
         [V25_05..]
         pub topology_str: Option<String>,
         pub weight: u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::{decode_exact, encode_to_vec};
+    use crate::types::{BitStr, StepId};
+
+    fn s(x: &str) -> Option<String> {
+        Some(x.to_string())
+    }
+
+    /// Encodes, decodes and re-encodes `x` in every release.
+    fn round_trip_all<T: Wire + std::fmt::Debug>(x: &T) {
+        for v in ProtocolVersion::ALL {
+            let b = encode_to_vec(x, v);
+            let back: T = decode_exact(&b, v).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+            assert_eq!(encode_to_vec(&back, v), b, "{v:?}");
+        }
+    }
+
+    fn registration() -> SlurmNodeRegistrationStatusMsg {
+        SlurmNodeRegistrationStatusMsg {
+            timestamp: 1_700_000_000,
+            slurmd_start_time: 1_699_999_000,
+            status: 0,
+            extra: s("x"),
+            features_active: s("a"),
+            features_avail: s("a,b"),
+            hostname: s("n1"),
+            instance_id: s("i-1"),
+            instance_type: s("t"),
+            node_name: s("n1"),
+            arch: s("x86_64"),
+            cpu_spec_list: None,
+            mem_spec_limit: 512,
+            os: s("Linux"),
+            parameters: s("p"),
+            cpus: 4,
+            boards: 1,
+            sockets: 1,
+            cores: 2,
+            threads: 2,
+            real_memory: 8000,
+            tmp_disk: 100,
+            up_time: 42,
+            hash_val: 0xdead_beef,
+            cpu_load: 7,
+            free_mem: 4000,
+            step_id: vec![
+                StepId::job(5),
+                StepId {
+                    sluid: 9,
+                    job_id: 6,
+                    step_id: 0,
+                    step_het_comp: crate::pack::NO_VAL,
+                },
+            ],
+            flags: 3,
+            gres_info: vec![0x2a, 0x00, 0x00, 0x00],
+            energy: AcctGatherEnergy::default(),
+            version: s("24.11.0"),
+            dynamic_type: 0,
+            dynamic_conf: None,
+            dynamic_feature: None,
+        }
+    }
+
+    #[test]
+    fn registration_round_trips() {
+        round_trip_all(&registration());
+        round_trip_all(&SlurmNodeRegistrationStatusMsg::default());
+    }
+
+    #[test]
+    fn registration_gres_length_appears_twice() {
+        let m = registration();
+        let v = ProtocolVersion::V26_05;
+        let b = encode_to_vec(&m, v);
+        let pat = [0, 0, 0, 4, 0, 0, 0, 4, 0x2a, 0, 0, 0];
+        assert!(b.windows(pat.len()).any(|w| w == pat));
+        let back: SlurmNodeRegistrationStatusMsg = decode_exact(&b, v).unwrap();
+        assert_eq!(back, m);
+
+        // Without GRES only the size goes out.
+        let none = SlurmNodeRegistrationStatusMsg {
+            gres_info: vec![],
+            ..m.clone()
+        };
+        assert_eq!(
+            encode_to_vec(&none, v).len() + 4 + 4,
+            b.len(),
+            "the packmem (length word + 4 bytes) is dropped"
+        );
+
+        // A packmem that disagrees with the announced size is rejected.
+        let at = b.windows(pat.len()).position(|w| w == pat).unwrap();
+        let mut bad = b.clone();
+        bad[at + 3] = 5;
+        assert!(decode_exact::<SlurmNodeRegistrationStatusMsg>(&bad, v).is_err());
+    }
+
+    #[test]
+    fn registration_fields_gated_by_release() {
+        let m = registration();
+        let len = |v| encode_to_vec(&m, v).len();
+        use ProtocolVersion as P;
+        assert_eq!(len(P::V23_02), len(P::V22_05));
+        // extra, instance_id, instance_type: 2 + 4 + 2 bytes plus 3 length words.
+        assert_eq!(len(P::V23_11) - len(P::V23_02), 3 * 4 + 2 + 4 + 2);
+        assert_eq!(len(P::V24_05), len(P::V23_11));
+        // sluid on both steps, energy's slurmd_start_time.
+        assert_eq!(len(P::V24_11) - len(P::V24_05), 2 * 8 + 8);
+        assert_eq!(len(P::V25_05) - len(P::V24_11), 8);
+        assert_eq!(len(P::V25_11) - len(P::V25_05), 4 + 2);
+        assert_eq!(len(P::V26_05), len(P::V25_11));
+        // Steps decode back in a pre-sluid release.
+        let b = encode_to_vec(&m, P::V22_05);
+        let back: SlurmNodeRegistrationStatusMsg = decode_exact(&b, P::V22_05).unwrap();
+        assert_eq!(back.step_id.len(), 2);
+        assert_eq!(back.step_id[1].job_id, 6);
+        assert_eq!(back.extra, None);
+    }
+
+    #[test]
+    fn registration_response_round_trips() {
+        let m = NodeRegistrationRespMsg {
+            tres_list: Some(vec![
+                SlurmdbTresRec {
+                    alloc_secs: 0,
+                    count: 4,
+                    id: 1,
+                    name: None,
+                    r#type: s("cpu"),
+                },
+                SlurmdbTresRec {
+                    alloc_secs: 0,
+                    count: 2,
+                    id: 1001,
+                    name: s("gpu"),
+                    r#type: s("gres"),
+                },
+            ]),
+            node_name: s("n1"),
+        };
+        round_trip_all(&m);
+        round_trip_all(&NodeRegistrationRespMsg::default());
+    }
+
+    #[test]
+    fn requests_round_trip() {
+        round_trip_all(&NodeInfoRequestMsg {
+            last_update: 0,
+            show_flags: 0x3,
+        });
+        let single = NodeInfoSingleMsg {
+            node_name: s("n1"),
+            show_flags: 1,
+        };
+        round_trip_all(&single);
+        assert_eq!(
+            encode_to_vec(&single, ProtocolVersion::V22_05),
+            [0, 0, 0, 3, b'n', b'1', 0, 0, 1]
+        );
+    }
+
+    fn node(name: &str) -> NodeInfo {
+        NodeInfo {
+            name: s(name),
+            node_hostname: s(name),
+            node_addr: s("10.0.0.1"),
+            cert_flags: 1,
+            port: 6818,
+            node_state: 1,
+            version: s("24.11.0"),
+            cpus: 4,
+            boards: 1,
+            sockets: 1,
+            cores: 2,
+            threads: 2,
+            real_memory: 8000,
+            gpu_spec: s("g"),
+            cpus_efctv: 4,
+            weight: 1,
+            res_cores_per_gpu: 1,
+            suspend_time: 9,
+            boot_time: 100,
+            resume_after: 5,
+            slurmd_start_time: 200,
+            cert_last_renewal: 300,
+            select_plugin_id: NodeInfo::SELECT_PLUGIN_CONS_TRES,
+            alloc_cpus: 2,
+            alloc_memory: 1024,
+            alloc_tres_fmt_str: s("cpu=2"),
+            tres_alloc_weighted: Double::from_value(2.0),
+            arch: s("x86_64"),
+            os: s("Linux"),
+            instance_id: s("i"),
+            parameters: s("p"),
+            reason: s("r"),
+            energy: AcctGatherEnergy {
+                slurmd_start_time: 200,
+                ..Default::default()
+            },
+            ext_sensors: ExtSensorsData {
+                temperature: 30,
+                ..Default::default()
+            },
+            power: PowerMgmtData {
+                cap_watts: crate::pack::NO_VAL,
+            },
+            tres_fmt_str: s("cpu=4,mem=8000M"),
+            resv_name: s("maint"),
+            topology_str: s("t"),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn node_info_round_trips() {
+        let m = NodeInfoMsg {
+            last_update: 1_700_000_000,
+            hidden_nodes: Some(BitStr::new(2)),
+            node_array: vec![node("n1"), node("n2")],
+        };
+        round_trip_all(&m);
+        round_trip_all(&NodeInfoMsg::default());
+    }
+
+    #[test]
+    fn node_record_fields_gated_by_release() {
+        let n = node("n1");
+        let len = |v| encode_to_vec(&n, v).len();
+        use ProtocolVersion as P;
+        // resume_after, resv_name ("maint").
+        assert_eq!(len(P::V23_02) - len(P::V22_05), 8 + 4 + 6);
+        // instance_id ("i"), instance_type (NULL).
+        assert_eq!(len(P::V23_11) - len(P::V23_02), 4 + 2 + 4);
+        // +gpu_spec ("g"), +res_cores_per_gpu, -ext_sensors (24), -power (4).
+        assert_eq!(len(P::V24_05) + 24 + 4, len(P::V23_11) + 4 + 2 + 2);
+        // energy's slurmd_start_time.
+        assert_eq!(len(P::V24_11) - len(P::V24_05), 8);
+        // +cert_flags, +cert_last_renewal, +topology_str ("t"),
+        // -plugin id, -weighted double.
+        assert_eq!(len(P::V25_05) + 4 + 8, len(P::V24_11) + 2 + 8 + 4 + 2);
+        // parameters ("p").
+        assert_eq!(len(P::V25_11) - len(P::V25_05), 4 + 2);
+        // suspend_time.
+        assert_eq!(len(P::V26_05) - len(P::V25_11), 4);
+    }
+
+    #[test]
+    fn hidden_nodes_are_skipped_from_24_11_only() {
+        let mut hidden = BitStr::new(3);
+        hidden.set(1, true);
+        let m = NodeInfoMsg {
+            last_update: 7,
+            hidden_nodes: Some(hidden),
+            node_array: vec![node("n1"), NodeInfo::default(), node("n3")],
+        };
+        round_trip_all(&m);
+        assert_eq!(m.visible().count(), 2);
+
+        let v = ProtocolVersion::V24_11;
+        let b = encode_to_vec(&m, v);
+        let rec = encode_to_vec(&node("n1"), v).len();
+        // count, time, bitmap (nbits + "0x2\0"), two records.
+        assert_eq!(b.len(), 4 + 8 + 4 + 8 + 2 * rec - 2 * 2 + 2 * 2);
+        let back: NodeInfoMsg = decode_exact(&b, v).unwrap();
+        assert_eq!(back.hidden_nodes, m.hidden_nodes);
+        let names: Vec<_> = back.visible().filter_map(|n| n.name.as_deref()).collect();
+        assert_eq!(names, ["n1", "n3"]);
+        assert_eq!(back.node_array[1], NodeInfo::default());
+
+        // Before 24.11 the hidden slot travels as a (blank) record.
+        let v = ProtocolVersion::V24_05;
+        let b = encode_to_vec(&m, v);
+        let back: NodeInfoMsg = decode_exact(&b, v).unwrap();
+        assert_eq!(back.node_array.len(), 3);
+        assert_eq!(back.hidden_nodes, None);
+        assert_eq!(back.node_array[1], NodeInfo::default());
+
+        // A NULL bitmap (the single-node reply) hides nothing.
+        let single = NodeInfoMsg {
+            last_update: 7,
+            hidden_nodes: None,
+            node_array: vec![node("n1")],
+        };
+        round_trip_all(&single);
+    }
+
+    #[test]
+    fn hostile_node_counts_are_refused() {
+        let v = ProtocolVersion::V24_11;
+        let mut b = vec![0xff, 0xff, 0xff, 0xf0];
+        b.extend_from_slice(&[0; 8]);
+        b.extend_from_slice(&encode_to_vec(&None::<BitStr>, v));
+        assert!(decode_exact::<NodeInfoMsg>(&b, v).is_err());
+
+        // A bitmap hiding more nodes than any node table holds.
+        let mut all = BitStr::new(MAX_SLURM_NODES + 4);
+        for i in 0..all.len() {
+            all.set(i, true);
+        }
+        let mut b = vec![0xff, 0xff, 0xff, 0xf0];
+        b.extend_from_slice(&[0; 8]);
+        b.extend_from_slice(&encode_to_vec(&Some(all), v));
+        assert!(decode_exact::<NodeInfoMsg>(&b, v).is_err());
+    }
+
+    #[test]
+    fn update_node_round_trips() {
+        let m = UpdateNodeMsg {
+            cert_token: s("tok"),
+            comment: s("c"),
+            cpu_bind: 0,
+            extra: None,
+            features: s("f"),
+            features_act: None,
+            gres: None,
+            instance_id: s("i"),
+            instance_type: s("t"),
+            node_addr: None,
+            node_hostname: None,
+            node_names: s("n[1-2]"),
+            node_state: 0x0400,
+            power_action_name: s("off"),
+            reason: s("maint"),
+            reason_uid: 1000,
+            resume_after: 60,
+            topology_str: s("sw1"),
+            weight: crate::pack::NO_VAL,
+        };
+        round_trip_all(&m);
+        use ProtocolVersion as P;
+        let len = |v| encode_to_vec(&m, v).len();
+        // reason_uid becomes resume_after: same size.
+        assert_eq!(len(P::V23_02), len(P::V22_05));
+        let old: UpdateNodeMsg = decode_exact(&encode_to_vec(&m, P::V22_05), P::V22_05).unwrap();
+        assert_eq!((old.reason_uid, old.resume_after), (1000, 0));
+        let new: UpdateNodeMsg = decode_exact(&encode_to_vec(&m, P::V23_02), P::V23_02).unwrap();
+        assert_eq!((new.reason_uid, new.resume_after), (0, 60));
+        assert_eq!(len(P::V23_11) - len(P::V23_02), 4 + 2 + 4 + 2);
+        assert_eq!(len(P::V24_11) - len(P::V24_05), 4 + 4);
+        assert_eq!(len(P::V25_05) - len(P::V24_11), 4 + 4);
+        assert_eq!(len(P::V26_05) - len(P::V25_11), 4 + 4);
+    }
+
+    #[test]
+    fn arbitrary_values_round_trip() {
+        use arbitrary::{Arbitrary, Unstructured};
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        for _ in 0..200 {
+            let bytes: Vec<u8> = (0..4096)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed as u8
+                })
+                .collect();
+            let mut u = Unstructured::new(&bytes);
+            let reg = SlurmNodeRegistrationStatusMsg::arbitrary(&mut u).unwrap();
+            let info = NodeInfoMsg::arbitrary(&mut u).unwrap_or_default();
+            let upd = UpdateNodeMsg::arbitrary(&mut u).unwrap_or_default();
+            let resp = NodeRegistrationRespMsg::arbitrary(&mut u).unwrap_or_default();
+            round_trip_all(&reg);
+            round_trip_all(&info);
+            round_trip_all(&upd);
+            round_trip_all(&resp);
+        }
     }
 }

@@ -125,3 +125,144 @@ impl Wire for PartitionInfoMsg {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::{decode_exact, encode_to_vec, NO_VAL};
+
+    fn s(x: &str) -> Option<String> {
+        Some(x.to_string())
+    }
+
+    fn round_trip_all<T: Wire + std::fmt::Debug>(x: &T) {
+        for v in ProtocolVersion::ALL {
+            let b = encode_to_vec(x, v);
+            let back: T = decode_exact(&b, v).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+            assert_eq!(encode_to_vec(&back, v), b, "{v:?}");
+        }
+    }
+
+    fn part() -> PartitionInfo {
+        let mut inx = BitStr::new(4);
+        inx.set(0, true);
+        inx.set(1, true);
+        PartitionInfo {
+            name: s("debug"),
+            max_time: crate::pack::INFINITE,
+            max_nodes: crate::pack::INFINITE,
+            min_nodes: 1,
+            total_nodes: 2,
+            total_cpus: 8,
+            max_cpus_per_node: crate::pack::INFINITE,
+            max_cpus_per_socket: crate::pack::INFINITE,
+            flags: PartFlags(0x1),
+            max_share: 1,
+            state_up: 3,
+            suspend_time: NO_VAL,
+            allow_groups: None,
+            allow_alloc_nodes: None,
+            allow_qos: s("ALL"),
+            nodes: s("n[1-2]"),
+            node_inx: Some(inx),
+            topology_name: s("default"),
+            tres_fmt_str: s("cpu=8"),
+            job_defaults_list: Some(vec![JobDefaults {
+                r#type: 1,
+                value: 1024,
+            }]),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn partition_info_round_trips() {
+        let m = PartitionInfoMsg {
+            last_update: 1_700_000_000,
+            partition_array: vec![part(), PartitionInfo::default()],
+        };
+        round_trip_all(&m);
+        round_trip_all(&PartitionInfoMsg::default());
+        round_trip_all(&PartInfoRequestMsg {
+            last_update: 5,
+            show_flags: 1,
+        });
+    }
+
+    #[test]
+    fn partition_fields_gated_by_release() {
+        let p = part();
+        let len = |v| encode_to_vec(&p, v).len();
+        use ProtocolVersion as P;
+        assert_eq!(len(P::V23_02) - len(P::V22_05), 4, "max_cpus_per_socket");
+        assert_eq!(len(P::V23_11), len(P::V23_02));
+        assert_eq!(len(P::V24_05) - len(P::V23_11), 2, "flags u16 -> u32");
+        assert_eq!(len(P::V25_05) - len(P::V24_11), 4 + 8, "topology_name");
+        assert_eq!(len(P::V26_05), len(P::V25_05));
+    }
+
+    #[test]
+    fn wide_flags_are_dropped_for_old_clients() {
+        let p = PartitionInfo {
+            flags: PartFlags(0x0001_0002),
+            ..part()
+        };
+        let v = ProtocolVersion::V23_11;
+        let back: PartitionInfo = decode_exact(&encode_to_vec(&p, v), v).unwrap();
+        assert_eq!(back.flags, PartFlags(2));
+        let v = ProtocolVersion::V24_05;
+        let back: PartitionInfo = decode_exact(&encode_to_vec(&p, v), v).unwrap();
+        assert_eq!(back.flags, PartFlags(0x0001_0002));
+    }
+
+    #[test]
+    fn job_defaults_list_null_and_present() {
+        let v = ProtocolVersion::V26_05;
+        let with = encode_to_vec(&part(), v);
+        // NO_VAL count for a NULL list; count + (u16, u64) per element.
+        let without = encode_to_vec(
+            &PartitionInfo {
+                job_defaults_list: None,
+                ..part()
+            },
+            v,
+        );
+        assert_eq!(&without[without.len() - 4..], &[0xff, 0xff, 0xff, 0xfe]);
+        assert_eq!(with.len(), without.len() + 10);
+        assert_eq!(
+            &with[with.len() - 14..],
+            &[0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 4, 0]
+        );
+        let back: PartitionInfo = decode_exact(&with, v).unwrap();
+        assert_eq!(back, part());
+    }
+
+    #[test]
+    fn hostile_partition_count_is_refused() {
+        let v = ProtocolVersion::V24_11;
+        let mut b = vec![0x7f, 0xff, 0xff, 0xff];
+        b.extend_from_slice(&[0; 8]);
+        assert!(decode_exact::<PartitionInfoMsg>(&b, v).is_err());
+    }
+
+    #[test]
+    fn arbitrary_values_round_trip() {
+        use arbitrary::{Arbitrary, Unstructured};
+        let mut seed = 0x0fed_cba9_8765_4321u64;
+        for _ in 0..200 {
+            let bytes: Vec<u8> = (0..4096)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed as u8
+                })
+                .collect();
+            let mut u = Unstructured::new(&bytes);
+            let m = PartitionInfoMsg::arbitrary(&mut u).unwrap_or_default();
+            round_trip_all(&m);
+            let q = PartInfoRequestMsg::arbitrary(&mut u).unwrap_or_default();
+            round_trip_all(&q);
+        }
+    }
+}
