@@ -197,6 +197,7 @@ wire_struct! {
 
 wire_struct! {
     /// `node_info_single_msg_t`: REQUEST_NODE_INFO_SINGLE (2040).
+    /// UNVERIFIED against a capture; layout from the upstream branches.
     pub struct NodeInfoSingleMsg {
         pub node_name: Option<String>,
         pub show_flags: u16,
@@ -409,6 +410,8 @@ impl Wire for NodeInfoMsg {
 
 wire_struct! {
     /// `update_node_msg_t`: REQUEST_UPDATE_NODE (`scontrol update node`).
+    /// UNVERIFIED against a capture (no fixture has one); every gate is from
+    /// the upstream branches.
     pub struct UpdateNodeMsg {
         [V24_11..]
         pub cert_token: Option<String>,
