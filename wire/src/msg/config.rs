@@ -67,9 +67,42 @@ impl Wire for ScriptList {
     }
 }
 
+/// RESPONSE_BUILD_INFO body. Boxed: the configuration is several KiB and
+/// would otherwise set the size of every `Message`.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct SlurmCtlConfInfoMsg(pub Box<SlurmConf>);
+
+impl std::ops::Deref for SlurmCtlConfInfoMsg {
+    type Target = SlurmConf;
+    fn deref(&self) -> &SlurmConf {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for SlurmCtlConfInfoMsg {
+    fn deref_mut(&mut self) -> &mut SlurmConf {
+        &mut self.0
+    }
+}
+
+impl From<SlurmConf> for SlurmCtlConfInfoMsg {
+    fn from(c: SlurmConf) -> Self {
+        Self(Box::new(c))
+    }
+}
+
+impl Wire for SlurmCtlConfInfoMsg {
+    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
+        Ok(Self(Box::new(SlurmConf::decode(r, v)?)))
+    }
+    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
+        self.0.encode(w, v)
+    }
+}
+
 wire_struct! {
-    /// `slurm_ctl_conf_t` as sent in RESPONSE_BUILD_INFO.
-    pub struct SlurmCtlConfInfoMsg {
+    /// `slurm_ctl_conf_t` (22.05..25.11), `slurm_conf_t` (26.05).
+    pub struct SlurmConf {
         pub last_update: i64,
         pub accounting_storage_enforce: u16,
         pub accounting_storage_backup_host: Option<String>,
@@ -313,5 +346,375 @@ wire_struct! {
         pub vsize_factor: u16,
         pub wait_time: u16,
         pub x11_params: Option<String>,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::{decode_exact, encode_to_vec, NO_VAL, NO_VAL16};
+
+    fn kp(name: &str, value: &str) -> ConfigKeyPair {
+        ConfigKeyPair {
+            name: Some(name.into()),
+            value: Some(value.into()),
+        }
+    }
+
+    fn sample() -> SlurmConf {
+        SlurmConf {
+            last_update: 1_796_003_422,
+            accounting_storage_host: Some("localhost".into()),
+            accounting_storage_user: Some("slurm".into()),
+            acct_gather_conf: Some(vec![kp("EnergyIPMIFrequency", "30")]),
+            boot_time: -1,
+            certmgr_type: Some("certmgr/script".into()),
+            cgroup_conf: Some(vec![kp("CgroupPlugin", "autodetect"), kp("", "")]),
+            cli_filter_params: Some(String::new()),
+            cluster_name: Some("mv26".into()),
+            control_addr: vec![Some("10.0.0.1".into()), None],
+            control_machine: vec![Some("ctl".into()), Some("ctl2".into())],
+            core_spec_plugin: Some("core_spec/none".into()),
+            data_parser_parameters: Some("v0.0.42".into()),
+            epilog: ScriptList(vec![Some("/etc/slurm/epilog".into())]),
+            epilog_slurmctld: ScriptList(vec![Some("/a".into()), Some("/b".into())]),
+            epilog_timeout: NO_VAL16,
+            ext_sensors_conf: Some(vec![kp("JobData", "energy")]),
+            ext_sensors_freq: 7,
+            get_env_timeout: 2,
+            health_check_timeout: 60,
+            job_credential_private_key: Some("/key".into()),
+            job_defaults_list: Some(vec![
+                JobDefaults {
+                    r#type: 1,
+                    value: 4096,
+                },
+                JobDefaults {
+                    r#type: 2,
+                    value: u64::MAX,
+                },
+            ]),
+            launch_type: Some("launch/slurm".into()),
+            max_batch_requeue: 5,
+            max_job_cnt: 10_000,
+            metrics_type: Some("metrics/none".into()),
+            mpi_conf: Some(vec![]),
+            node_features_conf: Some(vec![ConfigPluginParams {
+                name: Some("node_features/helpers".into()),
+                key_pairs: Some(vec![kp("Feature", "a,b")]),
+            }]),
+            node_prefix: Some("n".into()),
+            preempt_params: Some("reclaim".into()),
+            prolog: ScriptList(vec![]),
+            prolog_epilog_timeout: 3,
+            prolog_timeout: 4,
+            route_plugin: Some("route/default".into()),
+            select_conf_key_pairs: None,
+            slurmctld_plugstack: Some("plug".into()),
+            slurmctld_plugstack_conf: Some(vec![ConfigPluginParams {
+                name: None,
+                key_pairs: None,
+            }]),
+            slurmd_http_auth_params: Some("x".into()),
+            srun_port_range: SrunPortRange {
+                min: 60001,
+                max: 63000,
+            },
+            suspend_exc_states: Some("down".into()),
+            suspend_time: NO_VAL,
+            tls_type: Some("tls/none".into()),
+            url_parser_type: Some("url_parser/libcurl".into()),
+            version: Some("26.05.0".into()),
+            x11_params: Some("home_xauthority".into()),
+            ..Default::default()
+        }
+    }
+
+    /// Decoding what we encode must give back the same bytes.
+    fn assert_stable<T: Wire + std::fmt::Debug>(x: &T, v: ProtocolVersion) -> T {
+        let b = encode_to_vec(x, v);
+        let y: T = decode_exact(&b, v).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+        assert_eq!(encode_to_vec(&y, v), b, "{v:?}");
+        y
+    }
+
+    #[test]
+    fn sample_round_trips_in_every_version() {
+        let x = sample();
+        for v in ProtocolVersion::ALL {
+            let y = assert_stable(&x, v);
+            assert_eq!(y.max_job_cnt, 10_000);
+            assert_eq!(y.job_defaults_list, x.job_defaults_list);
+            assert_eq!(y.node_features_conf, x.node_features_conf);
+            assert_eq!(y.srun_port_range, x.srun_port_range);
+            assert_eq!(y.x11_params, x.x11_params);
+            let boxed = SlurmCtlConfInfoMsg::from(x.clone());
+            assert_eq!(encode_to_vec(&boxed, v), encode_to_vec(&x, v));
+            assert_stable(&boxed, v);
+        }
+        // The newest release has every field that was not dropped before it.
+        let y = assert_stable(&x, ProtocolVersion::V26_05);
+        assert_eq!(y.epilog_slurmctld, x.epilog_slurmctld);
+        assert_eq!(y.accounting_storage_user, None);
+        assert_eq!(y.health_check_timeout, 60);
+    }
+
+    #[test]
+    fn default_round_trips_in_every_version() {
+        for v in ProtocolVersion::ALL {
+            let y = assert_stable(&SlurmConf::default(), v);
+            assert_eq!(y, SlurmConf::default());
+        }
+    }
+
+    /// Gated fields survive exactly in the releases that carry them.
+    #[test]
+    fn gates_follow_upstream_releases() {
+        use ProtocolVersion as P;
+        let x = sample();
+        type Probe = fn(&SlurmConf) -> bool;
+        let probes: &[(&str, Probe, P, Option<P>)] = &[
+            (
+                "launch_type",
+                |m| m.launch_type.is_some(),
+                P::V22_05,
+                Some(P::V23_02),
+            ),
+            (
+                "slurmctld_plugstack",
+                |m| m.slurmctld_plugstack.is_some(),
+                P::V22_05,
+                Some(P::V23_02),
+            ),
+            (
+                "slurmctld_plugstack_conf",
+                |m| m.slurmctld_plugstack_conf.is_some(),
+                P::V22_05,
+                Some(P::V23_02),
+            ),
+            (
+                "max_batch_requeue",
+                |m| m.max_batch_requeue == 5,
+                P::V23_02,
+                None,
+            ),
+            (
+                "preempt_params",
+                |m| m.preempt_params.is_some(),
+                P::V23_02,
+                None,
+            ),
+            (
+                "suspend_exc_states",
+                |m| m.suspend_exc_states.is_some(),
+                P::V23_02,
+                None,
+            ),
+            (
+                "job_credential_private_key",
+                |m| m.job_credential_private_key.is_some(),
+                P::V22_05,
+                Some(P::V23_11),
+            ),
+            (
+                "route_plugin",
+                |m| m.route_plugin.is_some(),
+                P::V22_05,
+                Some(P::V23_11),
+            ),
+            (
+                "core_spec_plugin",
+                |m| m.core_spec_plugin.is_some(),
+                P::V22_05,
+                Some(P::V24_05),
+            ),
+            (
+                "ext_sensors_conf",
+                |m| m.ext_sensors_conf.is_some(),
+                P::V22_05,
+                Some(P::V24_05),
+            ),
+            (
+                "ext_sensors_freq",
+                |m| m.ext_sensors_freq == 7,
+                P::V22_05,
+                Some(P::V24_05),
+            ),
+            ("tls_type", |m| m.tls_type.is_some(), P::V24_05, None),
+            (
+                "data_parser_parameters",
+                |m| m.data_parser_parameters.is_some(),
+                P::V24_11,
+                None,
+            ),
+            (
+                "certmgr_type",
+                |m| m.certmgr_type.is_some(),
+                P::V25_05,
+                None,
+            ),
+            (
+                "get_env_timeout",
+                |m| m.get_env_timeout == 2,
+                P::V22_05,
+                Some(P::V25_05),
+            ),
+            (
+                "node_prefix",
+                |m| m.node_prefix.is_some(),
+                P::V22_05,
+                Some(P::V25_05),
+            ),
+            (
+                "prolog_epilog_timeout",
+                |m| m.prolog_epilog_timeout == 3,
+                P::V22_05,
+                Some(P::V25_05),
+            ),
+            ("prolog_timeout", |m| m.prolog_timeout == 4, P::V25_05, None),
+            (
+                "accounting_storage_user",
+                |m| m.accounting_storage_user.is_some(),
+                P::V22_05,
+                Some(P::V25_11),
+            ),
+            (
+                "cli_filter_params",
+                |m| m.cli_filter_params.is_some(),
+                P::V25_11,
+                None,
+            ),
+            (
+                "metrics_type",
+                |m| m.metrics_type.is_some(),
+                P::V25_11,
+                None,
+            ),
+            (
+                "url_parser_type",
+                |m| m.url_parser_type.is_some(),
+                P::V25_11,
+                None,
+            ),
+            (
+                "health_check_timeout",
+                |m| m.health_check_timeout == 60,
+                P::V26_05,
+                None,
+            ),
+            (
+                "slurmd_http_auth_params",
+                |m| m.slurmd_http_auth_params.is_some(),
+                P::V26_05,
+                None,
+            ),
+        ];
+        for v in P::ALL {
+            let y: SlurmConf = decode_exact(&encode_to_vec(&x, v), v).unwrap();
+            for (name, probe, lo, hi) in probes {
+                let want = v >= *lo && hi.is_none_or(|h| v < h);
+                assert_eq!(probe(&y), want, "{name} in {v:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn script_list_is_a_string_before_24_05() {
+        let one = ScriptList(vec![Some("/p".into()), Some("/q".into())]);
+        let old = encode_to_vec(&one, ProtocolVersion::V23_11);
+        assert_eq!(old, [0, 0, 0, 3, b'/', b'p', 0]);
+        assert_eq!(
+            decode_exact::<ScriptList>(&old, ProtocolVersion::V23_11),
+            Ok(ScriptList(vec![Some("/p".into())]))
+        );
+        let new = encode_to_vec(&one, ProtocolVersion::V24_05);
+        assert_eq!(&new[..4], &[0, 0, 0, 2]);
+        assert_eq!(
+            decode_exact::<ScriptList>(&new, ProtocolVersion::V24_05),
+            Ok(one)
+        );
+        // No script is NULL on the old form and an empty array on the new.
+        let none = ScriptList::default();
+        assert_eq!(encode_to_vec(&none, ProtocolVersion::V22_05), [0; 4]);
+        assert_eq!(encode_to_vec(&none, ProtocolVersion::V26_05), [0; 4]);
+        let null_first = ScriptList(vec![None, Some("/x".into())]);
+        assert_stable(&null_first, ProtocolVersion::V22_05);
+    }
+
+    #[test]
+    fn key_pair_lists_distinguish_null_from_empty() {
+        let v = ProtocolVersion::V22_05;
+        assert_eq!(
+            encode_to_vec(&None::<Vec<ConfigKeyPair>>, v),
+            [0xff, 0xff, 0xff, 0xfe]
+        );
+        assert_eq!(encode_to_vec(&Some(Vec::<ConfigKeyPair>::new()), v), [0; 4]);
+        let l = Some(vec![kp("a", "1")]);
+        let b = encode_to_vec(&l, v);
+        assert_eq!(b, [0, 0, 0, 1, 0, 0, 0, 2, b'a', 0, 0, 0, 0, 2, b'1', 0]);
+        let p = ConfigPluginParams {
+            name: Some("n".into()),
+            key_pairs: l,
+        };
+        let pb = encode_to_vec(&p, v);
+        assert_eq!(&pb[..6], &[0, 0, 0, 2, b'n', 0]);
+        assert_eq!(&pb[6..], &b[..]);
+    }
+
+    #[test]
+    fn arbitrary_values_are_stable_in_every_version() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut built = 0;
+        for round in 0..64 {
+            let bytes: Vec<u8> = (0..4096 + round * 97)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed as u8
+                })
+                .collect();
+            let mut u = arbitrary::Unstructured::new(&bytes);
+            let Ok(x) = <SlurmCtlConfInfoMsg as arbitrary::Arbitrary>::arbitrary(&mut u) else {
+                continue;
+            };
+            built += 1;
+            for v in ProtocolVersion::ALL {
+                assert_stable(&x, v);
+            }
+        }
+        assert!(built > 32, "only {built} values built");
+    }
+
+    /// Lines the 26.05 capture up with what `scontrol show config` printed.
+    #[test]
+    fn capture_matches_scontrol_output() {
+        let dir = std::env::var_os("SLURM_RS_FIXTURES")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
+            });
+        let Ok(pcap) = std::fs::read(dir.join("26.05/scontrol-show-config.pcap")) else {
+            eprintln!("fixtures not found at {}; skipped", dir.display());
+            return;
+        };
+        let streams = crate::pcap::read_streams(&pcap).unwrap();
+        let (msgs, _) = crate::pcap::decode_streams(&streams);
+        let conf = msgs
+            .iter()
+            .find_map(|m| match &m.outcome {
+                Ok(d) => match &d.msg {
+                    crate::Message::ResponseBuildInfo(c) => Some(c.clone()),
+                    _ => None,
+                },
+                Err(_) => None,
+            })
+            .expect("a RESPONSE_BUILD_INFO in the capture");
+        assert_eq!(conf.max_job_cnt, 10_000);
+        assert_eq!(conf.cluster_name.as_deref(), Some("mv26"));
+        assert_eq!(conf.slurmctld_port, 6817);
+        assert_eq!(conf.slurmd_port, 6818);
+        assert_eq!(conf.hash_plugin.as_deref(), Some("hash/k12"));
+        assert_eq!(conf.select_type.as_deref(), Some("select/cons_tres"));
     }
 }
