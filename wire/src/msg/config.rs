@@ -349,6 +349,82 @@ wire_struct! {
     }
 }
 
+impl SlurmConf {
+    /// The values a stock slurmctld reports for keys that slurm.conf leaves
+    /// unset, where 22.05, 24.11 and 26.05 agree (read off the captures).
+    ///
+    /// Not covered, because they differ by release: 22.05 names its "none"
+    /// plugins (`accounting_storage/none`, `jobcomp/none`, `switch/none`, ...)
+    /// where 24.11 sends NULL (upstream dropped `DEFAULT_ACCOUNTING_STORAGE_TYPE`
+    /// in 23.11; the others UNVERIFIED between 23.02 and 24.11); per
+    /// read_config.h `priority_type` is `priority/basic` up to 23.02 and
+    /// `priority/multifactor` from 23.11, `tree_width` 50 then 16 from 23.11,
+    /// and `topology_plugin` `topology/flat` from 25.05 (`topology/default` in
+    /// 24.11, `topology/none` in 22.05); `max_batch_requeue` is 5 from 23.02;
+    /// `hash_plugin` `hash/k12` and `tls_type` `tls/none` appear in 24.11;
+    /// 26.05 sends `prolog_timeout`/`epilog_timeout` as NO_VAL16 and
+    /// `health_check_node_state` 255 (15 before). Site values (names, paths,
+    /// anything slurm.conf sets, times) are the caller's too.
+    pub fn with_defaults() -> Self {
+        use crate::pack::{INFINITE, NO_VAL};
+        let s = |x: &str| Some(x.to_owned());
+        Self {
+            accounting_storage_host: s("localhost"),
+            acct_gather_conf: Some(Vec::new()),
+            batch_start_timeout: 10,
+            bcast_exclude: s("/lib,/usr/lib,/lib64,/usr/lib64"),
+            conf_flags: 64,
+            cpu_freq_def: NO_VAL,
+            cpu_freq_govs: 0x8680_0000,
+            cred_type: s("cred/munge"),
+            eio_timeout: 60,
+            epilog_msg_time: 2000,
+            first_job_id: 1,
+            fs_dampening_factor: 1,
+            group_time: 600,
+            group_force: 1,
+            interactive_step_opts: s("--interactive --preserve-env --pty $SHELL"),
+            job_acct_gather_freq: s("30"),
+            job_comp_host: s("localhost"),
+            job_requeue: 1,
+            kill_wait: 30,
+            max_array_sz: 1001,
+            mail_prog: s("/bin/mail"),
+            max_job_cnt: 10_000,
+            max_job_id: 0x03ff_0000,
+            max_step_cnt: 40_000,
+            max_tasks_per_node: 512,
+            min_job_age: 300,
+            msg_timeout: 10,
+            next_job_id: 1,
+            prep_plugins: s("prep/script"),
+            priority_decay_hl: 604_800,
+            priority_calc_period: 300,
+            priority_flags: 32,
+            priority_max_age: 604_800,
+            propagate_rlimits: s("ALL"),
+            resume_rate: 300,
+            resume_timeout: 60,
+            sched_time_slice: 30,
+            schedtype: s("sched/backfill"),
+            slurmctld_port: 6817,
+            slurmctld_port_count: 1,
+            slurmctld_syslog_debug: 10,
+            slurmctld_timeout: 120,
+            slurmd_port: 6818,
+            slurmd_syslog_debug: 10,
+            slurmd_timeout: 300,
+            suspend_rate: 60,
+            suspend_time: INFINITE,
+            suspend_timeout: 30,
+            tcp_timeout: 2,
+            tmp_fs: s("/tmp"),
+            unkillable_timeout: 60,
+            ..Self::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -716,5 +792,9 @@ mod tests {
         assert_eq!(conf.slurmd_port, 6818);
         assert_eq!(conf.hash_plugin.as_deref(), Some("hash/k12"));
         assert_eq!(conf.select_type.as_deref(), Some("select/cons_tres"));
+        let d = SlurmConf::with_defaults();
+        assert_eq!(conf.cpu_freq_govs, d.cpu_freq_govs);
+        assert_eq!(conf.max_job_id, d.max_job_id);
+        assert_eq!(conf.bcast_exclude, d.bcast_exclude);
     }
 }
