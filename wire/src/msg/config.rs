@@ -182,7 +182,6 @@ wire_struct! {
         pub job_comp_host: Option<String>,
         pub job_comp_loc: Option<String>,
         pub job_comp_params: Option<String>,
-        /// Sent as u32 although the C field is wider.
         pub job_comp_port: u32,
         pub job_comp_type: Option<String>,
         pub job_comp_user: Option<String>,
