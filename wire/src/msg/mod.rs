@@ -4,6 +4,7 @@
 pub mod common;
 pub mod config;
 pub mod cred;
+pub mod energy;
 pub mod job;
 pub mod job_desc;
 pub mod kill;
