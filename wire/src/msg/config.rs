@@ -27,13 +27,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
-    /// `job_defaults_t` (`JobDefaults=` / partition `DefMemPer*`).
-    pub struct JobDefaults {
-        pub r#type: u16,
-        pub value: u64,
-    }
-}
+pub use super::partition::JobDefaults;
 
 wire_struct! {
     /// `srun_port_range[2]`: first and last port.
@@ -769,10 +763,12 @@ mod tests {
             .unwrap_or_else(|| {
                 std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
             });
-        let Ok(pcap) = std::fs::read(dir.join("26.05/scontrol-show-config.pcap")) else {
-            eprintln!("fixtures not found at {}; skipped", dir.display());
-            return;
-        };
+        let pcap = std::fs::read(dir.join("26.05/scontrol-show-config.pcap")).unwrap_or_else(|e| {
+            panic!(
+                "fixtures not found at {} ({e}): the checkout must sit beside shared/",
+                dir.display()
+            )
+        });
         let streams = crate::pcap::read_streams(&pcap).unwrap();
         let (msgs, _) = crate::pcap::decode_streams(&streams);
         let conf = msgs

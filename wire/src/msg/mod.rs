@@ -73,6 +73,7 @@ messages! {
     RequestNodeInfo(node::NodeInfoRequestMsg),
     ResponseNodeInfo(node::NodeInfoMsg),
     RequestPartitionInfo(partition::PartInfoRequestMsg),
+    RequestNodeInfoSingle(node::NodeInfoSingleMsg),
     ResponsePartitionInfo(partition::PartitionInfoMsg),
     RequestJobInfoSingle(job::JobIdMsg),
     RequestUpdateJob(job_desc::JobDescMsg),
