@@ -4,8 +4,10 @@
 pub mod common;
 pub mod config;
 pub mod cred;
+pub mod gres;
 pub mod job;
 pub mod job_desc;
+pub mod jobacct;
 pub mod kill;
 pub mod launch;
 pub mod node;
