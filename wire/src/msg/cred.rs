@@ -322,7 +322,10 @@ impl Wire for JobCredArg {
         self.job_core_bitmap.encode(w, v);
         self.step_core_bitmap.encode(w, v);
 
-        let sc = &self.sock_core[..self.sock_core.len().min(usize::from(u16::MAX))];
+        let sc = self
+            .sock_core
+            .get(..self.sock_core.len().min(usize::from(u16::MAX)))
+            .unwrap_or_default();
         w.u16(sc.len() as u16);
         if !sc.is_empty() {
             w.count(sc.len());
@@ -430,7 +433,7 @@ pub struct VersionedCred {
     /// The raw version number; one outside the supported releases is sent as
     /// the message's own version.
     pub cred_version: u16,
-    pub cred: JobCred,
+    pub cred: Box<JobCred>,
 }
 
 impl Wire for VersionedCred {
@@ -442,7 +445,7 @@ impl Wire for VersionedCred {
         })?;
         Ok(Self {
             cred_version: raw,
-            cred: JobCred::decode(r, cv).map_err(|e| e.within("cred"))?,
+            cred: Box::new(JobCred::decode(r, cv).map_err(|e| e.within("cred"))?),
         })
     }
     fn encode(&self, w: &mut Writer, v: V) {
@@ -531,10 +534,15 @@ pub(crate) mod tests {
     fn versioned_cred_uses_its_own_version() {
         let vc = VersionedCred {
             cred_version: V::V23_02.to_wire(),
-            cred: sample_cred(),
+            cred: Box::new(sample_cred()),
         };
         let b = encode_to_vec(&vc, V::V24_11);
-        assert_eq!(decode_exact::<VersionedCred>(&b, V::V24_11).unwrap().cred_version, 0x2700);
+        assert_eq!(
+            decode_exact::<VersionedCred>(&b, V::V24_11)
+                .unwrap()
+                .cred_version,
+            0x2700
+        );
         let bad = VersionedCred {
             cred_version: 7,
             ..vc

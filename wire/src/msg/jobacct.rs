@@ -102,6 +102,9 @@ mod tests {
                 assert_eq!(decode_exact::<JobAcctInfo>(&b, v), Ok(x));
             }
         }
-        assert_eq!(encode_to_vec(&JobAcctInfo(None), ProtocolVersion::V24_11), [0]);
+        assert_eq!(
+            encode_to_vec(&JobAcctInfo(None), ProtocolVersion::V24_11),
+            [0]
+        );
     }
 }

@@ -12,12 +12,12 @@ use super::step::JobIdOrStepId;
 
 /// `u8 has_cred` then the credential at the message's version.
 #[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
-pub struct OptCred(pub Option<JobCred>);
+pub struct OptCred(pub Option<Box<JobCred>>);
 
 impl Wire for OptCred {
     fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
         if r.bool()? {
-            Ok(Self(Some(JobCred::decode(r, v)?)))
+            Ok(Self(Some(Box::new(JobCred::decode(r, v)?))))
         } else {
             Ok(Self(None))
         }

@@ -290,8 +290,10 @@ impl Wire for LaunchTasksRequestMsg {
             }
             let at = r.position();
             if field!(r.bool(), "has_job_ptr") {
-                return Err(bad("has_job_ptr (stepmgr job record is not supported)", 1, at)
-                    .within("has_job_ptr"));
+                return Err(
+                    bad("has_job_ptr (stepmgr job record is not supported)", 1, at)
+                        .within("has_job_ptr"),
+                );
             }
         }
         Ok(m)
@@ -338,7 +340,9 @@ impl Wire for LaunchTasksRequestMsg {
         w.u16(self.accel_bind_type);
         self.cred.encode(w, v);
         for ids in &self.global_task_ids {
-            let ids = &ids[..ids.len().min(usize::from(u16::MAX))];
+            let ids = ids
+                .get(..ids.len().min(usize::from(u16::MAX)))
+                .unwrap_or_default();
             w.u16(ids.len() as u16);
             w.count(ids.len());
             ids.iter().for_each(|&x| w.u32(x));
@@ -645,6 +649,235 @@ impl Wire for BatchJobLaunchMsg {
             w.u32(self.cpu_freq_max);
             w.u32(self.cpu_freq_gov);
             w.bool(self.oom_kill_step);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msg::cred::tests::sample_cred;
+    use crate::msg::cred::CpuArrayRep;
+    use crate::msg::{gres, jobacct, kill, step};
+    use crate::pack::{decode_exact, encode_to_vec};
+
+    /// decode(encode(x)) re-encodes to the same bytes, for every version.
+    fn stable<T: Wire + std::fmt::Debug>(x: &T) {
+        for v in V::ALL {
+            let b = encode_to_vec(x, v);
+            let d = decode_exact::<T>(&b, v).unwrap_or_else(|e| panic!("{v}: {e} for {x:?}"));
+            assert_eq!(encode_to_vec(&d, v), b, "{v}");
+        }
+    }
+
+    fn vc() -> VersionedCred {
+        VersionedCred {
+            cred_version: 0,
+            cred: Box::new(sample_cred()),
+        }
+    }
+
+    #[test]
+    fn launch_tasks_roundtrip() {
+        let m = LaunchTasksRequestMsg {
+            step_id: StepId::job(9),
+            gids: vec![1, 2],
+            het_job_tids: Some(vec![vec![0, 1], vec![2]]),
+            het_job_tid_offsets: Some(vec![0, 2]),
+            het_job_offset: 1,
+            het_job_step_cnt: 2,
+            het_job_step_task_cnts: vec![2, 1],
+            cpt_compact_array: vec![1],
+            cpt_compact_reps: vec![2],
+            cred: vc(),
+            global_task_ids: vec![vec![0, 1], vec![2]],
+            resp_port: vec![4000, 4001],
+            orig_addr: SlurmAddr::V4([127, 0, 0, 1].into(), 5000),
+            env: vec![Some("A=b".into())],
+            argv: vec![Some("hostname".into())],
+            io_port: vec![4002],
+            options: JobOptions(vec![JobOption {
+                r#type: 1,
+                option: Some("x".into()),
+                optarg: None,
+            }]),
+            oom_kill_step: true,
+            stepmgr: Some("n1".into()),
+            ..Default::default()
+        };
+        for v in V::ALL {
+            let b = encode_to_vec(&m, v);
+            let d = decode_exact::<LaunchTasksRequestMsg>(&b, v).unwrap();
+            assert_eq!(d.global_task_ids, m.global_task_ids);
+            assert_eq!(
+                d.het_job_step_task_cnts.is_empty(),
+                v < V::V25_05,
+                "step task counts only from 25.05"
+            );
+            assert_eq!(encode_to_vec(&d, v), b);
+        }
+        // Non-het job: NO_VAL counts and no step task counts.
+        stable(&LaunchTasksRequestMsg {
+            het_job_offset: crate::pack::NO_VAL,
+            het_job_step_cnt: 3,
+            cred: vc(),
+            ..Default::default()
+        });
+    }
+
+    #[test]
+    fn stepmgr_job_record_is_rejected() {
+        let m = LaunchTasksRequestMsg {
+            cred: vc(),
+            ..Default::default()
+        };
+        let mut b = encode_to_vec(&m, V::V24_11);
+        *b.last_mut().unwrap() = 1;
+        assert!(decode_exact::<LaunchTasksRequestMsg>(&b, V::V24_11).is_err());
+    }
+
+    #[test]
+    fn batch_launch_roundtrip() {
+        let m = BatchJobLaunchMsg {
+            job_id: 4,
+            gids: vec![5],
+            cpu_groups: vec![CpuArrayRep { cpus: 2, reps: 1 }],
+            argv: vec![Some("/tmp/x.sh".into())],
+            environment: vec![Some("A=1".into()), None],
+            script: Some("#!/bin/sh\n".into()),
+            cred: vc(),
+            tres_per_task: Some("cpu=1".into()),
+            oom_kill_step: true,
+            ..Default::default()
+        };
+        for v in V::ALL {
+            let b = encode_to_vec(&m, v);
+            let d = decode_exact::<BatchJobLaunchMsg>(&b, v).unwrap();
+            assert_eq!(d.environment, m.environment);
+            assert_eq!(d.job_id, if v >= V::V25_11 { 0 } else { 4 });
+            assert_eq!(encode_to_vec(&d, v), b);
+        }
+    }
+
+    #[test]
+    fn small_bodies_roundtrip() {
+        stable(&LaunchTasksResponseMsg {
+            step_id: StepId::job(3),
+            count_of_pids: 2,
+            local_pids: vec![10, 11],
+            task_ids: vec![0, 1],
+            node_name: Some("n1".into()),
+            ..Default::default()
+        });
+        stable(&TaskExitMsg {
+            num_tasks: 1,
+            task_id_list: vec![0],
+            ..Default::default()
+        });
+        stable(&step::StepCompleteMsg {
+            jobacct: jobacct::JobAcctInfo(Some(Default::default())),
+            send_to_stepmgr: true,
+            ..Default::default()
+        });
+        stable(&step::CompleteJobAllocationMsg {
+            step_id: step::JobIdOrStepId(StepId::job(7)),
+            job_rc: 1,
+        });
+        stable(&step::CompleteBatchScriptMsg {
+            step_id: StepId::job(7),
+            node_name: Some("n1".into()),
+            ..Default::default()
+        });
+        stable(&step::SrunJobCompleteMsg::default());
+        stable(&kill::EpilogCompleteMsg {
+            step_id: step::JobIdOrStepId(StepId::job(7)),
+            return_code: 0,
+            node_name: Some("n1".into()),
+        });
+    }
+
+    #[test]
+    fn step_create_roundtrip() {
+        stable(&step::JobStepCreateRequestMsg {
+            step_id: StepId::job(3),
+            name: Some("hostname".into()),
+            launch_params: step::LaunchParamsOpt(Some(step::SlurmStepLaunchParams {
+                argv: vec![Some("a".into())],
+                cpt_compact_array: vec![1],
+                ..Default::default()
+            })),
+            ..Default::default()
+        });
+        let resp = step::JobStepCreateResponseMsg {
+            step_id: StepId {
+                sluid: 0,
+                job_id: 3,
+                step_id: 0,
+                step_het_comp: crate::pack::NO_VAL,
+            },
+            step_layout: Some(step::SlurmStepLayout {
+                node_list: Some("n[1-2]".into()),
+                tids: vec![vec![0], vec![1]],
+                task_cnt: 2,
+                cpt_compact_array: vec![1],
+                cpt_compact_reps: vec![2],
+                ..Default::default()
+            }),
+            cred: Some(Box::new(sample_cred())),
+            ..Default::default()
+        };
+        stable(&resp);
+        stable(&step::JobStepCreateResponseMsg {
+            cred: None,
+            step_layout: None,
+            ..resp
+        });
+    }
+
+    #[test]
+    fn kill_job_roundtrip() {
+        let mut bm = crate::types::BitStr::new(2);
+        bm.set(0, true);
+        stable(&kill::KillJobMsg {
+            cred: kill::OptCred(Some(Box::new(sample_cred()))),
+            job_gres_prep: gres::GresPrepList(Some(vec![gres::GresPrep {
+                plugin_id: 1,
+                node_cnt: 1,
+                gres_cnt_node_alloc: Some(vec![1]),
+                gres_bit_alloc: Some(vec![Some(bm)]),
+            }])),
+            spank_job_env: vec![Some("X=1".into())],
+            nodes: Some("n1".into()),
+            ..Default::default()
+        });
+        stable(&kill::KillJobMsg::default());
+    }
+
+    /// The arbitrary-value invariant for every body in this family.
+    #[test]
+    fn arbitrary_values_reencode_identically() {
+        fn check<T: Wire + std::fmt::Debug + for<'a> arbitrary::Arbitrary<'a>>(seed: &[u8]) {
+            let mut u = arbitrary::Unstructured::new(seed);
+            if let Ok(x) = T::arbitrary(&mut u) {
+                stable(&x);
+            }
+        }
+        for i in 0..64u32 {
+            let seed: Vec<u8> = (0..4096u32)
+                .map(|j| (j.wrapping_mul(2654435761).wrapping_add(i * 7919) >> 13) as u8)
+                .collect();
+            check::<crate::msg::cred::JobCred>(&seed);
+            check::<BatchJobLaunchMsg>(&seed);
+            check::<LaunchTasksRequestMsg>(&seed);
+            check::<LaunchTasksResponseMsg>(&seed);
+            check::<TaskExitMsg>(&seed);
+            check::<step::JobStepCreateRequestMsg>(&seed);
+            check::<step::JobStepCreateResponseMsg>(&seed);
+            check::<step::StepCompleteMsg>(&seed);
+            check::<step::CompleteJobAllocationMsg>(&seed);
+            check::<step::CompleteBatchScriptMsg>(&seed);
+            check::<kill::KillJobMsg>(&seed);
+            check::<kill::EpilogCompleteMsg>(&seed);
         }
     }
 }

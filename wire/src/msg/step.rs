@@ -274,7 +274,7 @@ pub struct JobStepCreateResponseMsg {
     pub stepmgr: Option<String>,
     /// Optional (bool flag) from 26.05; before, always sent (None is sent as
     /// an empty credential).
-    pub cred: Option<JobCred>,
+    pub cred: Option<Box<JobCred>>,
     /// 22.05 only.
     pub select_plugin_id: u32,
     /// Before 23.11.
@@ -310,7 +310,7 @@ impl Wire for JobStepCreateResponseMsg {
             true
         };
         if present {
-            m.cred = Some(field!(JobCred::decode(r, v), "cred"));
+            m.cred = Some(Box::new(field!(JobCred::decode(r, v), "cred")));
         }
         if v < V::V23_02 {
             m.select_plugin_id = field!(r.u32(), "select_plugin_id");
@@ -347,7 +347,10 @@ impl Wire for JobStepCreateResponseMsg {
                 c.encode(w, v);
             }
         } else {
-            self.cred.clone().unwrap_or_default().encode(w, v);
+            match &self.cred {
+                Some(c) => c.encode(w, v),
+                None => JobCred::default().encode(w, v),
+            }
         }
         if v < V::V23_02 {
             w.u32(self.select_plugin_id);
