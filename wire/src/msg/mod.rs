@@ -5,12 +5,15 @@ pub mod common;
 pub mod config;
 pub mod cred;
 pub mod energy;
+pub mod gres;
 pub mod job;
 pub mod job_desc;
+pub mod jobacct;
 pub mod kill;
 pub mod launch;
 pub mod node;
 pub mod partition;
+pub mod slurmdb;
 pub mod step;
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};

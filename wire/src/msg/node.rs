@@ -1,6 +1,7 @@
 //! Nodes: slurmd registration, node info queries and `scontrol update node`.
 
 use super::energy::AcctGatherEnergy;
+use super::slurmdb::SlurmdbTresRec;
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::pack::{encode_to_vec, Reader, Wire, Writer};
 use crate::types::{BitStr, Double, StepId};
@@ -165,17 +166,6 @@ fn decode_gres_info(r: &mut Reader<'_>) -> Result<Vec<u8>> {
         ));
     }
     Ok(blob.to_vec())
-}
-
-wire_struct! {
-    /// `slurmdb_tres_rec_t` as packed by `slurmdb_pack_tres_rec`.
-    pub struct SlurmdbTresRec {
-        pub alloc_secs: u64,
-        pub count: u64,
-        pub id: u32,
-        pub name: Option<String>,
-        pub r#type: Option<String>,
-    }
 }
 
 wire_struct! {

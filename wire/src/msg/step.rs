@@ -1,8 +1,437 @@
-//! TODO(family): filled in by the family owner.
+//! Step creation and job/step completion.
+
+use crate::error::{DecodeError, DecodeErrorKind, Result};
+use crate::pack::{Reader, Wire, Writer};
+use crate::types::StepId;
 use crate::wire_struct;
-wire_struct! { pub struct JobStepCreateRequestMsg {} }
-wire_struct! { pub struct JobStepCreateResponseMsg {} }
-wire_struct! { pub struct StepCompleteMsg {} }
-wire_struct! { pub struct CompleteJobAllocationMsg {} }
-wire_struct! { pub struct CompleteBatchScriptMsg {} }
+use crate::ProtocolVersion;
+
+use super::cred::JobCred;
+use super::jobacct::JobAcctInfo;
+
+type V = ProtocolVersion;
+
+macro_rules! field {
+    ($e:expr, $name:literal) => {
+        $e.map_err(|e| e.within($name))?
+    };
+}
+
+/// A bare `u32 job_id` before 25.11, a whole `step_id` from 25.11 on (the
+/// release that replaced job ids with step ids in many RPCs). Before 25.11
+/// only `job_id` travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+pub struct JobIdOrStepId(pub StepId);
+
+impl Wire for JobIdOrStepId {
+    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
+        if v >= V::V25_11 {
+            Ok(Self(StepId::decode(r, v)?))
+        } else {
+            Ok(Self(StepId::job(r.u32()?)))
+        }
+    }
+    fn encode(&self, w: &mut Writer, v: V) {
+        if v >= V::V25_11 {
+            self.0.encode(w, v)
+        } else {
+            w.u32(self.0.job_id)
+        }
+    }
+}
+
+wire_struct! {
+    /// `slurm_step_launch_params_t` as sent by 26.05 srun for the async
+    /// (stepmgr) launch path (`_pack_launch_params`).
+    pub struct SlurmStepLaunchParams {
+        pub argv: Vec<Option<String>>,
+        pub env: Vec<Option<String>>,
+        pub container: Option<String>,
+        pub cwd: Option<String>,
+        pub msg_timeout: u32,
+        pub ntasks_per_board: u16,
+        pub ntasks_per_core: u16,
+        pub ntasks_per_tres: u16,
+        pub ntasks_per_socket: u16,
+        pub buffered_stdio: bool,
+        pub labelio: bool,
+        pub output_filename: Option<String>,
+        pub error_filename: Option<String>,
+        pub input_filename: Option<String>,
+        pub multi_prog: bool,
+        pub no_alloc: bool,
+        pub slurmd_debug: u32,
+        pub het_job_node_offset: u32,
+        pub het_job_id: u32,
+        pub het_job_nnodes: u32,
+        pub het_job_ntasks: u32,
+        pub het_job_step_cnt: u32,
+        pub het_job_offset: u32,
+        pub het_job_task_offset: u32,
+        pub het_job_node_list: Option<String>,
+        pub parallel_debug: bool,
+        pub profile: u32,
+        pub task_prolog: Option<String>,
+        pub task_epilog: Option<String>,
+        pub cpu_bind_type: u16,
+        pub cpu_bind: Option<String>,
+        pub cpu_freq_min: u32,
+        pub cpu_freq_max: u32,
+        pub cpu_freq_gov: u32,
+        pub mem_bind_type: u16,
+        pub mem_bind: Option<String>,
+        pub accel_bind_type: u16,
+        pub max_sockets: u16,
+        pub max_cores: u16,
+        pub max_threads: u16,
+        pub cpus_per_task: u16,
+        pub cpt_compact_array: Vec<u16>,
+        pub cpt_compact_reps: Vec<u32>,
+        pub threads_per_core: u16,
+        pub task_dist: u32,
+        pub tree_width: u16,
+        pub preserve_env: bool,
+        pub mpi_plugin_name: Option<String>,
+        pub open_mode: u8,
+        pub acctg_freq: Option<String>,
+        pub pty: bool,
+        pub spank_job_env: Vec<Option<String>>,
+        pub tres_bind: Option<String>,
+        pub tres_freq: Option<String>,
+        pub oom_kill_step: u16,
+    }
+}
+
+/// `bool present` then the launch parameters.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct LaunchParamsOpt(pub Option<SlurmStepLaunchParams>);
+
+impl Wire for LaunchParamsOpt {
+    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
+        if r.bool()? {
+            Ok(Self(Some(SlurmStepLaunchParams::decode(r, v)?)))
+        } else {
+            Ok(Self(None))
+        }
+    }
+    fn encode(&self, w: &mut Writer, v: V) {
+        w.bool(self.0.is_some());
+        if let Some(p) = &self.0 {
+            p.encode(w, v);
+        }
+    }
+}
+
+wire_struct! {
+    /// `job_step_create_request_msg_t`: REQUEST_JOB_STEP_CREATE 5001.
+    pub struct JobStepCreateRequestMsg {
+        pub step_id: StepId,
+        [V23_02..] pub array_task_id: u32,
+        pub user_id: u32,
+        pub min_nodes: u32,
+        pub max_nodes: u32,
+        pub container: Option<String>,
+        [V23_02..] pub container_id: Option<String>,
+        [V26_05..] pub container_type: Option<String>,
+        pub cpu_count: u32,
+        pub cpu_freq_min: u32,
+        pub cpu_freq_max: u32,
+        pub cpu_freq_gov: u32,
+        pub num_tasks: u32,
+        pub pn_min_memory: u64,
+        pub time_limit: u32,
+        pub threads_per_core: u16,
+        [V23_02..] pub ntasks_per_core: u16,
+        pub relative: u16,
+        pub task_dist: u32,
+        pub plane_size: u16,
+        pub port: u16,
+        pub immediate: u16,
+        pub resv_port_cnt: u16,
+        pub srun_pid: u32,
+        pub flags: u32,
+        pub host: Option<String>,
+        pub name: Option<String>,
+        pub network: Option<String>,
+        pub node_list: Option<String>,
+        pub exc_nodes: Option<String>,
+        pub features: Option<String>,
+        pub step_het_comp_cnt: u32,
+        pub step_het_grps: Option<String>,
+        pub cpus_per_tres: Option<String>,
+        pub mem_per_tres: Option<String>,
+        pub ntasks_per_tres: u16,
+        [V25_05..] pub cwd: Option<String>,
+        [V25_05..] pub std_err: Option<String>,
+        [V25_05..] pub std_in: Option<String>,
+        [V25_05..] pub std_out: Option<String>,
+        pub submit_line: Option<String>,
+        pub tres_bind: Option<String>,
+        pub tres_freq: Option<String>,
+        pub tres_per_step: Option<String>,
+        pub tres_per_node: Option<String>,
+        pub tres_per_socket: Option<String>,
+        pub tres_per_task: Option<String>,
+        [V26_05..] pub launch_params: LaunchParamsOpt,
+    }
+}
+
+/// `slurm_step_layout_t` as packed by `pack_slurm_step_layout`.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct SlurmStepLayout {
+    /// 26.05 always sends NULL here.
+    pub front_end: Option<String>,
+    pub node_list: Option<String>,
+    pub start_protocol_ver: u16,
+    pub task_cnt: u32,
+    pub task_dist: u32,
+    /// One task-id array per node; `node_cnt` on the wire is its length.
+    pub tids: Vec<Vec<u32>>,
+    /// 23.11+.
+    pub cpt_compact_array: Vec<u16>,
+    /// 23.11+.
+    pub cpt_compact_reps: Vec<u32>,
+    /// 23.11+: network credential for alias addresses (NULL without).
+    pub net_cred: Option<String>,
+}
+
+/// `u16 present` (0/1) then the layout.
+impl Wire for Option<SlurmStepLayout> {
+    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
+        let at = r.position();
+        match r.u16()? {
+            0 => return Ok(None),
+            1 => {}
+            n => {
+                return Err(DecodeError::new(
+                    DecodeErrorKind::BadValue {
+                        what: "step layout present flag",
+                        value: u64::from(n),
+                    },
+                    at,
+                ))
+            }
+        }
+        let mut l = SlurmStepLayout {
+            front_end: field!(r.str(), "front_end"),
+            node_list: field!(r.str(), "node_list"),
+            ..Default::default()
+        };
+        let cnt_at = r.position();
+        let node_cnt = field!(r.u32(), "node_cnt");
+        l.start_protocol_ver = field!(r.u16(), "start_protocol_ver");
+        l.task_cnt = field!(r.u32(), "task_cnt");
+        l.task_dist = field!(r.u32(), "task_dist");
+        let n = field!(r.check_count(node_cnt, 4, cnt_at), "node_cnt");
+        let mut tids = Vec::with_capacity(n.min(1024));
+        for _ in 0..n {
+            tids.push(field!(Vec::<u32>::decode(r, v), "tids"));
+        }
+        l.tids = tids;
+        if v >= V::V23_11 {
+            l.cpt_compact_array = field!(Vec::<u16>::decode(r, v), "cpt_compact_array");
+            l.cpt_compact_reps = field!(Vec::<u32>::decode(r, v), "cpt_compact_reps");
+            l.net_cred = field!(r.str(), "net_cred");
+        }
+        Ok(Some(l))
+    }
+    fn encode(&self, w: &mut Writer, v: V) {
+        let Some(l) = self else {
+            return w.u16(0);
+        };
+        w.u16(1);
+        w.str(l.front_end.as_deref());
+        w.str(l.node_list.as_deref());
+        w.count(l.tids.len());
+        w.u16(l.start_protocol_ver);
+        w.u32(l.task_cnt);
+        w.u32(l.task_dist);
+        for t in &l.tids {
+            t.encode(w, v);
+        }
+        if v >= V::V23_11 {
+            l.cpt_compact_array.encode(w, v);
+            l.cpt_compact_reps.encode(w, v);
+            w.str(l.net_cred.as_deref());
+        }
+    }
+}
+
+/// `job_step_create_response_msg_t`: RESPONSE_JOB_STEP_CREATE 5002.
+///
+/// UNVERIFIED: 23.11/24.05 assume no switch plugin (then no switch info is
+/// sent); 22.05/23.02 assume switch/none and (22.05) a select plugin that
+/// packs nothing beyond its id, as cons_tres does.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct JobStepCreateResponseMsg {
+    pub def_cpu_bind_type: u32,
+    pub resv_ports: Option<String>,
+    /// Before 25.11 only job_id (23.02+) and step_id travel; 22.05 sends
+    /// only step_id.
+    pub step_id: StepId,
+    pub step_layout: Option<SlurmStepLayout>,
+    /// 24.05+.
+    pub stepmgr: Option<String>,
+    /// Optional (bool flag) from 26.05; before, always sent (None is sent as
+    /// an empty credential).
+    pub cred: Option<Box<JobCred>>,
+    /// 22.05 only.
+    pub select_plugin_id: u32,
+    /// Before 23.11.
+    pub switch_plugin_id: u32,
+    /// Before 25.11.
+    pub use_protocol_ver: u16,
+    /// 26.05+.
+    pub state: u32,
+}
+
+impl Wire for JobStepCreateResponseMsg {
+    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
+        let mut m = Self {
+            def_cpu_bind_type: field!(r.u32(), "def_cpu_bind_type"),
+            resv_ports: field!(r.str(), "resv_ports"),
+            ..Default::default()
+        };
+        if v >= V::V25_11 {
+            m.step_id = field!(StepId::decode(r, v), "step_id");
+        } else {
+            if v >= V::V23_02 {
+                m.step_id.job_id = field!(r.u32(), "job_id");
+            }
+            m.step_id.step_id = field!(r.u32(), "job_step_id");
+        }
+        m.step_layout = field!(Option::<SlurmStepLayout>::decode(r, v), "step_layout");
+        if v >= V::V24_05 {
+            m.stepmgr = field!(r.str(), "stepmgr");
+        }
+        let present = if v >= V::V26_05 {
+            field!(r.bool(), "has_cred")
+        } else {
+            true
+        };
+        if present {
+            m.cred = Some(Box::new(field!(JobCred::decode(r, v), "cred")));
+        }
+        if v < V::V23_02 {
+            m.select_plugin_id = field!(r.u32(), "select_plugin_id");
+        }
+        if v < V::V23_11 {
+            m.switch_plugin_id = field!(r.u32(), "switch_plugin_id");
+        }
+        if v < V::V25_11 {
+            m.use_protocol_ver = field!(r.u16(), "use_protocol_ver");
+        }
+        if v >= V::V26_05 {
+            m.state = field!(r.u32(), "state");
+        }
+        Ok(m)
+    }
+    fn encode(&self, w: &mut Writer, v: V) {
+        w.u32(self.def_cpu_bind_type);
+        w.str(self.resv_ports.as_deref());
+        if v >= V::V25_11 {
+            self.step_id.encode(w, v);
+        } else {
+            if v >= V::V23_02 {
+                w.u32(self.step_id.job_id);
+            }
+            w.u32(self.step_id.step_id);
+        }
+        self.step_layout.encode(w, v);
+        if v >= V::V24_05 {
+            w.str(self.stepmgr.as_deref());
+        }
+        if v >= V::V26_05 {
+            w.bool(self.cred.is_some());
+            if let Some(c) = &self.cred {
+                c.encode(w, v);
+            }
+        } else {
+            match &self.cred {
+                Some(c) => c.encode(w, v),
+                None => JobCred::default().encode(w, v),
+            }
+        }
+        if v < V::V23_02 {
+            w.u32(self.select_plugin_id);
+        }
+        if v < V::V23_11 {
+            w.u32(self.switch_plugin_id);
+        }
+        if v < V::V25_11 {
+            w.u16(self.use_protocol_ver);
+        }
+        if v >= V::V26_05 {
+            w.u32(self.state);
+        }
+    }
+}
+
+wire_struct! {
+    /// `step_complete_msg_t`: REQUEST_STEP_COMPLETE 5016.
+    pub struct StepCompleteMsg {
+        pub step_id: StepId,
+        pub range_first: u32,
+        pub range_last: u32,
+        pub step_rc: u32,
+        pub jobacct: JobAcctInfo,
+        [V24_05..] pub send_to_stepmgr: bool,
+    }
+}
+
+wire_struct! {
+    /// `complete_job_allocation_msg_t`: REQUEST_COMPLETE_JOB_ALLOCATION 5017.
+    pub struct CompleteJobAllocationMsg {
+        pub step_id: JobIdOrStepId,
+        pub job_rc: u32,
+    }
+}
+
+/// `complete_batch_script_msg_t`: REQUEST_COMPLETE_BATCH_SCRIPT 5018.
+/// Before 25.11 a `u32 job_id` follows jobacct; from 25.11 a step id
+/// follows slurm_rc instead.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct CompleteBatchScriptMsg {
+    pub jobacct: JobAcctInfo,
+    pub step_id: StepId,
+    pub job_rc: u32,
+    pub slurm_rc: u32,
+    pub user_id: u32,
+    pub node_name: Option<String>,
+}
+
+impl Wire for CompleteBatchScriptMsg {
+    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
+        let mut m = Self {
+            jobacct: field!(JobAcctInfo::decode(r, v), "jobacct"),
+            ..Default::default()
+        };
+        if v < V::V25_11 {
+            m.step_id = StepId::job(field!(r.u32(), "job_id"));
+        }
+        m.job_rc = field!(r.u32(), "job_rc");
+        m.slurm_rc = field!(r.u32(), "slurm_rc");
+        if v >= V::V25_11 {
+            m.step_id = field!(StepId::decode(r, v), "step_id");
+        }
+        m.user_id = field!(r.u32(), "user_id");
+        m.node_name = field!(r.str(), "node_name");
+        Ok(m)
+    }
+    fn encode(&self, w: &mut Writer, v: V) {
+        self.jobacct.encode(w, v);
+        if v < V::V25_11 {
+            w.u32(self.step_id.job_id);
+        }
+        w.u32(self.job_rc);
+        w.u32(self.slurm_rc);
+        if v >= V::V25_11 {
+            self.step_id.encode(w, v);
+        }
+        w.u32(self.user_id);
+        w.str(self.node_name.as_deref());
+    }
+}
+
+/// `srun_job_complete_msg_t` is a bare step id.
 pub type SrunJobCompleteMsg = super::common::StepIdMsg;
