@@ -42,7 +42,13 @@ pub struct SubmitResponseMsg {
     pub error_code: u32,
     pub job_submit_user_msg: Option<String>,
 }
-has_step_id!(SubmitResponseMsg, JobAllocInfoMsg, JobIdMsg, ResourceAllocationResponseMsg, JobInfo);
+has_step_id!(
+    SubmitResponseMsg,
+    JobAllocInfoMsg,
+    JobIdMsg,
+    ResourceAllocationResponseMsg,
+    JobInfo
+);
 seq_wire!(SubmitResponseMsg;
     [V25_11..] step_id,
     [..V25_11] job_id (job_id32),
@@ -228,8 +234,16 @@ mod cpu_groups {
         let n = t.cpus_per_node.len().min(t.cpu_count_reps.len());
         w.count(n);
         if n > 0 {
-            t.cpus_per_node.get(..n).unwrap_or_default().to_vec().encode(w, v);
-            t.cpu_count_reps.get(..n).unwrap_or_default().to_vec().encode(w, v);
+            t.cpus_per_node
+                .get(..n)
+                .unwrap_or_default()
+                .to_vec()
+                .encode(w, v);
+            t.cpu_count_reps
+                .get(..n)
+                .unwrap_or_default()
+                .to_vec()
+                .encode(w, v);
         }
     }
 }
@@ -397,7 +411,11 @@ impl Wire for Option<JobResources> {
         let at = r.position();
         j.cpu_array_value = Wire::decode(r, v).map_err(within("cpu_array_value"))?;
         if j.cpu_array_value.len() != j.cpu_array_reps.len() {
-            return Err(bad_len("cpu_array_value length", j.cpu_array_value.len(), at));
+            return Err(bad_len(
+                "cpu_array_value length",
+                j.cpu_array_value.len(),
+                at,
+            ));
         }
         let at = r.position();
         j.cpus = Wire::decode(r, v).map_err(within("cpus"))?;
@@ -437,8 +455,16 @@ impl Wire for Option<JobResources> {
         w.u16(j.threads_per_core);
         w.u16(j.cr_type);
         let n = j.cpu_array_reps.len().min(j.cpu_array_value.len());
-        j.cpu_array_reps.get(..n).unwrap_or_default().to_vec().encode(w, v);
-        j.cpu_array_value.get(..n).unwrap_or_default().to_vec().encode(w, v);
+        j.cpu_array_reps
+            .get(..n)
+            .unwrap_or_default()
+            .to_vec()
+            .encode(w, v);
+        j.cpu_array_value
+            .get(..n)
+            .unwrap_or_default()
+            .to_vec()
+            .encode(w, v);
         j.cpus.encode(w, v);
         j.cpus_used.encode(w, v);
         j.memory_allocated.encode(w, v);
@@ -1062,3 +1088,310 @@ impl Wire for JobInfoMsg {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msg::job_desc::JobDescMsg;
+    use crate::pack::{decode_exact, encode_to_vec};
+    use std::net::Ipv4Addr;
+
+    fn round_trip<T: Wire + std::fmt::Debug>(t: &T, v: ProtocolVersion) -> T {
+        let b = encode_to_vec(t, v);
+        let d: T = decode_exact(&b, v).unwrap_or_else(|e| panic!("{v:?}: {e} in {t:?}"));
+        assert_eq!(encode_to_vec(&d, v), b, "{v:?}: re-encoding differs");
+        d
+    }
+
+    fn job_resources() -> JobResources {
+        let mut core = BitStr::new(8);
+        core.set(3, true);
+        JobResources {
+            ncpus: 4,
+            next_step_node_inx: 1,
+            node_req: 1,
+            nodes: Some("n[1-2]".into()),
+            whole_node: 1,
+            threads_per_core: 1,
+            cr_type: 0x11,
+            cpu_array_reps: vec![2],
+            cpu_array_value: vec![2],
+            cpus: vec![2, 2],
+            cpus_used: vec![0, 0],
+            memory_allocated: vec![100, 100],
+            memory_used: vec![0, 0],
+            sockets_per_node: vec![1],
+            cores_per_socket: vec![4],
+            sock_core_rep_count: vec![2],
+            core_bitmap: Some(core.clone()),
+            core_bitmap_used: Some(BitStr::new(8)),
+            node_bitmap: Some(BitStr::new(2)),
+            node_ranks: vec![0, 1],
+        }
+    }
+
+    fn job(details: bool) -> JobInfo {
+        JobInfo {
+            step_id: StepId::job(17),
+            account: Some("acct".into()),
+            container: Some("c".into()),
+            fed: Some(JobFedDetails {
+                fed_origin_str: Some("fed".into()),
+                fed_siblings_active: 1,
+                ..Default::default()
+            }),
+            state_reason: 35,
+            priority_array: vec![1, 2],
+            job_resrcs: Some(job_resources()),
+            gres_detail_str: vec![Some("gpu:1".into())],
+            node_inx: Some(BitStr::new(4)),
+            details: details.then(|| JobDetails {
+                submit_time: 1_700_000_000,
+                job_size_str: Some(BitStr::new(3)),
+                command: Some("/bin/sleep".into()),
+                cronspec: Some("* * * * *".into()),
+                ..Default::default()
+            }),
+            nice: 0x8000_0000,
+            num_cpus: 4,
+            num_nodes: 2,
+            multi_core: Some(MultiCoreData {
+                plane_size: 0xfffe,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn small_messages_round_trip() {
+        for v in ProtocolVersion::ALL {
+            let s = round_trip(
+                &SubmitResponseMsg {
+                    step_id: StepId {
+                        sluid: 0,
+                        job_id: 5,
+                        step_id: StepId::BATCH_SCRIPT,
+                        step_het_comp: NO_VAL,
+                    },
+                    error_code: 0,
+                    job_submit_user_msg: Some("hi".into()),
+                },
+                v,
+            );
+            assert_eq!(s.step_id.job_id, 5);
+            assert_eq!(s.step_id.step_id, StepId::BATCH_SCRIPT);
+            let a = round_trip(
+                &JobAllocInfoMsg {
+                    step_id: StepId::job(9),
+                    req_cluster: Some("c".into()),
+                },
+                v,
+            );
+            assert_eq!(a.step_id.job_id, 9);
+            let j = round_trip(
+                &JobIdMsg {
+                    step_id: StepId::job(9),
+                    show_flags: 1,
+                },
+                v,
+            );
+            assert_eq!(j.step_id.job_id, 9);
+            round_trip(
+                &JobInfoRequestMsg {
+                    last_update: 1,
+                    show_flags: 2,
+                    job_ids: Some(vec![1, 2, 3]),
+                },
+                v,
+            );
+            round_trip(&JobInfoRequestMsg::default(), v);
+            round_trip(
+                &JobStepKillMsg {
+                    step_id: StepId::job(3),
+                    sjob_id: Some("3".into()),
+                    sibling: None,
+                    signal: 9,
+                    flags: 0,
+                },
+                v,
+            );
+        }
+    }
+
+    #[test]
+    fn job_ids_none_is_no_val() {
+        let b = encode_to_vec(&JobInfoRequestMsg::default(), ProtocolVersion::V24_11);
+        assert_eq!(&b[10..], &[0xff, 0xff, 0xff, 0xfe]);
+    }
+
+    #[test]
+    fn allocation_response_round_trips_with_arrays() {
+        let m = ResourceAllocationResponseMsg {
+            account: Some("a".into()),
+            alias_list: Some("n1:10.0.0.1".into()),
+            step_id: StepId::job(77),
+            node_cnt: 2,
+            node_addr: Some(vec![
+                SlurmAddr::V4(Ipv4Addr::new(10, 0, 0, 1), 6818),
+                SlurmAddr::V4(Ipv4Addr::new(10, 0, 0, 2), 6818),
+            ]),
+            node_list: Some("n[1-2]".into()),
+            cpus_per_node: vec![4, 2],
+            cpu_count_reps: vec![1, 1],
+            tres_per_task: Some("cpu=1".into()),
+            ..Default::default()
+        };
+        for v in ProtocolVersion::ALL {
+            let d = round_trip(&m, v);
+            assert_eq!(d.step_id.job_id, 77);
+            assert_eq!(d.cpus_per_node, m.cpus_per_node);
+            if v < ProtocolVersion::V25_05 {
+                assert_eq!(d.node_addr, m.node_addr);
+            }
+        }
+    }
+
+    #[test]
+    fn allocation_response_rejects_mismatched_counts() {
+        let v = ProtocolVersion::V22_05;
+        let m = ResourceAllocationResponseMsg {
+            node_cnt: 1,
+            node_addr: Some(vec![SlurmAddr::Unspec]),
+            ..Default::default()
+        };
+        let mut b = encode_to_vec(&m, v);
+        // node_cnt sits after account, alias, batch_host (3 NULL strings),
+        // an empty env array, error_code, job_submit_user_msg, job_id.
+        let at = 4 * 3 + 4 + 4 + 4 + 4;
+        assert_eq!(&b[at..at + 4], &[0, 0, 0, 1]);
+        b[at + 3] = 2;
+        assert!(decode_exact::<ResourceAllocationResponseMsg>(&b, v).is_err());
+        // Inconsistent values are sent without the array rather than wrongly.
+        let m = ResourceAllocationResponseMsg {
+            node_cnt: 3,
+            node_addr: Some(vec![SlurmAddr::Unspec]),
+            cpus_per_node: vec![1, 2],
+            cpu_count_reps: vec![1],
+            ..Default::default()
+        };
+        let d = round_trip(&m, v);
+        assert_eq!(d.node_addr, None);
+        assert_eq!(d.cpus_per_node, vec![1]);
+    }
+
+    #[test]
+    fn working_cluster_rec_is_a_typed_error() {
+        let v = ProtocolVersion::V24_11;
+        let mut b = encode_to_vec(&ResourceAllocationResponseMsg::default(), v);
+        *b.last_mut().unwrap() = 1;
+        let e = decode_exact::<ResourceAllocationResponseMsg>(&b, v).unwrap_err();
+        assert!(matches!(e.kind, DecodeErrorKind::BadValue { .. }), "{e}");
+    }
+
+    #[test]
+    fn job_info_round_trips_in_every_version() {
+        for v in ProtocolVersion::ALL {
+            for details in [true, false] {
+                let m = JobInfoMsg {
+                    last_update: 5,
+                    last_backfill: 6,
+                    job_array: vec![job(details), JobInfo::default()],
+                };
+                let d = round_trip(&m, v);
+                let j = &d.job_array[0];
+                assert_eq!(j.step_id.job_id, 17);
+                assert_eq!(j.num_cpus, 4);
+                assert_eq!(j.nice, 0x8000_0000);
+                assert_eq!(j.fed, job(details).fed);
+                assert_eq!(j.multi_core, job(details).multi_core);
+                let jr = j.job_resrcs.as_ref().unwrap();
+                assert_eq!(jr.cpus, vec![2, 2]);
+                assert_eq!(
+                    jr.node_bitmap.is_some(),
+                    v >= ProtocolVersion::V24_05 && v < ProtocolVersion::V26_05
+                );
+                if details {
+                    let dd = j.details.as_ref().unwrap();
+                    assert_eq!(dd.command.as_deref(), Some("/bin/sleep"));
+                } else if v < ProtocolVersion::V24_11 {
+                    // Before 24.11 the details are always on the wire.
+                    assert_eq!(j.details, Some(JobDetails::default()));
+                } else {
+                    assert_eq!(j.details, None);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn job_info_legacy_container_copies_must_agree() {
+        let v = ProtocolVersion::V22_05;
+        let b = encode_to_vec(&job(true), v);
+        let needle = [0, 0, 0, 2, b'c', 0];
+        let second = b
+            .windows(6)
+            .enumerate()
+            .filter(|(_, w)| *w == needle)
+            .map(|(i, _)| i)
+            .nth(1)
+            .unwrap();
+        let mut bad = b.clone();
+        bad[second + 4] = b'd';
+        assert!(decode_exact::<JobInfo>(&bad, v).is_err());
+        assert!(decode_exact::<JobInfo>(&b, v).is_ok());
+    }
+
+    #[test]
+    fn job_resources_empty_and_bad_counts() {
+        let v = ProtocolVersion::V24_11;
+        assert_eq!(
+            encode_to_vec(&None::<JobResources>, v),
+            [0xff, 0xff, 0xff, 0xfe]
+        );
+        let mut b = encode_to_vec(&Some(job_resources()), v);
+        b[3] = 3; // nhosts 3 but two cpus entries
+        assert!(decode_exact::<Option<JobResources>>(&b, v).is_err());
+    }
+
+    #[test]
+    fn multi_core_flag_is_strict() {
+        let v = ProtocolVersion::V24_11;
+        assert_eq!(decode_exact::<Option<MultiCoreData>>(&[0], v), Ok(None));
+        assert!(decode_exact::<Option<MultiCoreData>>(&[1], v).is_err());
+    }
+
+    /// The crate-wide invariant on arbitrary values, for this family.
+    #[test]
+    fn arbitrary_values_re_encode_identically() {
+        fn check<T>(seed: &[u8])
+        where
+            T: Wire + std::fmt::Debug + for<'a> arbitrary::Arbitrary<'a>,
+        {
+            let mut u = arbitrary::Unstructured::new(seed);
+            let Ok(t) = T::arbitrary(&mut u) else { return };
+            for v in ProtocolVersion::ALL {
+                round_trip(&t, v);
+            }
+        }
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for len in (0..64).map(|i| 64 + i * 97) {
+            let seed: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            check::<JobDescMsg>(&seed);
+            check::<SubmitResponseMsg>(&seed);
+            check::<ResourceAllocationResponseMsg>(&seed);
+            check::<JobAllocInfoMsg>(&seed);
+            check::<JobIdMsg>(&seed);
+            check::<JobInfoRequestMsg>(&seed);
+            check::<JobInfoMsg>(&seed);
+            check::<JobInfo>(&seed);
+            check::<JobStepKillMsg>(&seed);
+        }
+    }
+}

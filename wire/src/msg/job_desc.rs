@@ -539,8 +539,8 @@ mod tests {
 
     #[test]
     fn unknown_select_plugin_is_an_error() {
-        let e = decode_exact::<SelectJobinfo>(&[0, 0, 0, 107], ProtocolVersion::V22_05)
-            .unwrap_err();
+        let e =
+            decode_exact::<SelectJobinfo>(&[0, 0, 0, 107], ProtocolVersion::V22_05).unwrap_err();
         assert!(matches!(e.kind, DecodeErrorKind::BadValue { .. }));
     }
 
