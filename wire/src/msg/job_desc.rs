@@ -2,6 +2,10 @@
 //! (REQUEST_SUBMIT_BATCH_JOB, REQUEST_RESOURCE_ALLOCATION, REQUEST_UPDATE_JOB,
 //! REQUEST_JOB_WILL_RUN), plus the pieces of it other job messages reuse:
 //! the 22.05 select-plugin blob and the crontab entry.
+//!
+//! Layouts for 22.05, 24.11 and 26.05 are checked against captures; the
+//! gates for 23.02..24.05 and 25.05/25.11 follow the upstream release
+//! branches' pack functions (UNVERIFIED by capture).
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::pack::{Reader, Wire, Writer};
@@ -108,7 +112,8 @@ impl Wire for SelectJobinfo {
 
 wire_struct! {
     /// `cron_entry_t` as `pack_cron_entry` sends it after its presence byte
-    /// (the command is never packed). Same in every release.
+    /// (the command is never packed). Same in every release. UNVERIFIED:
+    /// the captures only carry the absent form (`u8 0`).
     pub struct CronEntry {
         pub flags: u32,
         pub minute: Option<BitStr>,
