@@ -1,0 +1,228 @@
+//! `cgroup.conf`.
+
+use std::path::Path;
+
+use crate::error::{ConfError, Location};
+use crate::keywords;
+use crate::lexer::{self, is_blank, next_pair, Line, LineSink, Loader, Walker};
+use crate::units;
+
+/// A parsed `cgroup.conf`, defaults as in stock 24.11.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CgroupConf {
+    pub cgroup_plugin: String,
+    /// Trailing `/` removed.
+    pub cgroup_mountpoint: String,
+    pub constrain_cores: bool,
+    pub constrain_devices: bool,
+    pub constrain_ram_space: bool,
+    pub constrain_swap_space: bool,
+    /// Percent of the job's memory.
+    pub allowed_ram_space: f32,
+    pub allowed_swap_space: f32,
+    pub max_ram_percent: f32,
+    pub max_swap_percent: f32,
+    /// MB.
+    pub min_ram_space: u64,
+    /// 0..=100; `None` leaves the kernel default.
+    pub memory_swappiness: Option<u64>,
+    pub ignore_systemd: bool,
+    pub ignore_systemd_on_failure: bool,
+    pub enable_controllers: bool,
+    pub signal_children_processes: bool,
+    /// Milliseconds.
+    pub systemd_timeout: u64,
+    /// Every option as written, by canonical name (last value).
+    pub raw: Vec<(&'static str, String, Location)>,
+    pub warnings: Vec<String>,
+}
+
+impl Default for CgroupConf {
+    fn default() -> Self {
+        CgroupConf {
+            cgroup_plugin: "autodetect".into(),
+            cgroup_mountpoint: "/sys/fs/cgroup".into(),
+            constrain_cores: false,
+            constrain_devices: false,
+            constrain_ram_space: false,
+            constrain_swap_space: false,
+            allowed_ram_space: 100.0,
+            allowed_swap_space: 0.0,
+            max_ram_percent: 100.0,
+            max_swap_percent: 100.0,
+            min_ram_space: 30,
+            memory_swappiness: None,
+            ignore_systemd: false,
+            ignore_systemd_on_failure: false,
+            enable_controllers: false,
+            signal_children_processes: false,
+            systemd_timeout: 1000,
+            raw: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Options read from the file but with no effect in this crate's model.
+const UNTYPED: &[&str] = &[
+    "AllowedKmemSpace",
+    "CgroupJobIdPaths",
+    "CgroupSlice",
+    "ConstrainKmemSpace",
+    "EnableExtraControllers",
+    "MaxKmemPercent",
+    "MemoryLimitEnforcement",
+    "MemoryLimitThreshold",
+    "MinKmemSpace",
+];
+
+impl CgroupConf {
+    pub fn from_file(path: impl AsRef<Path>) -> Result<CgroupConf, ConfError> {
+        let path = path.as_ref();
+        let bytes = lexer::read_file(path).map_err(|e| ConfError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Self::parse_with_loader(&bytes, path, &lexer::read_file)
+    }
+
+    pub fn parse_str(text: &str, origin: impl AsRef<Path>) -> Result<CgroupConf, ConfError> {
+        Self::parse_with_loader(text.as_bytes(), origin.as_ref(), &lexer::read_file)
+    }
+
+    pub fn parse_with_loader(
+        bytes: &[u8],
+        origin: &Path,
+        loader: Loader<'_>,
+    ) -> Result<CgroupConf, ConfError> {
+        let mut sink = Sink::default();
+        Walker::new(loader).walk(bytes, origin, &mut sink)?;
+        Ok(sink.finish())
+    }
+
+    /// The last value written for an option (any case).
+    pub fn raw(&self, key: &str) -> Option<&str> {
+        self.raw
+            .iter()
+            .rev()
+            .find(|(k, _, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v, _)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct Sink {
+    raw: Vec<(&'static str, String, Location)>,
+    warnings: Vec<String>,
+}
+
+impl LineSink for Sink {
+    fn line(&mut self, line: &Line) -> Result<(), ConfError> {
+        let at = &line.at;
+        let Some(p) = next_pair(&line.text) else {
+            if is_blank(&line.text) {
+                return Ok(());
+            }
+            return Err(ConfError::Syntax {
+                at: at.clone(),
+                text: line.text.trim().to_string(),
+            });
+        };
+        let Some(kw) = keywords::lookup(keywords::CGROUP, p.key) else {
+            return Err(ConfError::UnknownKey {
+                at: at.clone(),
+                key: p.key.to_string(),
+            });
+        };
+        if !is_blank(p.rest) {
+            return Err(ConfError::Syntax {
+                at: at.clone(),
+                text: p.rest.trim().to_string(),
+            });
+        }
+        kw.check(p.value, at)?;
+        if kw.is_defunct() {
+            self.warnings
+                .push(format!("{at}: {} is defunct and ignored", kw.name));
+        }
+        match kw.name {
+            "CgroupReleaseAgentDir" => self.warnings.push(format!(
+                "{at}: CgroupReleaseAgentDir is obsolete (removed in 24.11)"
+            )),
+            "AllowedDevicesFile" => self
+                .warnings
+                .push(format!("{at}: AllowedDevicesFile is obsolete and ignored")),
+            n if UNTYPED.contains(&n) => self
+                .warnings
+                .push(format!("{at}: {n} is recognised but not implemented")),
+            _ => {}
+        }
+        self.raw.push((kw.name, p.value.to_string(), at.clone()));
+        Ok(())
+    }
+}
+
+impl Sink {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.raw
+            .iter()
+            .rev()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, v, _)| v.as_str())
+    }
+
+    fn bool(&self, key: &str, d: bool) -> bool {
+        self.get(key).and_then(units::parse_bool).unwrap_or(d)
+    }
+
+    fn f32(&self, key: &str, d: f32) -> f32 {
+        self.get(key).and_then(units::parse_f32).unwrap_or(d)
+    }
+
+    fn u64(&self, key: &str) -> Option<u64> {
+        self.get(key).and_then(|v| units::parse_u64(v).ok())
+    }
+
+    fn finish(mut self) -> CgroupConf {
+        let d = CgroupConf::default();
+        let mut mountpoint = self
+            .get("CgroupMountpoint")
+            .map(str::to_string)
+            .unwrap_or(d.cgroup_mountpoint);
+        if mountpoint.len() > 1 && mountpoint.ends_with('/') {
+            mountpoint.pop();
+        }
+        let mut swappiness = self.u64("MemorySwappiness");
+        if swappiness.is_some_and(|s| s > 100) {
+            self.warnings
+                .push("MemorySwappiness is too high, rounding down to 100".into());
+            swappiness = Some(100);
+        }
+        let ignore_systemd = self.bool("IgnoreSystemd", false);
+        CgroupConf {
+            cgroup_plugin: self
+                .get("CgroupPlugin")
+                .map(str::to_string)
+                .unwrap_or(d.cgroup_plugin),
+            cgroup_mountpoint: mountpoint,
+            constrain_cores: self.bool("ConstrainCores", false),
+            constrain_devices: self.bool("ConstrainDevices", false),
+            constrain_ram_space: self.bool("ConstrainRAMSpace", false),
+            constrain_swap_space: self.bool("ConstrainSwapSpace", false),
+            allowed_ram_space: self.f32("AllowedRAMSpace", d.allowed_ram_space),
+            allowed_swap_space: self.f32("AllowedSwapSpace", d.allowed_swap_space),
+            max_ram_percent: self.f32("MaxRAMPercent", d.max_ram_percent),
+            max_swap_percent: self.f32("MaxSwapPercent", d.max_swap_percent),
+            min_ram_space: self.u64("MinRAMSpace").unwrap_or(d.min_ram_space),
+            memory_swappiness: swappiness,
+            // IgnoreSystemd implies IgnoreSystemdOnFailure.
+            ignore_systemd,
+            ignore_systemd_on_failure: ignore_systemd || self.bool("IgnoreSystemdOnFailure", false),
+            enable_controllers: self.bool("EnableControllers", false),
+            signal_children_processes: self.bool("SignalChildrenProcesses", false),
+            systemd_timeout: self.u64("SystemdTimeout").unwrap_or(d.systemd_timeout),
+            raw: self.raw,
+            warnings: self.warnings,
+        }
+    }
+}
