@@ -182,12 +182,6 @@ impl JobCredArg {
     }
 }
 
-macro_rules! field {
-    ($e:expr, $name:literal) => {
-        $e.map_err(|e| e.within($name))?
-    };
-}
-
 impl Wire for JobCredArg {
     fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
         let mut c = Self {

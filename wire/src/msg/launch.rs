@@ -10,12 +10,6 @@ use super::cred::VersionedCred;
 
 type V = ProtocolVersion;
 
-macro_rules! field {
-    ($e:expr, $name:literal) => {
-        $e.map_err(|e| e.within($name))?
-    };
-}
-
 /// `u16 n` then n × u16 (resp_port, io_port).
 pub(crate) fn decode_u16_list(r: &mut Reader<'_>) -> Result<Vec<u16>> {
     let at = r.position();

@@ -1,6 +1,13 @@
 //! Message bodies, one module per family, and the `Message` enum that ties a
 //! message type to its body struct.
 
+/// `field!(expr, "name")`: runs a decode step and names the field in errors.
+macro_rules! field {
+    ($e:expr, $name:literal) => {
+        $e.map_err(|e| e.within($name))?
+    };
+}
+
 pub mod common;
 pub mod config;
 pub mod cred;
@@ -124,5 +131,25 @@ impl Message {
         let mut w = Writer::new();
         self.encode_body(&mut w, v);
         w.into_vec()
+    }
+}
+
+/// Helpers shared by the family tests.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use crate::pack::{decode_exact, encode_to_vec, Wire};
+    use crate::ProtocolVersion;
+
+    pub fn s(x: &str) -> Option<String> {
+        Some(x.to_string())
+    }
+
+    /// Encodes, decodes and re-encodes `x` in every release.
+    pub fn round_trip_all<T: Wire + std::fmt::Debug>(x: &T) {
+        for v in ProtocolVersion::ALL {
+            let b = encode_to_vec(x, v);
+            let back: T = decode_exact(&b, v).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+            assert_eq!(encode_to_vec(&back, v), b, "{v:?}");
+        }
     }
 }

@@ -436,21 +436,9 @@ wire_struct! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::msg::test_util::{round_trip_all, s};
     use crate::pack::{decode_exact, encode_to_vec};
     use crate::types::{BitStr, StepId};
-
-    fn s(x: &str) -> Option<String> {
-        Some(x.to_string())
-    }
-
-    /// Encodes, decodes and re-encodes `x` in every release.
-    fn round_trip_all<T: Wire + std::fmt::Debug>(x: &T) {
-        for v in ProtocolVersion::ALL {
-            let b = encode_to_vec(x, v);
-            let back: T = decode_exact(&b, v).unwrap_or_else(|e| panic!("{v:?}: {e}"));
-            assert_eq!(encode_to_vec(&back, v), b, "{v:?}");
-        }
-    }
 
     fn registration() -> SlurmNodeRegistrationStatusMsg {
         SlurmNodeRegistrationStatusMsg {

@@ -129,19 +129,8 @@ impl Wire for PartitionInfoMsg {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::msg::test_util::{round_trip_all, s};
     use crate::pack::{decode_exact, encode_to_vec, NO_VAL};
-
-    fn s(x: &str) -> Option<String> {
-        Some(x.to_string())
-    }
-
-    fn round_trip_all<T: Wire + std::fmt::Debug>(x: &T) {
-        for v in ProtocolVersion::ALL {
-            let b = encode_to_vec(x, v);
-            let back: T = decode_exact(&b, v).unwrap_or_else(|e| panic!("{v:?}: {e}"));
-            assert_eq!(encode_to_vec(&back, v), b, "{v:?}");
-        }
-    }
 
     fn part() -> PartitionInfo {
         let mut inx = BitStr::new(4);

@@ -11,12 +11,6 @@ use super::jobacct::JobAcctInfo;
 
 type V = ProtocolVersion;
 
-macro_rules! field {
-    ($e:expr, $name:literal) => {
-        $e.map_err(|e| e.within($name))?
-    };
-}
-
 /// A bare `u32 job_id` before 25.11, a whole `step_id` from 25.11 on (the
 /// release that replaced job ids with step ids in many RPCs). Before 25.11
 /// only `job_id` travels.
