@@ -1,0 +1,240 @@
+//! Slurm RPC over TCP with tokio: one request and one reply per connection,
+//! authenticated as upstream does it. The codec itself lives in `slurm-wire`.
+
+use slurm_wire::auth::{self, Audience, AuthError, AuthPlugin, Identity, VerifyPolicy};
+use slurm_wire::header::flags;
+use slurm_wire::msg::common::ReturnCodeMsg;
+use slurm_wire::pack::MAX_MSG_SIZE;
+use slurm_wire::{DecodeError, Frame, Header, Message, ProtocolVersion};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Why an exchange failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RpcError {
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("timed out")]
+    Timeout,
+    #[error("frame of {0} bytes exceeds the 1 GiB limit")]
+    TooLarge(usize),
+    #[error("malformed message: {0}")]
+    Decode(#[from] DecodeError),
+    #[error("authentication failed: {0}")]
+    Auth(#[from] AuthError),
+    #[error("message type {0} cannot be sent in protocol {1}")]
+    NotInVersion(&'static str, ProtocolVersion),
+}
+
+/// Who we are and how we check others.
+#[derive(Clone)]
+pub struct AuthCtx {
+    pub plugin: Arc<dyn AuthPlugin>,
+    /// SlurmUser: requests to slurmctld are restricted to it.
+    pub slurm_user_uid: u32,
+    pub policy: VerifyPolicy,
+}
+
+/// An authenticated, decoded request.
+#[derive(Debug)]
+pub struct Incoming {
+    pub frame: Frame,
+    pub msg: Message,
+    /// From the credential, never from the body.
+    pub identity: Identity,
+    pub peer: SocketAddr,
+}
+
+impl Incoming {
+    pub fn version(&self) -> ProtocolVersion {
+        self.frame.header.version
+    }
+}
+
+/// Reads one length-prefixed frame (without its prefix).
+pub async fn read_frame<S: AsyncRead + Unpin>(s: &mut S) -> Result<Vec<u8>, RpcError> {
+    let n = s.read_u32().await? as usize;
+    if n > MAX_MSG_SIZE {
+        return Err(RpcError::TooLarge(n));
+    }
+    let mut buf = vec![0u8; n];
+    s.read_exact(&mut buf).await?;
+    Ok(buf)
+}
+
+pub async fn write_frame<S: AsyncWrite + Unpin>(s: &mut S, f: &Frame) -> Result<(), RpcError> {
+    s.write_all(&f.encode()).await?;
+    s.flush().await?;
+    Ok(())
+}
+
+/// Checks a received frame's credential against its body.
+pub fn authenticate(ctx: &AuthCtx, f: &Frame) -> Result<Identity, AuthError> {
+    auth::verify_body(
+        ctx.plugin.as_ref(),
+        f.auth.as_ref(),
+        f.header.msg_type,
+        &f.body,
+        ctx.policy,
+    )
+}
+
+/// Reads, authenticates and decodes one request.
+pub async fn recv_request(
+    ctx: &AuthCtx,
+    stream: &mut TcpStream,
+    peer: SocketAddr,
+) -> Result<Incoming, RpcError> {
+    let raw = read_frame(stream).await?;
+    let frame = Frame::decode(&raw)?;
+    let identity = authenticate(ctx, &frame)?;
+    let msg = frame.message()?;
+    Ok(Incoming {
+        frame,
+        msg,
+        identity,
+        peer,
+    })
+}
+
+/// The reply to a request from `requester_uid` in version `v`, with the
+/// credential that version expects.
+pub fn reply_frame(
+    ctx: &AuthCtx,
+    v: ProtocolVersion,
+    requester_uid: u32,
+    msg: &Message,
+) -> Result<Frame, RpcError> {
+    let mut h = Header::new(v, msg.msg_type());
+    if v >= ProtocolVersion::V23_02 {
+        // What upstream sets on replies; clients ignore KEEP_BUFFER.
+        h.flags = flags::NO_AUTH_CRED | flags::KEEP_BUFFER;
+    }
+    let mut f = Frame::new(h, msg);
+    f.auth = auth::reply_credential(
+        ctx.plugin.as_ref(),
+        v,
+        requester_uid,
+        ctx.slurm_user_uid,
+        f.header.msg_type,
+        &f.body,
+    )?;
+    Ok(f)
+}
+
+pub fn rc_message(rc: i32) -> Message {
+    Message::ResponseSlurmRc(ReturnCodeMsg {
+        return_code: rc as u32,
+    })
+}
+
+/// A signed request frame for `msg` in version `v`.
+pub fn request_frame(
+    ctx: &AuthCtx,
+    v: ProtocolVersion,
+    msg: &Message,
+    audience: Audience,
+) -> Result<Frame, RpcError> {
+    let ty = msg.msg_type();
+    let num = ty.to_wire(v).ok_or(RpcError::NotInVersion(ty.name(), v))?;
+    let mut f = Frame::new(Header::new(v, ty), msg);
+    f.auth = Some(auth::sign_body(
+        ctx.plugin.as_ref(),
+        num,
+        &f.body,
+        audience,
+    )?);
+    Ok(f)
+}
+
+/// Sends one request and waits for its reply (client side of an RPC).
+///
+/// Replies with a credential (22.05 peers) are verified; newer peers send
+/// none, as upstream.
+pub async fn call(
+    ctx: &AuthCtx,
+    addr: SocketAddr,
+    v: ProtocolVersion,
+    msg: &Message,
+    audience: Audience,
+    timeout: Duration,
+) -> Result<(Frame, Message), RpcError> {
+    let req = request_frame(ctx, v, msg, audience)?;
+    let exchange = async {
+        let mut s = TcpStream::connect(addr).await?;
+        write_frame(&mut s, &req).await?;
+        let raw = read_frame(&mut s).await?;
+        let f = Frame::decode(&raw)?;
+        if f.auth.is_some() {
+            authenticate(ctx, &f)?;
+        }
+        let m = f.message()?;
+        Ok::<_, RpcError>((f, m))
+    };
+    tokio::time::timeout(timeout, exchange)
+        .await
+        .map_err(|_| RpcError::Timeout)?
+}
+
+/// Serves connections forever, one task each. `handler` returns the reply,
+/// or `None` for one-way messages. Bad requests are logged and dropped.
+pub async fn serve<H, Fut>(
+    listener: tokio::net::TcpListener,
+    ctx: AuthCtx,
+    timeout: Duration,
+    handler: H,
+) -> std::io::Result<()>
+where
+    H: Fn(Incoming) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Option<Message>> + Send,
+{
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(x) => x,
+            Err(e) => {
+                // Out of descriptors and the like: keep serving.
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let ctx = ctx.clone();
+        let handler = handler.clone();
+        tokio::spawn(async move {
+            if let Err(e) = serve_one(&ctx, stream, peer, timeout, handler).await {
+                tracing::warn!(%peer, "{e}");
+            }
+        });
+    }
+}
+
+async fn serve_one<H, Fut>(
+    ctx: &AuthCtx,
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    timeout: Duration,
+    handler: H,
+) -> Result<(), RpcError>
+where
+    H: Fn(Incoming) -> Fut,
+    Fut: std::future::Future<Output = Option<Message>>,
+{
+    let req = tokio::time::timeout(timeout, recv_request(ctx, &mut stream, peer))
+        .await
+        .map_err(|_| RpcError::Timeout)??;
+    let (v, uid, ty) = (req.version(), req.identity.uid, req.msg.msg_type());
+    tracing::debug!(%peer, uid, version = %v, "{ty}");
+    if let Some(reply) = handler(req).await {
+        let f = reply_frame(ctx, v, uid, &reply)?;
+        tokio::time::timeout(timeout, write_frame(&mut stream, &f))
+            .await
+            .map_err(|_| RpcError::Timeout)??;
+    }
+    Ok(())
+}
+
+/// Helpers for tests of this and other crates (they spawn a private munged).
+pub mod testing;

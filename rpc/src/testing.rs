@@ -1,0 +1,110 @@
+//! Test support: a private munged with a throwaway key.
+
+use slurm_wire::auth::munge::MungeAuth;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A munged on its own socket and key, killed on drop.
+pub struct Munged {
+    _dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    child: Child,
+}
+
+impl Munged {
+    pub fn start() -> Self {
+        assert!(
+            Path::new("/usr/sbin/munged").exists(),
+            "munged is not installed: run scripts/setup (or apt-get install munge libmunge-dev)"
+        );
+        let dir = tempfile::tempdir().expect("munged fixture");
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("munged fixture");
+        let key = dir.path().join("munge.key");
+        let mut k = vec![0u8; 1024];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut k))
+            .expect("munged fixture");
+        std::fs::write(&key, &k).expect("munged fixture");
+        std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .expect("munged fixture");
+        let socket = dir.path().join("munge.sock");
+        let p = |n: &str| format!("{}", dir.path().join(n).display());
+        let child = Command::new("/usr/sbin/munged")
+            .args([
+                "-F",
+                "-f",
+                "--key-file",
+                &p("munge.key"),
+                "--socket",
+                &p("munge.sock"),
+            ])
+            .args([
+                "--pid-file",
+                &p("pid"),
+                "--seed-file",
+                &p("seed"),
+                "--log-file",
+                &p("log"),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start munged");
+        for _ in 0..100 {
+            if socket.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(socket.exists(), "munged did not create its socket");
+        Munged {
+            _dir: dir,
+            socket,
+            child,
+        }
+    }
+
+    pub fn auth(&self) -> MungeAuth {
+        MungeAuth::with_socket(&self.socket)
+    }
+
+    /// A credential made by another uid, through the munge CLI.
+    pub fn cred_as(&self, uid: u32, payload: &[u8]) -> String {
+        let mut c = Command::new("setpriv")
+            .args([
+                format!("--reuid={uid}"),
+                format!("--regid={uid}"),
+                "--clear-groups".into(),
+            ])
+            .args(["munge", "-S"])
+            .arg(&self.socket)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("setpriv munge");
+        c.stdin
+            .take()
+            .expect("munged fixture")
+            .write_all(payload)
+            .expect("munged fixture");
+        let out = c.wait_with_output().expect("munged fixture");
+        assert!(out.status.success());
+        String::from_utf8(out.stdout)
+            .expect("munged fixture")
+            .trim()
+            .to_string()
+    }
+}
+
+impl Drop for Munged {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
