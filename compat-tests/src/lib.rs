@@ -1,0 +1,566 @@
+//! Compatibility harness: runs scenarios of unmodified upstream Slurm client
+//! commands (Debian's 22.05, 24.11 and 26.05) against clusters brought up by
+//! `scripts/cluster`, once with stock daemons of the client's version and once
+//! with ours (`--impl rs`, one controller serving all three client versions),
+//! and writes a matrix scenario x version x implementation.
+//!
+//! Environment knobs (all optional):
+//! - `COMPAT_SCENARIO`  comma-separated scenario names (default: all)
+//! - `COMPAT_VERSIONS`  comma-separated client versions (default: 22.05,24.11,26.05)
+//! - `COMPAT_IMPLS`     comma-separated: stock,rs (default: both)
+//! - `COMPAT_NODES`     nodes per cluster (default 2; scenarios assume 2)
+//! - `COMPAT_BUILD_RS`  1 (default): `cargo build -p slurmctld-rs -p slurmd-rs` before the rs run
+//! - `COMPAT_REPORT`    report path (default: <target dir>/compat-report.md)
+//! - `COMPAT_KEEP`      1: leave clusters up afterwards (for debugging)
+
+pub mod cluster;
+pub mod normalize;
+pub mod scenarios;
+pub mod xfail;
+
+use cluster::{repo_root, Cluster, Impl};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const ALL_VERSIONS: &[&str] = &["22.05", "24.11", "26.05"];
+/// Where scripts/setup keeps the rootfs and the munge key (as in scripts/lib/common.sh).
+fn cache_dir() -> PathBuf {
+    PathBuf::from(std::env::var("SLURM_RS_CACHE").unwrap_or_else(|_| "/var/cache/slurm-rs".into()))
+}
+
+/// Progress and report lines go straight to stderr, past libtest's capture.
+pub fn say(msg: &str) {
+    let _ = writeln!(std::io::stderr(), "{msg}");
+}
+
+pub struct Options {
+    pub scenarios: Option<Vec<String>>,
+    pub versions: Vec<String>,
+    pub impls: Vec<Impl>,
+    pub nodes: u32,
+    pub build_rs: bool,
+    pub report: PathBuf,
+}
+
+fn list_env(name: &str) -> Option<Vec<String>> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| {
+            v.split([',', ' '])
+                .filter(|s| !s.is_empty())
+                .map(|s| s.to_string())
+                .collect()
+        })
+}
+
+/// The cargo target dir: that of this test binary (target/<profile>/deps/x).
+pub fn target_dir() -> PathBuf {
+    if let Ok(d) = std::env::var("CARGO_TARGET_DIR") {
+        return PathBuf::from(d);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.ancestors().nth(3).map(Path::to_path_buf))
+        .filter(|p| p.join("CACHEDIR.TAG").exists())
+        .unwrap_or_else(|| repo_root().join("target"))
+}
+
+impl Options {
+    pub fn from_env() -> Result<Options, String> {
+        let versions = list_env("COMPAT_VERSIONS")
+            .unwrap_or_else(|| ALL_VERSIONS.iter().map(|s| s.to_string()).collect());
+        for v in &versions {
+            if !ALL_VERSIONS.contains(&v.as_str()) {
+                return Err(format!(
+                    "COMPAT_VERSIONS: unknown version {v} (use {})",
+                    ALL_VERSIONS.join(",")
+                ));
+            }
+        }
+        let impls = match list_env("COMPAT_IMPLS") {
+            None => vec![Impl::Stock, Impl::Rs],
+            Some(l) => l
+                .iter()
+                .map(|s| {
+                    Impl::parse(s).ok_or_else(|| {
+                        format!("COMPAT_IMPLS: unknown implementation {s} (use stock,rs)")
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let scenarios = list_env("COMPAT_SCENARIO");
+        if let Some(l) = &scenarios {
+            let known: Vec<&str> = scenarios::all().iter().map(|s| s.name).collect();
+            for s in l {
+                if !known.contains(&s.as_str()) {
+                    return Err(format!(
+                        "COMPAT_SCENARIO: unknown scenario {s} (known: {})",
+                        known.join(",")
+                    ));
+                }
+            }
+        }
+        Ok(Options {
+            scenarios,
+            versions,
+            impls,
+            nodes: std::env::var("COMPAT_NODES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(2),
+            build_rs: std::env::var("COMPAT_BUILD_RS")
+                .map(|v| v != "0")
+                .unwrap_or(true),
+            report: std::env::var("COMPAT_REPORT")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| target_dir().join("compat-report.md")),
+        })
+    }
+}
+
+/// Missing prerequisites are errors naming the fix, never silent skips.
+pub fn check_prereqs(opts: &Options) -> Result<(), String> {
+    let fix = "run `scripts/setup` (as root) first";
+    let uid = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1).unwrap_or("").to_string())
+        });
+    if uid.as_deref() != Some("0") {
+        return Err(
+            "compat tests must run as root (they create network namespaces and mounts)".into(),
+        );
+    }
+    for tool in ["nsenter", "unshare", "ip", "scontrol"] {
+        if !Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            return Err(format!("`{tool}` is not installed: {fix}"));
+        }
+    }
+    let cache = cache_dir();
+    if !cache.join("munge.key").exists() {
+        return Err(format!(
+            "no munge key at {}/munge.key: {fix}",
+            cache.display()
+        ));
+    }
+    let mut need: Vec<&str> = opts.versions.iter().map(|s| s.as_str()).collect();
+    if opts.impls.contains(&Impl::Rs) {
+        need.push("22.05"); // our daemons run in the bookworm rootfs
+    }
+    for v in need {
+        let suite = match v {
+            "22.05" => "bookworm",
+            "24.11" => "trixie",
+            _ => "forky",
+        };
+        for f in ["usr/sbin/slurmctld", "usr/sbin/munged", "usr/bin/sinfo"] {
+            let p = cache.join("rootfs").join(suite).join(f);
+            if !p.exists() {
+                return Err(format!(
+                    "rootfs for Slurm {v} is missing {} : {fix}",
+                    p.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Pass,
+    Fail(String),
+    XFail {
+        reason: &'static str,
+        detail: String,
+    },
+    XPass {
+        reason: &'static str,
+    },
+}
+
+impl Outcome {
+    pub fn is_failure(&self) -> bool {
+        matches!(self, Outcome::Fail(_) | Outcome::XPass { .. })
+    }
+    fn tag(&self) -> &'static str {
+        match self {
+            Outcome::Pass => "PASS",
+            Outcome::Fail(_) => "**FAIL**",
+            Outcome::XFail { .. } => "XFAIL",
+            Outcome::XPass { .. } => "**XPASS**",
+        }
+    }
+}
+
+pub struct Cell {
+    pub scenario: &'static str,
+    pub version: String,
+    pub imp: Impl,
+    pub outcome: Outcome,
+    pub secs: f64,
+}
+
+pub struct Report {
+    pub cells: Vec<Cell>,
+    /// Cluster bring-up problems, by (impl, version label).
+    pub setup: Vec<String>,
+    pub elapsed: Duration,
+    pub opts_versions: Vec<String>,
+    pub opts_impls: Vec<Impl>,
+}
+
+/// Raw result of one scenario run, before the xfail marks are applied.
+enum Raw {
+    Ok,
+    Err(String),
+    /// The cluster never came up; the message is in Report::setup.
+    NoCluster(String),
+}
+
+fn judge(imp: Impl, scenario: &'static str, version: &str, raw: Raw) -> Outcome {
+    let mark = xfail::lookup(imp.as_str(), scenario, version);
+    match (raw, mark) {
+        (Raw::Ok, None) => Outcome::Pass,
+        (Raw::Ok, Some(reason)) => Outcome::XPass { reason },
+        (Raw::Err(e), None) => Outcome::Fail(e),
+        (Raw::NoCluster(e), None) => Outcome::Fail(e),
+        (Raw::Err(e), Some(reason)) => Outcome::XFail { reason, detail: e },
+        (Raw::NoCluster(e), Some(reason)) => Outcome::XFail { reason, detail: e },
+    }
+}
+
+fn selected(opts: &Options) -> Vec<scenarios::Scenario> {
+    scenarios::all()
+        .into_iter()
+        .filter(|s| {
+            opts.scenarios
+                .as_ref()
+                .is_none_or(|l| l.iter().any(|n| n == s.name))
+        })
+        .collect()
+}
+
+/// Build our daemons (debug profile) so that the rs column tests the current code.
+fn build_rs() -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    say("compat: building slurmctld-rs and slurmd-rs (cargo build)");
+    let mut child = Command::new(cargo)
+        .args(["build", "-q", "-p", "slurmctld-rs", "-p", "slurmd-rs"])
+        .current_dir(repo_root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    let t0 = Instant::now();
+    loop {
+        if let Some(_st) = child.try_wait().map_err(|e| e.to_string())? {
+            let o = child.wait_with_output().map_err(|e| e.to_string())?;
+            if o.status.success() {
+                return Ok(());
+            }
+            let err = String::from_utf8_lossy(&o.stderr);
+            let tail: Vec<&str> = err.lines().rev().take(30).collect();
+            return Err(format!(
+                "cargo build -p slurmctld-rs -p slurmd-rs failed:\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            ));
+        }
+        if t0.elapsed() > Duration::from_secs(900) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err("cargo build of the rs daemons took over 15 minutes; killed".into());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn run_scenarios(
+    cluster: &Cluster,
+    client: &str,
+    list: &[scenarios::Scenario],
+    stock: &HashMap<(&'static str, String), Vec<(String, String)>>,
+    mut keep: impl FnMut(&'static str, Vec<(String, String)>),
+    cells: &mut Vec<Cell>,
+) {
+    for s in list {
+        let t0 = Instant::now();
+        let mut ctx = scenarios::Ctx::new(cluster, client);
+        let res = (s.run)(&mut ctx);
+        let raw = match res {
+            Err(e) => Raw::Err(format!("{e}\n--- commands run:\n{}", ctx.log)),
+            Ok(()) => {
+                let mut raw = Raw::Ok;
+                if cluster.imp == Impl::Rs && s.compare {
+                    if let Some(st) = stock.get(&(s.name, client.to_string())) {
+                        raw = compare(st, &ctx.transcript).map_or(Raw::Ok, Raw::Err);
+                    }
+                }
+                keep(s.name, ctx.transcript);
+                raw
+            }
+        };
+        let outcome = judge(cluster.imp, s.name, client, raw);
+        say(&format!(
+            "compat: {:<15} {:<6} {:<5} {} ({:.1}s)",
+            s.name,
+            client,
+            cluster.imp.as_str(),
+            outcome.tag().trim_matches('*'),
+            t0.elapsed().as_secs_f64()
+        ));
+        if let Outcome::Fail(e) = &outcome {
+            say(&format!(
+                "compat: {} {} {} failed:\n{e}",
+                s.name,
+                client,
+                cluster.imp.as_str()
+            ));
+        }
+        cells.push(Cell {
+            scenario: s.name,
+            version: client.to_string(),
+            imp: cluster.imp,
+            outcome,
+            secs: t0.elapsed().as_secs_f64(),
+        });
+    }
+}
+
+/// Compare normalised transcripts: Some(message showing both sides) when they differ.
+fn compare(stock: &[(String, String)], rs: &[(String, String)]) -> Option<String> {
+    let mut msg = String::new();
+    for (i, (label, st)) in stock.iter().enumerate() {
+        match rs.get(i) {
+            Some((l2, r)) if l2 == label => {
+                if let Some(d) = normalize::diff("stock", st, "rs", r) {
+                    msg.push_str(&format!("output of `{label}` differs from stock (normalised):\n{d}--- stock:\n{st}--- rs:\n{r}"));
+                }
+            }
+            _ => msg.push_str(&format!("step `{label}` missing from the rs run\n")),
+        }
+    }
+    (!msg.is_empty()).then_some(msg)
+}
+
+pub fn run_matrix(opts: &Options) -> Report {
+    let t0 = Instant::now();
+    let list = selected(opts);
+    let mut cells = Vec::new();
+    let mut setup = Vec::new();
+    let mut stock: HashMap<(&'static str, String), Vec<(String, String)>> = HashMap::new();
+
+    if opts.impls.contains(&Impl::Stock) {
+        for v in &opts.versions {
+            let name = format!("cstock{}", &v[..2]);
+            say(&format!("compat: bringing up stock {v} cluster ({name})"));
+            match Cluster::up(&name, Impl::Stock, v, opts.nodes) {
+                Ok(c) => {
+                    let mut kept = Vec::new();
+                    run_scenarios(
+                        &c,
+                        v,
+                        &list,
+                        &HashMap::new(),
+                        |n, t| kept.push((n, t)),
+                        &mut cells,
+                    );
+                    for (n, t) in kept {
+                        stock.insert((n, v.clone()), t);
+                    }
+                }
+                Err(e) => {
+                    cluster::down(&name);
+                    setup.push(format!("stock {v}: {e}"));
+                    for s in &list {
+                        let o = judge(
+                            Impl::Stock,
+                            s.name,
+                            v,
+                            Raw::NoCluster(format!("stock {v} cluster did not come up")),
+                        );
+                        cells.push(Cell {
+                            scenario: s.name,
+                            version: v.clone(),
+                            imp: Impl::Stock,
+                            outcome: o,
+                            secs: 0.0,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    if opts.impls.contains(&Impl::Rs) {
+        // one rs controller serves login hosts of all three client versions
+        let name = "crs";
+        let first = opts
+            .versions
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "24.11".into());
+        let up = if opts.build_rs { build_rs() } else { Ok(()) }.and_then(|()| {
+            say(&format!("compat: bringing up rs cluster ({name})"));
+            Cluster::up(name, Impl::Rs, &first, opts.nodes)
+        });
+        match up {
+            Ok(c) => {
+                for v in &opts.versions {
+                    run_scenarios(&c, v, &list, &stock, |_, _| {}, &mut cells);
+                }
+            }
+            Err(e) => {
+                cluster::down(name);
+                say(&format!("compat: rs cluster did not come up:\n{e}"));
+                setup.push(format!("rs: {e}"));
+                for v in &opts.versions {
+                    for s in &list {
+                        let o = judge(
+                            Impl::Rs,
+                            s.name,
+                            v,
+                            Raw::NoCluster("rs cluster did not come up".into()),
+                        );
+                        cells.push(Cell {
+                            scenario: s.name,
+                            version: v.clone(),
+                            imp: Impl::Rs,
+                            outcome: o,
+                            secs: 0.0,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    Report {
+        cells,
+        setup,
+        elapsed: t0.elapsed(),
+        opts_versions: opts.versions.clone(),
+        opts_impls: opts.impls.clone(),
+    }
+}
+
+impl Report {
+    pub fn failures(&self) -> usize {
+        self.cells.iter().filter(|c| c.outcome.is_failure()).count()
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        let count = |f: fn(&Outcome) -> bool| self.cells.iter().filter(|c| f(&c.outcome)).count();
+        s.push_str("# Compat report: scenario x client version x implementation\n\n");
+        s.push_str(&format!(
+            "{} cells: {} PASS, {} FAIL, {} XFAIL, {} XPASS; took {:.0} s.\n\n",
+            self.cells.len(),
+            count(|o| matches!(o, Outcome::Pass)),
+            count(|o| matches!(o, Outcome::Fail(_))),
+            count(|o| matches!(o, Outcome::XFail { .. })),
+            count(|o| matches!(o, Outcome::XPass { .. })),
+            self.elapsed.as_secs_f64()
+        ));
+        let cols: Vec<(String, Impl)> = self
+            .opts_versions
+            .iter()
+            .flat_map(|v| self.opts_impls.iter().map(move |i| (v.clone(), *i)))
+            .collect();
+        s.push_str("| scenario |");
+        for (v, i) in &cols {
+            s.push_str(&format!(" {v} {} |", i.as_str()));
+        }
+        s.push_str("\n|---|");
+        for _ in &cols {
+            s.push_str("---|");
+        }
+        s.push('\n');
+        let mut names: Vec<&str> = Vec::new();
+        for c in &self.cells {
+            if !names.contains(&c.scenario) {
+                names.push(c.scenario);
+            }
+        }
+        for n in &names {
+            s.push_str(&format!("| {n} |"));
+            for (v, i) in &cols {
+                let cell = self
+                    .cells
+                    .iter()
+                    .find(|c| c.scenario == *n && &c.version == v && c.imp == *i);
+                s.push_str(&format!(
+                    " {} |",
+                    cell.map(|c| c.outcome.tag()).unwrap_or("-")
+                ));
+            }
+            s.push('\n');
+        }
+        let mut reasons: Vec<&str> = self
+            .cells
+            .iter()
+            .filter_map(|c| match c.outcome {
+                Outcome::XFail { reason, .. } | Outcome::XPass { reason } => Some(reason),
+                _ => None,
+            })
+            .collect();
+        reasons.dedup();
+        if !reasons.is_empty() {
+            s.push_str("\nXFAIL reasons (compat-tests/src/xfail.rs):\n");
+            for r in reasons {
+                s.push_str(&format!("- {r}\n"));
+            }
+        }
+        if !self.setup.is_empty() {
+            s.push_str("\n## Cluster bring-up failures\n\n");
+            for e in &self.setup {
+                s.push_str(&format!("```\n{}\n```\n", clip(e, 60)));
+            }
+        }
+        let mut details = String::new();
+        for c in &self.cells {
+            let (what, text) = match &c.outcome {
+                Outcome::Fail(e) => ("FAIL", e.clone()),
+                Outcome::XPass { reason } => ("XPASS", format!("marked xfail ({reason}) but passed: remove its entry from compat-tests/src/xfail.rs")),
+                Outcome::XFail { detail, .. } if !detail.contains("did not come up") => ("XFAIL", detail.clone()),
+                _ => continue,
+            };
+            details.push_str(&format!(
+                "### {} / {} / {}: {what}\n\n```\n{}\n```\n\n",
+                c.scenario,
+                c.version,
+                c.imp.as_str(),
+                clip(&text, 80)
+            ));
+        }
+        if !details.is_empty() {
+            s.push_str("\n## Details\n\n");
+            s.push_str(&details);
+        }
+        s
+    }
+}
+
+fn clip(s: &str, lines: usize) -> String {
+    let v: Vec<&str> = s.lines().collect();
+    if v.len() <= lines {
+        return s.trim_end().to_string();
+    }
+    format!(
+        "{}\n... ({} more lines)",
+        v[..lines].join("\n"),
+        v.len() - lines
+    )
+}

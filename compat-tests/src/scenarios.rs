@@ -1,0 +1,499 @@
+//! Scenarios: sequences of client commands with assertions on exit codes,
+//! outputs and states. Each runs on a login host of one client version, on a
+//! cluster shared with the other scenarios (so each leaves the queue empty).
+//!
+//! Cluster layout (scripts/cluster defaults, `--nodes 2`): controller `ctl`,
+//! nodes n1, n2 (CPUs=16 RealMemory=64000 Gres=gpu:a100:4), partitions
+//! `debug` (default, n[1-2]) and `gpu_nodes` (n2); users alice/bob with a
+//! home shared by all hosts.
+
+use crate::cluster::{Cluster, Out};
+use crate::normalize::{normalize, Subst};
+use std::time::{Duration, Instant};
+
+pub struct Scenario {
+    pub name: &'static str,
+    pub about: &'static str,
+    /// Compare the normalised transcript with the stock cluster's of the same version.
+    pub compare: bool,
+    pub run: fn(&mut Ctx) -> Result<(), String>,
+}
+
+/// Per-run context: where commands go, and what the scenario recorded.
+pub struct Ctx<'a> {
+    pub cluster: &'a Cluster,
+    pub client: String,
+    pub subst: Subst,
+    /// (label, normalised output): what is compared between implementations.
+    pub transcript: Vec<(String, String)>,
+    /// Every command and its raw output, for failure messages.
+    pub log: String,
+    jobs: usize,
+}
+
+const LIMIT_S: u32 = 60;
+
+impl<'a> Ctx<'a> {
+    pub fn new(cluster: &'a Cluster, client: &str) -> Self {
+        let mut subst = Subst::default();
+        subst.add(&cluster.name, "<CLUSTER>");
+        Ctx {
+            cluster,
+            client: client.to_string(),
+            subst,
+            transcript: vec![],
+            log: String::new(),
+            jobs: 0,
+        }
+    }
+
+    pub fn run_as(&mut self, user: Option<&str>, cmd: &str) -> Out {
+        let o = self.cluster.exec(&self.client, user, cmd, LIMIT_S);
+        self.log.push_str(&format!(
+            "$ {}{cmd}   # rc={} ({:.1}s)\n{}",
+            user.map(|u| format!("[{u}] ")).unwrap_or_default(),
+            o.rc,
+            o.elapsed.as_secs_f64(),
+            indent(&o.both())
+        ));
+        o
+    }
+
+    /// Run as root; it must exit 0.
+    pub fn ok(&mut self, cmd: &str) -> Result<Out, String> {
+        self.ok_as(None, cmd)
+    }
+
+    pub fn ok_as(&mut self, user: Option<&str>, cmd: &str) -> Result<Out, String> {
+        let o = self.run_as(user, cmd);
+        if o.rc != 0 {
+            return Err(format!(
+                "`{cmd}` exited {} (want 0):\n{}",
+                o.rc,
+                indent(&o.both())
+            ));
+        }
+        Ok(o)
+    }
+
+    /// Remember a normalised output for the stock/rs comparison.
+    pub fn record(&mut self, label: &str, text: &str) {
+        let n = normalize(text, &self.subst);
+        self.transcript.push((label.to_string(), n));
+    }
+
+    /// Register a job id so that it normalises to <JOBn>.
+    pub fn job(&mut self, id: &str) {
+        self.jobs += 1;
+        let ph = format!("<JOB{}>", self.jobs);
+        self.subst.add(id, &ph);
+    }
+
+    /// Poll `cmd` until `pred(stdout)` holds.
+    pub fn wait_for(
+        &mut self,
+        user: Option<&str>,
+        cmd: &str,
+        what: &str,
+        timeout: Duration,
+        pred: impl Fn(&str) -> bool,
+    ) -> Result<String, String> {
+        let t0 = Instant::now();
+        loop {
+            let o = self.cluster.exec(&self.client, user, cmd, LIMIT_S);
+            if o.rc == 0 && pred(&o.stdout) {
+                self.log.push_str(&format!(
+                    "$ {cmd}   # {what}: ok after {:.1}s\n",
+                    t0.elapsed().as_secs_f64()
+                ));
+                return Ok(o.stdout);
+            }
+            if t0.elapsed() > timeout {
+                self.log
+                    .push_str(&format!("$ {cmd}   # rc={}\n{}", o.rc, indent(&o.both())));
+                return Err(format!(
+                    "timed out after {}s waiting for {what}; last `{cmd}` (rc {}):\n{}",
+                    timeout.as_secs(),
+                    o.rc,
+                    indent(&o.both())
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    /// The value of `Key=` in `scontrol show job ID` output.
+    pub fn job_field(&mut self, id: &str, key: &str) -> Result<String, String> {
+        let o = self.ok(&format!("scontrol show job {id}"))?;
+        field(&o.stdout, key)
+            .ok_or_else(|| format!("no {key}= in scontrol show job {id}:\n{}", o.stdout))
+    }
+
+    /// Wait until the job reaches `state` (as seen by scontrol show job).
+    pub fn wait_state(&mut self, id: &str, state: &str, timeout: Duration) -> Result<(), String> {
+        let want = format!("JobState={state} ");
+        self.wait_for(
+            None,
+            &format!("scontrol show job {id}"),
+            &format!("job {id} {state}"),
+            timeout,
+            |s| s.contains(&want),
+        )
+        .map(|_| ())
+    }
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("    | {l}\n")).collect()
+}
+
+/// Value of `Key=value` in Slurm's key=value listings.
+pub fn field(text: &str, key: &str) -> Option<String> {
+    let pat = format!("{key}=");
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix(&pat).map(|v| v.to_string()))
+}
+
+fn must_contain(what: &str, text: &str, needles: &[&str]) -> Result<(), String> {
+    for n in needles {
+        if !text.contains(n) {
+            return Err(format!("{what}: expected `{n}` in:\n{}", indent(text)));
+        }
+    }
+    Ok(())
+}
+
+/// "Submitted batch job 12" -> "12"
+fn submitted_id(o: &Out) -> Result<String, String> {
+    o.stdout
+        .split_whitespace()
+        .last()
+        .filter(|w| w.bytes().all(|b| b.is_ascii_digit()))
+        .map(|s| s.to_string())
+        .ok_or_else(|| format!("no job id in sbatch output:\n{}", o.both()))
+}
+
+const JOB_WAIT: Duration = Duration::from_secs(60);
+
+// ------------------------------------------------------------------ scenarios
+
+fn ping(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok("scontrol ping")?;
+    must_contain(
+        "scontrol ping",
+        &o.stdout,
+        &["Slurmctld(primary) at ctl is UP"],
+    )?;
+    c.record("scontrol ping", &o.stdout);
+    Ok(())
+}
+
+fn sinfo(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok("sinfo")?;
+    must_contain(
+        "sinfo",
+        &o.stdout,
+        &["PARTITION", "debug*", "gpu_nodes", "idle"],
+    )?;
+    c.record("sinfo", &o.stdout);
+    let o = c.ok("sinfo -N -h -o '%N %P %T %c %m %G' | sort")?;
+    must_contain(
+        "sinfo -N",
+        &o.stdout,
+        &[
+            "n1 debug* idle 16 64000 gpu:a100:4",
+            "n2 gpu_nodes idle 16 64000 gpu:a100:4",
+        ],
+    )?;
+    c.record("sinfo -N -o", &o.stdout);
+    Ok(())
+}
+
+fn squeue(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok("squeue")?;
+    must_contain(
+        "squeue",
+        &o.stdout,
+        &["JOBID", "PARTITION", "NODELIST(REASON)"],
+    )?;
+    if o.stdout.lines().count() != 1 {
+        return Err(format!(
+            "squeue: expected an empty queue, got:\n{}",
+            indent(&o.stdout)
+        ));
+    }
+    c.record("squeue", &o.stdout);
+    let o = c.ok("squeue -h -o '%i %T'")?;
+    if !o.stdout.trim().is_empty() {
+        return Err(format!(
+            "squeue -h: expected no jobs, got:\n{}",
+            indent(&o.stdout)
+        ));
+    }
+    Ok(())
+}
+
+fn show_config(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok("scontrol show config")?;
+    let name = c.cluster.name.clone();
+    must_contain(
+        "scontrol show config",
+        &o.stdout,
+        &[
+            &format!("ClusterName             = {name}"),
+            "AuthType                = auth/munge",
+            "SelectType              = select/cons_tres",
+            "GresTypes               = gpu",
+            "Slurmctld(primary) at ctl is UP",
+        ],
+    )?;
+    // Compare a fixed set of settings (the whole dump has build-specific paths and defaults).
+    const KEYS: &[&str] = &[
+        "AuthType",
+        "ClusterName",
+        "GresTypes",
+        "MinJobAge",
+        "ProctrackType",
+        "ReturnToService",
+        "SelectType",
+        "SelectTypeParameters",
+        "SlurmUser",
+        "SlurmctldPort",
+        "SlurmdPort",
+        "SlurmctldHost[0]",
+        "SlurmdParameters",
+        "TaskPlugin",
+    ];
+    let picked: String = o
+        .stdout
+        .lines()
+        .filter(|l| KEYS.iter().any(|k| l.split_whitespace().next() == Some(*k)))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    c.record("scontrol show config (selected keys)", &picked);
+    Ok(())
+}
+
+fn show_node(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok("scontrol show node n1")?;
+    must_contain(
+        "scontrol show node",
+        &o.stdout,
+        &[
+            "NodeName=n1 ",
+            "CPUTot=16",
+            "RealMemory=64000",
+            "Gres=gpu:a100:4",
+            "State=IDLE",
+            "Partitions=debug",
+        ],
+    )?;
+    c.record("scontrol show node n1", &o.stdout);
+    let o = c.ok("scontrol show node | grep -c NodeName=")?;
+    if o.stdout.trim() != "2" {
+        return Err(format!(
+            "scontrol show node: expected 2 nodes, got {}",
+            o.stdout.trim()
+        ));
+    }
+    Ok(())
+}
+
+fn show_partition(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok("scontrol show partition")?;
+    must_contain(
+        "scontrol show partition",
+        &o.stdout,
+        &[
+            "PartitionName=debug",
+            "PartitionName=gpu_nodes",
+            "Default=YES",
+            "Nodes=n[1-2]",
+            "Nodes=n2",
+            "State=UP",
+        ],
+    )?;
+    c.record("scontrol show partition", &o.stdout);
+    Ok(())
+}
+
+fn sbatch_wrap(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    let o = c.ok_as(alice, "sbatch --wrap 'hostname; id -un'")?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    c.record("sbatch --wrap", &o.stdout);
+    c.wait_state(&id, "COMPLETED", JOB_WAIT)?;
+    let node = c.job_field(&id, "NodeList")?;
+    let o = c.ok_as(alice, &format!("cat slurm-{id}.out"))?;
+    if o.stdout != format!("{node}\nalice\n") {
+        return Err(format!(
+            "slurm-{id}.out: expected `{node}\\nalice\\n`, got {:?}",
+            o.stdout
+        ));
+    }
+    c.record("job output", &o.stdout);
+    let o = c.ok(&format!("scontrol show job {id}"))?;
+    must_contain(
+        "scontrol show job",
+        &o.stdout,
+        &["UserId=alice(2001)", "GroupId=users(100)", "ExitCode=0:0"],
+    )?;
+    Ok(())
+}
+
+fn show_job(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok_as(
+        Some("alice"),
+        "sbatch -J sleeper -p gpu_nodes --gres=gpu:1 --wrap 'sleep 300'",
+    )?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    c.wait_state(&id, "RUNNING", JOB_WAIT)?;
+    let o = c.ok(&format!("scontrol show job {id}"))?;
+    must_contain(
+        "scontrol show job",
+        &o.stdout,
+        &[
+            &format!("JobId={id} "),
+            "JobName=sleeper",
+            "UserId=alice(2001)",
+            "GroupId=users(100)",
+            "JobState=RUNNING",
+            "Partition=gpu_nodes",
+            "NodeList=n2",
+            "WorkDir=/home/alice",
+        ],
+    )?;
+    c.record("scontrol show job", &o.stdout);
+    c.ok(&format!("scancel {id}"))?;
+    c.wait_state(&id, "CANCELLED", JOB_WAIT)?;
+    Ok(())
+}
+
+fn scancel(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    let o = c.ok_as(alice, "sbatch -J sleeper --wrap 'sleep 300'")?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    c.wait_state(&id, "RUNNING", JOB_WAIT)?;
+    let o = c.ok("squeue")?;
+    must_contain("squeue", &o.stdout, &[&id, "sleeper", "alice", " R "])?;
+    c.record("squeue (running)", &o.stdout);
+    // bob may not cancel alice's job
+    let o = c.run_as(Some("bob"), &format!("scancel {id}"));
+    if o.rc == 0 && !o.stderr.contains("Access/permission denied") {
+        return Err(format!(
+            "bob's scancel of alice's job should fail, got rc 0:\n{}",
+            o.both()
+        ));
+    }
+    c.record("scancel by another user (stderr)", &o.stderr);
+    let o = c.ok_as(alice, &format!("scancel {id}"))?;
+    c.record("scancel", &o.both());
+    c.wait_state(&id, "CANCELLED", JOB_WAIT)?;
+    c.wait_for(None, "squeue -h -o %i", "empty queue", JOB_WAIT, |s| {
+        s.trim().is_empty()
+    })?;
+    Ok(())
+}
+
+fn srun_hostname(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok("srun hostname")?;
+    if o.stdout != "n1\n" {
+        return Err(format!("srun hostname: expected n1, got {:?}", o.both()));
+    }
+    c.record("srun hostname", &o.stdout);
+    let o = c.ok_as(Some("alice"), "srun -N2 hostname | sort")?;
+    if o.stdout != "n1\nn2\n" {
+        return Err(format!(
+            "srun -N2 hostname: expected n1 n2, got {:?}",
+            o.both()
+        ));
+    }
+    c.record("srun -N2 hostname", &o.stdout);
+    Ok(())
+}
+
+fn srun_gres(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok_as(Some("alice"), "srun -p gpu_nodes --gres=gpu:2 -c 8 bash -c 'echo $(hostname) $CUDA_VISIBLE_DEVICES $SLURM_CPUS_PER_TASK'")?;
+    if o.stdout != "n2 0,1 8\n" {
+        return Err(format!(
+            "srun --gres=gpu:2: expected `n2 0,1 8`, got {:?}",
+            o.both()
+        ));
+    }
+    c.record("srun --gres", &o.stdout);
+    Ok(())
+}
+
+pub fn all() -> Vec<Scenario> {
+    vec![
+        Scenario {
+            name: "ping",
+            about: "scontrol ping",
+            compare: true,
+            run: ping,
+        },
+        Scenario {
+            name: "sinfo",
+            about: "sinfo, sinfo -N -o",
+            compare: true,
+            run: sinfo,
+        },
+        Scenario {
+            name: "squeue",
+            about: "squeue on an empty queue",
+            compare: true,
+            run: squeue,
+        },
+        Scenario {
+            name: "show_config",
+            about: "scontrol show config",
+            compare: true,
+            run: show_config,
+        },
+        Scenario {
+            name: "show_node",
+            about: "scontrol show node",
+            compare: true,
+            run: show_node,
+        },
+        Scenario {
+            name: "show_partition",
+            about: "scontrol show partition",
+            compare: true,
+            run: show_partition,
+        },
+        Scenario {
+            name: "sbatch_wrap",
+            about: "sbatch --wrap as alice, output file, COMPLETED",
+            compare: true,
+            run: sbatch_wrap,
+        },
+        Scenario {
+            name: "show_job",
+            about: "scontrol show job of a running job",
+            compare: true,
+            run: show_job,
+        },
+        Scenario {
+            name: "scancel",
+            about: "squeue with a running job, scancel (denied for bob)",
+            compare: true,
+            run: scancel,
+        },
+        Scenario {
+            name: "srun_hostname",
+            about: "srun hostname, srun -N2",
+            compare: true,
+            run: srun_hostname,
+        },
+        Scenario {
+            name: "srun_gres",
+            about: "srun --gres=gpu:2 -c 8 (CUDA_VISIBLE_DEVICES)",
+            compare: true,
+            run: srun_gres,
+        },
+    ]
+}
