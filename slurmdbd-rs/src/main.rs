@@ -4,7 +4,11 @@ use clap::{ArgAction, Parser};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "slurmdbd-rs", version, about = "Slurm accounting daemon (Rust)")]
+#[command(
+    name = "slurmdbd-rs",
+    version,
+    about = "Slurm accounting daemon (Rust)"
+)]
 struct Args {
     /// Run in the foreground, logging to stderr.
     #[arg(short = 'D')]
