@@ -8,5 +8,10 @@
 //! * [`daemon`]: the tokio shell: listener, actor, timers, signals.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod agent;
+pub mod build_info;
+pub mod daemon;
+pub mod handlers;
 pub mod sched;
+pub mod views;
 pub mod state;
