@@ -109,6 +109,14 @@ impl Agent {
                     rc: slurm_wire::errno::SLURM_ERROR,
                 })
             }
+            (Purpose::Terminate { job_id }, Ok(Message::ResponseSlurmRc(rc)))
+                if rc.return_code as i32 == slurm_wire::errno::ESLURMD_KILL_JOB_ALREADY_COMPLETE =>
+            {
+                Some(Command::TerminateDone {
+                    job_id: *job_id,
+                    node: o.node.clone(),
+                })
+            }
             (Purpose::Terminate { job_id }, Err(e)) => {
                 tracing::error!(node = o.node, job_id, "terminate failed: {e}");
                 None

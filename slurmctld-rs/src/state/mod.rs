@@ -70,6 +70,9 @@ pub enum Command {
         node: Option<String>,
         rc: u32,
     },
+    /// slurmd answered REQUEST_TERMINATE_JOB with "already complete": no
+    /// epilog message will follow, the node is done with the job.
+    TerminateDone { job_id: u32, node: String },
     /// The batch launch RPC failed (node refused or unreachable).
     LaunchFailed { job_id: u32, node: String, rc: i32 },
     /// The configuration was re-read (SIGHUP, `scontrol reconfigure`).
@@ -202,6 +205,13 @@ impl Controller {
                 node,
                 rc,
             } => self.epilog_complete(now, uid, job_id, node.as_deref(), rc, &mut fx),
+            Command::TerminateDone { job_id, node } => {
+                if let Some(i) = self.node_index(&node) {
+                    self.epilog_done_on(now, job_id, i);
+                    self.schedule(now, &mut fx);
+                }
+                Reply::Rc(SLURM_SUCCESS)
+            }
             Command::LaunchFailed { job_id, node, rc } => {
                 tracing::warn!(job_id, node, rc, "batch launch failed");
                 if let Some(j) = self.jobs.get_mut(&job_id) {
