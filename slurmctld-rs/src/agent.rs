@@ -21,19 +21,29 @@ pub struct Agent {
 
 /// Signs a job credential as stock does: munge over the packed fields,
 /// decodable by anyone (slurmd and slurmstepd check the signer is SlurmUser).
-pub fn sign_cred(plugin: &dyn AuthPlugin, cred: &mut JobCred, v: ProtocolVersion) -> Result<(), AuthError> {
+pub fn sign_cred(
+    plugin: &dyn AuthPlugin,
+    cred: &mut JobCred,
+    v: ProtocolVersion,
+) -> Result<(), AuthError> {
     let bytes = cred.signed_bytes(v);
     cred.signature = Some(plugin.create(&bytes, Audience::Any)?);
     Ok(())
 }
 
-fn sign_all(plugin: &dyn AuthPlugin, msg: &mut Message, v: ProtocolVersion) -> Result<(), AuthError> {
+fn sign_all(
+    plugin: &dyn AuthPlugin,
+    msg: &mut Message,
+    v: ProtocolVersion,
+) -> Result<(), AuthError> {
     match msg {
         Message::RequestBatchJobLaunch(m) => {
             let cv = ProtocolVersion::from_wire(m.cred.cred_version).unwrap_or(v);
             sign_cred(plugin, &mut m.cred.cred, cv)
         }
-        Message::RequestTerminateJob(m) | Message::RequestKillTimelimit(m) | Message::RequestAbortJob(m) => match m.cred.0.as_mut() {
+        Message::RequestTerminateJob(m)
+        | Message::RequestKillTimelimit(m)
+        | Message::RequestAbortJob(m) => match m.cred.0.as_mut() {
             Some(c) => sign_cred(plugin, c, v),
             None => Ok(()),
         },
@@ -56,15 +66,30 @@ impl Agent {
 
     async fn exchange(&self, o: &mut Outbound) -> Result<Message, RpcError> {
         let plugin = self.ctx.plugin.clone();
-        let (mut msg, v) = (std::mem::replace(&mut o.msg, Message::RequestPing(Default::default())), o.version);
-        let msg = tokio::task::spawn_blocking(move || sign_all(plugin.as_ref(), &mut msg, v).map(|_| msg))
-            .await
-            .map_err(|e| RpcError::Io(std::io::Error::other(e)))??;
+        let (mut msg, v) = (
+            std::mem::replace(&mut o.msg, Message::RequestPing(Default::default())),
+            o.version,
+        );
+        let msg = tokio::task::spawn_blocking(move || {
+            sign_all(plugin.as_ref(), &mut msg, v).map(|_| msg)
+        })
+        .await
+        .map_err(|e| RpcError::Io(std::io::Error::other(e)))??;
         let addr = tokio::net::lookup_host((o.addr.as_str(), o.port))
             .await?
             .next()
-            .ok_or_else(|| RpcError::Io(std::io::Error::other(format!("cannot resolve {}", o.addr))))?;
-        let (_, reply) = call(&self.ctx, addr, v, &msg, Audience::Uid(self.slurmd_uid), self.timeout).await?;
+            .ok_or_else(|| {
+                RpcError::Io(std::io::Error::other(format!("cannot resolve {}", o.addr)))
+            })?;
+        let (_, reply) = call(
+            &self.ctx,
+            addr,
+            v,
+            &msg,
+            Audience::Uid(self.slurmd_uid),
+            self.timeout,
+        )
+        .await?;
         Ok(reply)
     }
 
@@ -92,9 +117,13 @@ impl Agent {
             }
             (Purpose::Ping, Err(e)) => {
                 tracing::warn!(node = o.node, "ping failed: {e}");
-                Some(Command::NodeUnreachable { node: o.node.clone() })
+                Some(Command::NodeUnreachable {
+                    node: o.node.clone(),
+                })
             }
-            (Purpose::Launch { job_id }, Ok(Message::ResponseSlurmRc(rc))) if rc.return_code != 0 => {
+            (Purpose::Launch { job_id }, Ok(Message::ResponseSlurmRc(rc)))
+                if rc.return_code != 0 =>
+            {
                 Some(Command::LaunchFailed {
                     job_id: *job_id,
                     node: o.node.clone(),
@@ -110,7 +139,8 @@ impl Agent {
                 })
             }
             (Purpose::Terminate { job_id }, Ok(Message::ResponseSlurmRc(rc)))
-                if rc.return_code as i32 == slurm_wire::errno::ESLURMD_KILL_JOB_ALREADY_COMPLETE =>
+                if rc.return_code as i32
+                    == slurm_wire::errno::ESLURMD_KILL_JOB_ALREADY_COMPLETE =>
             {
                 Some(Command::TerminateDone {
                     job_id: *job_id,

@@ -47,16 +47,33 @@ pub fn build_info(c: &Controller, slurm_user_name: &str, now: i64, v: V) -> Slur
     let old = v < V::V23_11;
     w.last_update = now;
     w.boot_time = c.boot_time;
-    w.accounting_storage_type = k.accounting_storage_type.clone().or_else(|| old.then(|| some("accounting_storage/none")).flatten());
-    w.accounting_storage_host = k.accounting_storage_host.clone().or_else(|| some("localhost"));
+    w.accounting_storage_type = k
+        .accounting_storage_type
+        .clone()
+        .or_else(|| old.then(|| some("accounting_storage/none")).flatten());
+    w.accounting_storage_host = k
+        .accounting_storage_host
+        .clone()
+        .or_else(|| some("localhost"));
     w.accounting_storage_port = k.accounting_storage_port.unwrap_or(0);
-    w.accounting_storage_user = k.accounting_storage_user.clone().or_else(|| some(slurm_user_name));
+    w.accounting_storage_user = k
+        .accounting_storage_user
+        .clone()
+        .or_else(|| some(slurm_user_name));
     w.accounting_storage_tres = some("cpu,mem,energy,node,billing,fs/disk,vmem,pages");
     w.authtype = some(&k.auth_type);
     w.authinfo = k.auth_info.clone();
     w.cluster_name = k.cluster_name.clone();
-    w.control_machine = k.slurmctld_hosts.iter().map(|h| Some(h.hostname.clone())).collect();
-    w.control_addr = k.slurmctld_hosts.iter().map(|h| Some(h.addr.clone())).collect();
+    w.control_machine = k
+        .slurmctld_hosts
+        .iter()
+        .map(|h| Some(h.hostname.clone()))
+        .collect();
+    w.control_addr = k
+        .slurmctld_hosts
+        .iter()
+        .map(|h| Some(h.addr.clone()))
+        .collect();
     w.cred_type = some(&k.cred_type);
     w.epilog = scripts(&k.epilog);
     w.prolog = scripts(&k.prolog);

@@ -52,7 +52,8 @@ impl Shared {
         if self.tx.send((cmd, tx)).await.is_err() {
             return Reply::Rc(slurm_wire::errno::SLURM_ERROR);
         }
-        rx.await.unwrap_or(Reply::Rc(slurm_wire::errno::SLURM_ERROR))
+        rx.await
+            .unwrap_or(Reply::Rc(slurm_wire::errno::SLURM_ERROR))
     }
 
     pub fn control(&self, c: Control) {
@@ -103,7 +104,10 @@ pub fn munge_from(auth_info: Option<&str>) -> MungeAuth {
 }
 
 /// Runs the controller until shutdown. `conf_path` is re-read on reconfigure.
-pub async fn run(conf_path: PathBuf, listener: Option<tokio::net::TcpListener>) -> Result<(), StartError> {
+pub async fn run(
+    conf_path: PathBuf,
+    listener: Option<tokio::net::TcpListener>,
+) -> Result<(), StartError> {
     let (cluster, user_name, slurmd_uid) = load(&conf_path)?;
     let raw = cluster.raw.clone();
     let port = raw.slurmctld_port.first;

@@ -51,10 +51,16 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             sh.control(Control::Reconfigure);
             rc_message(SLURM_SUCCESS)
         }
-        Message::RequestNodeInfo(_) => Message::ResponseNodeInfo(views::node_info_msg(&sh.snapshot(), v)),
+        Message::RequestNodeInfo(_) => {
+            Message::ResponseNodeInfo(views::node_info_msg(&sh.snapshot(), v))
+        }
         Message::RequestNodeInfoSingle(m) => {
             let snap = sh.snapshot();
-            match m.node_name.as_deref().and_then(|n| views::node_info_single(&snap, n, v)) {
+            match m
+                .node_name
+                .as_deref()
+                .and_then(|n| views::node_info_single(&snap, n, v))
+            {
                 Some(info) => Message::ResponseNodeInfo(info),
                 // Stock answers an unknown name with an empty list.
                 None => Message::ResponseNodeInfo(slurm_wire::msg::node::NodeInfoMsg {
@@ -75,7 +81,12 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         Message::RequestJobInfoSingle(m) => {
             let snap = sh.snapshot();
             if snap.jobs.contains_key(&m.step_id.job_id) {
-                Message::ResponseJobInfo(views::job_info_msg(&snap, Some(&[m.step_id.job_id]), None, v))
+                Message::ResponseJobInfo(views::job_info_msg(
+                    &snap,
+                    Some(&[m.step_id.job_id]),
+                    None,
+                    v,
+                ))
             } else {
                 rc_message(ESLURM_INVALID_JOB_ID)
             }
@@ -87,14 +98,20 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 uid,
             };
             match sh.exec(cmd).await {
-                Reply::Registered { node } => {
-                    Message::ResponseNodeRegistration(views::registration_resp(&sh.snapshot(), node))
-                }
+                Reply::Registered { node } => Message::ResponseNodeRegistration(
+                    views::registration_resp(&sh.snapshot(), node),
+                ),
                 Reply::Rc(rc) => rc_message(rc),
                 Reply::Submitted { .. } => rc_message(SLURM_ERROR),
             }
         }
-        Message::RequestUpdateNode(m) => rc_of(sh.exec(Command::UpdateNode { uid, msg: Box::new(m) }).await),
+        Message::RequestUpdateNode(m) => rc_of(
+            sh.exec(Command::UpdateNode {
+                uid,
+                msg: Box::new(m),
+            })
+            .await,
+        ),
         Message::RequestSubmitBatchJob(desc) => {
             let user = lookup_user(uid, req.identity.gid);
             match sh
@@ -125,7 +142,10 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 None => m.step_id.job_id,
             };
             // A single step other than the batch script is not modelled yet.
-            if m.step_id.step_id != NO_VAL && m.step_id.step_id != StepId::BATCH_SCRIPT && m.sjob_id.is_none() {
+            if m.step_id.step_id != NO_VAL
+                && m.step_id.step_id != StepId::BATCH_SCRIPT
+                && m.sjob_id.is_none()
+            {
                 return Some(rc_message(ESLURM_NOT_SUPPORTED));
             }
             rc_of(

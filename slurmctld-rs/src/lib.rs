@@ -13,5 +13,5 @@ pub mod build_info;
 pub mod daemon;
 pub mod handlers;
 pub mod sched;
-pub mod views;
 pub mod state;
+pub mod views;

@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "slurmctld-rs", version, about = "Slurm controller daemon (Rust)")]
+#[command(
+    name = "slurmctld-rs",
+    version,
+    about = "Slurm controller daemon (Rust)"
+)]
 struct Args {
     /// Clear all job, step and reservation state; start fresh.
     #[arg(short = 'c')]

@@ -57,7 +57,9 @@ pub fn could_ever_fit(conf: &ClusterConf, part: usize, req: &Request) -> bool {
         .nodes
         .iter()
         .filter_map(|&i| conf.nodes.get(i))
-        .filter(|d| u32::from(d.cpus) >= cpt && req.mem_on(req.cpus_per_task.max(1)) <= d.real_memory)
+        .filter(|d| {
+            u32::from(d.cpus) >= cpt && req.mem_on(req.cpus_per_task.max(1)) <= d.real_memory
+        })
         .map(|d| u32::from(d.cpus) / cpt * cpt)
         .collect();
     if (usable.len() as u32) < req.min_nodes {
@@ -69,7 +71,12 @@ pub fn could_ever_fit(conf: &ClusterConf, part: usize, req: &Request) -> bool {
 }
 
 /// Picks nodes for `req` among the partition's free resources, or None.
-pub fn select(conf: &ClusterConf, nodes: &[Node], part: usize, req: &Request) -> Option<Vec<NodeAlloc>> {
+pub fn select(
+    conf: &ClusterConf,
+    nodes: &[Node],
+    part: usize,
+    req: &Request,
+) -> Option<Vec<NodeAlloc>> {
     let p = conf.partitions.get(part)?;
     let track_mem = memory_is_consumable(conf);
     let cpt = req.cpus_per_task.max(1);
@@ -100,7 +107,8 @@ pub fn select(conf: &ClusterConf, nodes: &[Node], part: usize, req: &Request) ->
         let want = remaining.saturating_sub(reserve).max(u32::from(cpt));
         let mut free = u32::from(n.free_cpus()) / u32::from(cpt) * u32::from(cpt);
         if track_mem && req.mem > 0 && req.mem_per_cpu {
-            let by_mem = (n.free_memory() / req.mem.max(1)) as u32 / u32::from(cpt) * u32::from(cpt);
+            let by_mem =
+                (n.free_memory() / req.mem.max(1)) as u32 / u32::from(cpt) * u32::from(cpt);
             free = free.min(by_mem);
         }
         let take = want.min(free);

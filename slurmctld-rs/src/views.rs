@@ -10,7 +10,9 @@ use crate::state::Controller;
 use slurm_conf::PartitionState;
 use slurm_wire::msg::job::{JobDetails, JobInfo, JobInfoMsg, MultiCoreData};
 use slurm_wire::msg::job_desc::SelectJobinfo;
-use slurm_wire::msg::node::{ExtSensorsData, NodeInfo, NodeInfoMsg, NodeRegistrationRespMsg, PowerMgmtData};
+use slurm_wire::msg::node::{
+    ExtSensorsData, NodeInfo, NodeInfoMsg, NodeRegistrationRespMsg, PowerMgmtData,
+};
 use slurm_wire::msg::partition::{PartFlags, PartitionInfo, PartitionInfoMsg};
 use slurm_wire::msg::slurmdb::SlurmdbTresRec;
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16, NO_VAL64};
@@ -61,13 +63,21 @@ pub fn node_info(n: &Node, v: V) -> NodeInfo {
         cpu_load: n.cpu_load,
         free_mem: n.free_mem,
         weight: n.def.weight,
-        reason_uid: if n.reason.is_some() { n.reason_uid } else { NO_VAL },
+        reason_uid: if n.reason.is_some() {
+            n.reason_uid
+        } else {
+            NO_VAL
+        },
         suspend_time: if v >= V::V26_05 { INFINITE } else { 0 },
         boot_time: r.map(|r| r.boot_time).unwrap_or(0),
         last_busy: n.last_busy,
         reason_time: n.reason_time,
         slurmd_start_time: r.map(|r| r.slurmd_start_time).unwrap_or(0),
-        select_plugin_id: if v >= V::V26_05 { 0 } else { NodeInfo::SELECT_PLUGIN_CONS_TRES },
+        select_plugin_id: if v >= V::V26_05 {
+            0
+        } else {
+            NodeInfo::SELECT_PLUGIN_CONS_TRES
+        },
         alloc_cpus: n.alloc_cpus,
         alloc_memory: n.alloc_mem,
         alloc_tres_fmt_str: (n.alloc_cpus > 0).then(|| {
@@ -144,7 +154,11 @@ pub fn partition_info_msg(c: &Controller, _v: V) -> PartitionInfoMsg {
                     flags |= bit;
                 }
             }
-            let names: Vec<&str> = p.nodes.iter().map(|&i| conf.nodes[i].name.as_str()).collect();
+            let names: Vec<&str> = p
+                .nodes
+                .iter()
+                .map(|&i| conf.nodes[i].name.as_str())
+                .collect();
             PartitionInfo {
                 name: Some(pc.name.clone()),
                 max_time: p.max_time(),
@@ -177,7 +191,8 @@ pub fn partition_info_msg(c: &Controller, _v: V) -> PartitionInfoMsg {
                 alternate: pc.alternate.clone(),
                 deny_accounts: pc.deny_accounts.clone(),
                 deny_qos: pc.deny_qos.clone(),
-                nodes: (!names.is_empty()).then(|| slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","))),
+                nodes: (!names.is_empty())
+                    .then(|| slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","))),
                 node_inx: Some(node_bitmap(conf.nodes.len(), p.nodes.iter().copied())),
                 tres_fmt_str: Some(tres_str(cpus, mem, Some(p.nodes.len() as u64))),
                 ..Default::default()
@@ -191,13 +206,27 @@ pub fn partition_info_msg(c: &Controller, _v: V) -> PartitionInfoMsg {
 }
 
 /// One job as squeue / scontrol show job receive it.
-pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
+pub fn job_info(c: &Controller, j: &Job, _v: V) -> JobInfo {
     let d = &j.desc;
     let nodes = (!j.alloc.is_empty()).then(|| job_nodelist(&c.nodes, j));
     let alloc_cpus = j.alloc_cpus();
-    let num_cpus = if j.alloc.is_empty() { j.min_cpus } else { alloc_cpus };
-    let num_nodes = if j.alloc.is_empty() { j.min_nodes } else { j.alloc.len() as u32 };
-    let req_mem = if j.mem == 0 { 0 } else if j.mem_per_cpu { j.mem * u64::from(num_cpus) } else { j.mem * u64::from(num_nodes) };
+    let num_cpus = if j.alloc.is_empty() {
+        j.min_cpus
+    } else {
+        alloc_cpus
+    };
+    let num_nodes = if j.alloc.is_empty() {
+        j.min_nodes
+    } else {
+        j.alloc.len() as u32
+    };
+    let req_mem = if j.mem == 0 {
+        0
+    } else if j.mem_per_cpu {
+        j.mem * u64::from(num_cpus)
+    } else {
+        j.mem * u64::from(num_nodes)
+    };
     JobInfo {
         step_id: StepId {
             sluid: 0,
@@ -221,12 +250,17 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
         mail_type: d.mail_type,
         mail_user: d.mail_user.clone().or_else(|| j.user.name.clone()),
         name: d.name.clone(),
-        priority: if j.state == crate::state::job::JobState::Pending { j.priority } else { j.priority },
+        priority: j.priority,
         site_factor: NICE_OFFSET,
         start_protocol_ver: j.submit_version.to_wire(),
         state_desc: j.state_desc.clone(),
         state_reason: j.state_reason,
-        tres_alloc_str: (!j.alloc.is_empty()).then(|| format!("cpu={alloc_cpus},node={},billing={alloc_cpus}", j.alloc.len())),
+        tres_alloc_str: (!j.alloc.is_empty()).then(|| {
+            format!(
+                "cpu={alloc_cpus},node={},billing={alloc_cpus}",
+                j.alloc.len()
+            )
+        }),
         tres_req_str: Some(format!(
             "cpu={num_cpus},mem={}M,node={num_nodes},billing={num_cpus}",
             req_mem.max(1)
@@ -259,7 +293,11 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
         core_spec: NO_VAL16,
         cpus_per_task: j.cpus_per_task,
         pn_min_cpus: j.cpus_per_task,
-        pn_min_memory: if j.mem_per_cpu { j.mem | crate::state::MEM_PER_CPU } else { j.mem },
+        pn_min_memory: if j.mem_per_cpu {
+            j.mem | crate::state::MEM_PER_CPU
+        } else {
+            j.mem
+        },
         oom_kill_step: NO_VAL16,
         req_nodes: d.req_nodes.clone(),
         exc_nodes: d.exc_nodes.clone(),
@@ -274,13 +312,18 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
             ntasks_per_core: u16::MAX,
             ..Default::default()
         }),
-        select_jobinfo: if v < V::V23_02 { SelectJobinfo::default() } else { SelectJobinfo::default() },
+        select_jobinfo: SelectJobinfo::default(),
         ..Default::default()
     }
 }
 
 /// RESPONSE_JOB_INFO for the given jobs (all when `ids` is None).
-pub fn job_info_msg(c: &Controller, ids: Option<&[u32]>, uid_filter: Option<u32>, v: V) -> JobInfoMsg {
+pub fn job_info_msg(
+    c: &Controller,
+    ids: Option<&[u32]>,
+    uid_filter: Option<u32>,
+    v: V,
+) -> JobInfoMsg {
     let job_array = c
         .jobs
         .values()

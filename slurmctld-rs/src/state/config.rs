@@ -182,4 +182,3 @@ impl ClusterConf {
         uid == 0 || uid == self.slurm_user_uid
     }
 }
-

@@ -139,7 +139,9 @@ impl Job {
 
     /// End of the time limit for a job started at `start`.
     pub fn limit_end(&self, start: i64) -> i64 {
-        if self.time_limit == slurm_wire::pack::INFINITE || self.time_limit == slurm_wire::pack::NO_VAL {
+        if self.time_limit == slurm_wire::pack::INFINITE
+            || self.time_limit == slurm_wire::pack::NO_VAL
+        {
             // Stock shows a year ahead for unlimited jobs.
             start + 365 * 24 * 3600
         } else {

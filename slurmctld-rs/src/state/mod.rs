@@ -46,15 +46,24 @@ pub enum Command {
         free_mem: u64,
     },
     /// A slurmd could not be reached.
-    NodeUnreachable { node: String },
-    UpdateNode { uid: u32, msg: Box<UpdateNodeMsg> },
+    NodeUnreachable {
+        node: String,
+    },
+    UpdateNode {
+        uid: u32,
+        msg: Box<UpdateNodeMsg>,
+    },
     Submit {
         user: UserInfo,
         desc: Box<JobDescMsg>,
         version: ProtocolVersion,
     },
     /// scancel: REQUEST_KILL_JOB / REQUEST_CANCEL_JOB_STEP (batch or whole job).
-    Kill { uid: u32, job_id: u32, signal: u16 },
+    Kill {
+        uid: u32,
+        job_id: u32,
+        signal: u16,
+    },
     /// REQUEST_COMPLETE_BATCH_SCRIPT from the batch host's slurmd.
     BatchComplete {
         uid: u32,
@@ -72,9 +81,16 @@ pub enum Command {
     },
     /// slurmd answered REQUEST_TERMINATE_JOB with "already complete": no
     /// epilog message will follow, the node is done with the job.
-    TerminateDone { job_id: u32, node: String },
+    TerminateDone {
+        job_id: u32,
+        node: String,
+    },
     /// The batch launch RPC failed (node refused or unreachable).
-    LaunchFailed { job_id: u32, node: String, rc: i32 },
+    LaunchFailed {
+        job_id: u32,
+        node: String,
+        rc: i32,
+    },
     /// The configuration was re-read (SIGHUP, `scontrol reconfigure`).
     Reconfigure(Box<ClusterConf>),
 }
@@ -84,9 +100,13 @@ pub enum Command {
 pub enum Reply {
     /// A plain return code (0 = success).
     Rc(i32),
-    Submitted { job_id: u32 },
+    Submitted {
+        job_id: u32,
+    },
     /// Registration accepted: the node's TRES for the response.
-    Registered { node: usize },
+    Registered {
+        node: usize,
+    },
 }
 
 /// Why an outbound RPC is sent; the agent reports failures back by this.
@@ -95,8 +115,12 @@ pub enum Purpose {
     Ping,
     /// Ask slurmd to register again (after it came back from not responding).
     Reregister,
-    Launch { job_id: u32 },
-    Terminate { job_id: u32 },
+    Launch {
+        job_id: u32,
+    },
+    Terminate {
+        job_id: u32,
+    },
 }
 
 /// An RPC to a slurmd, in that node's protocol version.
@@ -160,7 +184,9 @@ impl Controller {
                 self.tick(now, &mut fx);
                 Reply::Rc(SLURM_SUCCESS)
             }
-            Command::Register { msg, version, uid } => self.register(now, &msg, version, uid, &mut fx),
+            Command::Register { msg, version, uid } => {
+                self.register(now, &msg, version, uid, &mut fx)
+            }
             Command::NodeResponded {
                 node,
                 cpu_load,
@@ -279,14 +305,20 @@ impl Controller {
         let problem = if overrides {
             None
         } else if m.cpus < n.def.cpus {
-            Some(format!("Low CPUs (reported:{} < configured:{})", m.cpus, n.def.cpus))
+            Some(format!(
+                "Low CPUs (reported:{} < configured:{})",
+                m.cpus, n.def.cpus
+            ))
         } else if m.real_memory < n.def.real_memory {
             Some(format!(
                 "Low RealMemory (reported:{} < 100.00% of configured:{})",
                 m.real_memory, n.def.real_memory
             ))
         } else if m.tmp_disk < n.def.tmp_disk {
-            Some(format!("Low TmpDisk (reported:{} < configured:{})", m.tmp_disk, n.def.tmp_disk))
+            Some(format!(
+                "Low TmpDisk (reported:{} < configured:{})",
+                m.tmp_disk, n.def.tmp_disk
+            ))
         } else {
             None
         };
@@ -302,12 +334,12 @@ impl Controller {
             match n.base {
                 Base::Unknown => n.base = Base::Up,
                 Base::Down => {
-                    let back = match (rts, n.down_cause) {
-                        (_, Some(DownCause::InvalidRegistration)) => true,
-                        (1, Some(DownCause::NotResponding)) => true,
-                        (2, _) => true,
-                        _ => false,
-                    };
+                    let back = matches!(
+                        (rts, n.down_cause),
+                        (_, Some(DownCause::InvalidRegistration))
+                            | (1, Some(DownCause::NotResponding))
+                            | (2, _)
+                    );
                     if back {
                         tracing::info!(node = n.name(), "node returned to service");
                         n.base = Base::Up;
@@ -363,14 +395,26 @@ impl Controller {
         }
         // Back from a timeout: registration decides ReturnToService.
         if n.base == Base::Down && n.down_cause == Some(DownCause::NotResponding) {
-            if let Some(o) = msgs::outbound(n, Message::RequestNodeRegistrationStatus(Default::default()), Purpose::Reregister) {
+            if let Some(o) = msgs::outbound(
+                n,
+                Message::RequestNodeRegistrationStatus(Default::default()),
+                Purpose::Reregister,
+            ) {
                 fx.push(Effect::Send(Box::new(o)));
             }
         }
         Reply::Rc(SLURM_SUCCESS)
     }
 
-    fn set_node_down(&mut self, now: Time, i: usize, cause: DownCause, reason: String, uid: u32, fx: &mut Vec<Effect>) {
+    fn set_node_down(
+        &mut self,
+        now: Time,
+        i: usize,
+        cause: DownCause,
+        reason: String,
+        uid: u32,
+        fx: &mut Vec<Effect>,
+    ) {
         let n = &mut self.nodes[i];
         n.base = Base::Down;
         n.down_cause = Some(cause);
@@ -385,7 +429,13 @@ impl Controller {
         }
     }
 
-    fn update_node(&mut self, now: Time, uid: u32, m: &UpdateNodeMsg, fx: &mut Vec<Effect>) -> Reply {
+    fn update_node(
+        &mut self,
+        now: Time,
+        uid: u32,
+        m: &UpdateNodeMsg,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
         if !self.conf.is_admin(uid) {
             tracing::error!(uid, "REQUEST_UPDATE_NODE from non-admin");
             return Reply::Rc(ESLURM_USER_ID_MISSING);
@@ -404,7 +454,11 @@ impl Controller {
             }
         }
         let reason = m.reason.clone().filter(|r| !r.is_empty());
-        let reason_uid = if m.reason_uid == NO_VAL { uid } else { m.reason_uid };
+        let reason_uid = if m.reason_uid == NO_VAL {
+            uid
+        } else {
+            m.reason_uid
+        };
         let state = m.node_state;
         for i in idx {
             if state == NO_VAL || state == INFINITE {
@@ -424,7 +478,11 @@ impl Controller {
                 let n = &mut self.nodes[i];
                 n.drain = false;
                 if state == node::bits::RESUME && n.base == Base::Down {
-                    n.base = if n.protocol_version.is_some() { Base::Up } else { Base::Unknown };
+                    n.base = if n.protocol_version.is_some() {
+                        Base::Up
+                    } else {
+                        Base::Unknown
+                    };
                     n.down_cause = None;
                     n.last_response = now;
                 }
@@ -452,7 +510,13 @@ impl Controller {
 
     // ------------------------------------------------------------ jobs
 
-    fn submit(&mut self, now: Time, user: UserInfo, mut desc: Box<JobDescMsg>, version: ProtocolVersion) -> Reply {
+    fn submit(
+        &mut self,
+        now: Time,
+        user: UserInfo,
+        mut desc: Box<JobDescMsg>,
+        version: ProtocolVersion,
+    ) -> Reply {
         let part = match desc.partition.as_deref() {
             Some(p) if !p.is_empty() => match self.conf.partition_index(p) {
                 Some(i) => i,
@@ -473,7 +537,11 @@ impl Controller {
         let max_time = pdef.max_time();
         let time_limit = if desc.time_limit == NO_VAL {
             let d = pdef.default_time();
-            if d == NO_VAL { max_time } else { d }
+            if d == NO_VAL {
+                max_time
+            } else {
+                d
+            }
         } else {
             desc.time_limit
         };
@@ -489,8 +557,16 @@ impl Controller {
         } else {
             desc.cpus_per_task
         };
-        let min_nodes = if desc.min_nodes == NO_VAL || desc.min_nodes == 0 { 1 } else { desc.min_nodes };
-        let max_nodes = if desc.max_nodes == NO_VAL || desc.max_nodes < min_nodes { min_nodes } else { desc.max_nodes };
+        let min_nodes = if desc.min_nodes == NO_VAL || desc.min_nodes == 0 {
+            1
+        } else {
+            desc.min_nodes
+        };
+        let max_nodes = if desc.max_nodes == NO_VAL || desc.max_nodes < min_nodes {
+            min_nodes
+        } else {
+            desc.max_nodes
+        };
         let num_tasks = if desc.num_tasks == NO_VAL || desc.num_tasks == 0 {
             // Like stock: one task per node when nothing else was asked.
             if desc.ntasks_per_node != NO_VAL16 && desc.ntasks_per_node > 0 {
@@ -501,7 +577,11 @@ impl Controller {
         } else {
             desc.num_tasks
         };
-        let min_cpus = (num_tasks * u32::from(cpus_per_task)).max(if desc.min_cpus == NO_VAL { 1 } else { desc.min_cpus });
+        let min_cpus = (num_tasks * u32::from(cpus_per_task)).max(if desc.min_cpus == NO_VAL {
+            1
+        } else {
+            desc.min_cpus
+        });
         let (mem, mem_per_cpu) = if desc.pn_min_memory == NO_VAL64 {
             (0, false)
         } else if desc.pn_min_memory & MEM_PER_CPU != 0 {
@@ -521,7 +601,9 @@ impl Controller {
         if !sched::could_ever_fit(&self.conf, part, &req) {
             return Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
         }
-        if (pdef.conf.max_nodes != INFINITE && min_nodes > pdef.conf.max_nodes) || min_nodes < pdef.conf.min_nodes {
+        if (pdef.conf.max_nodes != INFINITE && min_nodes > pdef.conf.max_nodes)
+            || min_nodes < pdef.conf.min_nodes
+        {
             if enforce {
                 return Reply::Rc(ESLURM_INVALID_NODE_COUNT);
             }
@@ -561,7 +643,12 @@ impl Controller {
             launch_failed: false,
             cancelled_by: None,
         };
-        tracing::info!(job_id, uid = j.user.uid, part = self.conf.partitions[part].name(), "job submitted");
+        tracing::info!(
+            job_id,
+            uid = j.user.uid,
+            part = self.conf.partitions[part].name(),
+            "job submitted"
+        );
         self.jobs.insert(job_id, j);
         self.last_job_update = now;
         Reply::Submitted { job_id }
@@ -582,10 +669,15 @@ impl Controller {
         pending.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let mut blocked = vec![false; self.conf.partitions.len()];
         for (_, _, job_id) in pending {
-            let Some(j) = self.jobs.get(&job_id) else { continue };
+            let Some(j) = self.jobs.get(&job_id) else {
+                continue;
+            };
             let part = j.part;
             let old_reason = j.state_reason;
-            if matches!(old_reason, job::reason::WAIT_PART_TIME_LIMIT | job::reason::WAIT_PART_NODE_LIMIT) {
+            if matches!(
+                old_reason,
+                job::reason::WAIT_PART_TIME_LIMIT | job::reason::WAIT_PART_NODE_LIMIT
+            ) {
                 continue;
             }
             let new_reason = if !self.conf.partitions[part].is_up() {
@@ -625,7 +717,9 @@ impl Controller {
             n.jobs.insert(job_id);
             n.last_busy = now;
         }
-        let Some(j) = self.jobs.get_mut(&job_id) else { return };
+        let Some(j) = self.jobs.get_mut(&job_id) else {
+            return;
+        };
         j.state = JobState::Running;
         j.state_reason = job::reason::WAIT_NO_REASON;
         j.start_time = now;
@@ -644,7 +738,9 @@ impl Controller {
     /// Ends a running (or pending) job: frees its nodes and asks them to clean up.
     fn end_job(&mut self, now: Time, job_id: u32, state: JobState, fx: &mut Vec<Effect>) {
         let track_mem = sched::memory_is_consumable(&self.conf);
-        let Some(j) = self.jobs.get_mut(&job_id) else { return };
+        let Some(j) = self.jobs.get_mut(&job_id) else {
+            return;
+        };
         let was_running = j.state == JobState::Running;
         j.state = state;
         j.end_time = now;
@@ -677,14 +773,23 @@ impl Controller {
             .completing
             .iter()
             .copied()
-            .filter(|&i| self.nodes[i].base == Base::Down || self.nodes[i].protocol_version.is_none())
+            .filter(|&i| {
+                self.nodes[i].base == Base::Down || self.nodes[i].protocol_version.is_none()
+            })
             .collect();
         for i in dead {
             self.epilog_done_on(now, job_id, i);
         }
     }
 
-    fn kill(&mut self, now: Time, uid: u32, job_id: u32, signal: u16, fx: &mut Vec<Effect>) -> Reply {
+    fn kill(
+        &mut self,
+        now: Time,
+        uid: u32,
+        job_id: u32,
+        signal: u16,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
         let admin = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
@@ -789,7 +894,14 @@ impl Controller {
                 if n.base == Base::Up && n.last_response > 0 && now - n.last_response > timeout {
                     tracing::error!(node = n.name(), "node not responding, setting DOWN");
                     self.nodes[i].no_respond = true;
-                    self.set_node_down(now, i, DownCause::NotResponding, "Not responding".into(), 0, fx);
+                    self.set_node_down(
+                        now,
+                        i,
+                        DownCause::NotResponding,
+                        "Not responding".into(),
+                        0,
+                        fx,
+                    );
                 }
             }
             // Stock pings every SlurmdTimeout/3.
@@ -798,7 +910,11 @@ impl Controller {
                 self.last_ping = now;
                 for n in &self.nodes {
                     if n.base != Base::Future {
-                        if let Some(o) = msgs::outbound(n, Message::RequestPing(Default::default()), Purpose::Ping) {
+                        if let Some(o) = msgs::outbound(
+                            n,
+                            Message::RequestPing(Default::default()),
+                            Purpose::Ping,
+                        ) {
                             fx.push(Effect::Send(Box::new(o)));
                         }
                     }
@@ -810,7 +926,9 @@ impl Controller {
         let expired: Vec<u32> = self
             .jobs
             .values()
-            .filter(|j| j.state == JobState::Running && j.time_limit != INFINITE && j.time_limit != NO_VAL)
+            .filter(|j| {
+                j.state == JobState::Running && j.time_limit != INFINITE && j.time_limit != NO_VAL
+            })
             .filter(|j| now >= j.end_time + over)
             .map(|j| j.job_id)
             .collect();
@@ -824,8 +942,9 @@ impl Controller {
         // Forget finished jobs after MinJobAge.
         let age = i64::from(self.conf.raw.min_job_age);
         let before = self.jobs.len();
-        self.jobs
-            .retain(|_, j| !(j.state.is_finished() && j.completing.is_empty() && now - j.end_time >= age));
+        self.jobs.retain(|_, j| {
+            !(j.state.is_finished() && j.completing.is_empty() && now - j.end_time >= age)
+        });
         if self.jobs.len() != before {
             self.last_job_update = now;
         }
@@ -833,7 +952,11 @@ impl Controller {
     }
 
     fn reconfigure(&mut self, now: Time, conf: ClusterConf) {
-        let old: BTreeMap<String, Node> = self.nodes.drain(..).map(|n| (n.def.name.clone(), n)).collect();
+        let old: BTreeMap<String, Node> = self
+            .nodes
+            .drain(..)
+            .map(|n| (n.def.name.clone(), n))
+            .collect();
         let mut old = old;
         self.nodes = conf
             .nodes
@@ -848,7 +971,12 @@ impl Controller {
             })
             .collect();
         // Jobs keep their partition by name; allocations by node name.
-        let old_parts: Vec<String> = self.conf.partitions.iter().map(|p| p.name().to_string()).collect();
+        let old_parts: Vec<String> = self
+            .conf
+            .partitions
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect();
         let old_names: Vec<String> = self.conf.nodes.iter().map(|n| n.name.clone()).collect();
         for j in self.jobs.values_mut() {
             if let Some(p) = old_parts.get(j.part).and_then(|n| conf.partition_index(n)) {
@@ -856,7 +984,12 @@ impl Controller {
             } else if !j.state.is_finished() {
                 j.part = conf.default_partition.unwrap_or(0);
             }
-            let remap = |i: usize| old_names.get(i).and_then(|n| conf.node_index.get(n)).copied();
+            let remap = |i: usize| {
+                old_names
+                    .get(i)
+                    .and_then(|n| conf.node_index.get(n))
+                    .copied()
+            };
             j.alloc.retain_mut(|a| match remap(a.node) {
                 Some(x) => {
                     a.node = x;

@@ -6,7 +6,9 @@ use super::config::ClusterConf;
 use super::job::Job;
 use super::node::Node;
 use super::{Outbound, Purpose, Time};
-use slurm_wire::msg::cred::{CpuArrayRep, Identity, JobCred, JobCredArg, MemAllocRep, SockCoreRep, VersionedCred};
+use slurm_wire::msg::cred::{
+    CpuArrayRep, Identity, JobCred, JobCredArg, MemAllocRep, SockCoreRep, VersionedCred,
+};
 use slurm_wire::msg::kill::{KillJobMsg, OptCred};
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
 use slurm_wire::pack::{NO_VAL, NO_VAL16};
@@ -65,14 +67,18 @@ fn core_bitmap(nodes: &[Node], j: &Job) -> (u32, BitStr, Vec<SockCoreRep>) {
         }
         off += cores_of(n);
     }
-    let sock = runs(j.alloc.iter().map(|a| (nodes[a.node].def.cores, nodes[a.node].def.sockets)))
-        .into_iter()
-        .map(|((c, s), r)| SockCoreRep {
-            cores_per_socket: c,
-            sockets_per_node: s,
-            sock_core_rep_count: r,
-        })
-        .collect();
+    let sock = runs(
+        j.alloc
+            .iter()
+            .map(|a| (nodes[a.node].def.cores, nodes[a.node].def.sockets)),
+    )
+    .into_iter()
+    .map(|((c, s), r)| SockCoreRep {
+        cores_per_socket: c,
+        sockets_per_node: s,
+        sock_core_rep_count: r,
+    })
+    .collect();
     (total, bm, sock)
 }
 
@@ -89,7 +95,14 @@ fn identity(j: &Job) -> Identity {
     }
 }
 
-fn cred_arg(conf: &ClusterConf, nodes: &[Node], j: &Job, v: ProtocolVersion, now: Time, step: u32) -> JobCredArg {
+fn cred_arg(
+    conf: &ClusterConf,
+    nodes: &[Node],
+    j: &Job,
+    v: ProtocolVersion,
+    now: Time,
+    step: u32,
+) -> JobCredArg {
     let hostlist = job_nodelist(nodes, j);
     let (tot, bm, sock) = core_bitmap(nodes, j);
     let cpu_array = runs(j.alloc.iter().map(|a| a.cpus))
@@ -109,7 +122,11 @@ fn cred_arg(conf: &ClusterConf, nodes: &[Node], j: &Job, v: ProtocolVersion, now
         job_account: opt(&d.account),
         job_constraints: opt(&d.features),
         job_end_time: j.end_time,
-        job_oversubscribe: if v == ProtocolVersion::V24_11 { NO_VAL16 } else { 0 },
+        job_oversubscribe: if v == ProtocolVersion::V24_11 {
+            NO_VAL16
+        } else {
+            0
+        },
         job_partition: Some(conf.partitions[j.part].name().to_string()),
         job_start_time: j.start_time,
         job_std_err: opt(&d.std_err),
@@ -121,7 +138,11 @@ fn cred_arg(conf: &ClusterConf, nodes: &[Node], j: &Job, v: ProtocolVersion, now
         sock_core: sock,
         cpu_array,
         job_nhosts: j.alloc.len() as u32,
-        job_ntasks: if d.num_tasks == NO_VAL { 0 } else { d.num_tasks },
+        job_ntasks: if d.num_tasks == NO_VAL {
+            0
+        } else {
+            d.num_tasks
+        },
         job_hostlist: Some(hostlist),
         ..Default::default()
     }
@@ -130,7 +151,10 @@ fn cred_arg(conf: &ClusterConf, nodes: &[Node], j: &Job, v: ProtocolVersion, now
 fn job_mem_runs(j: &Job) -> Vec<MemAllocRep> {
     runs(j.alloc.iter().map(|a| a.mem))
         .into_iter()
-        .map(|(mem_alloc, rep_count)| MemAllocRep { mem_alloc, rep_count })
+        .map(|(mem_alloc, rep_count)| MemAllocRep {
+            mem_alloc,
+            rep_count,
+        })
         .collect()
 }
 
@@ -146,7 +170,11 @@ pub fn batch_launch(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> O
     arg.job_mem_alloc = job_mem_runs(j);
     let mut env = d.environment.clone();
     if let Some(name) = d.name.as_deref() {
-        if !env.iter().flatten().any(|e| e.starts_with("SLURM_JOB_NAME=")) {
+        if !env
+            .iter()
+            .flatten()
+            .any(|e| e.starts_with("SLURM_JOB_NAME="))
+        {
             env.push(Some(format!("SLURM_JOB_NAME={name}")));
         }
     }
@@ -156,8 +184,16 @@ pub fn batch_launch(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> O
         uid: j.user.uid,
         gid: j.user.gid,
         partition: Some(conf.partitions[j.part].name().to_string()),
-        ntasks: if d.num_tasks == NO_VAL { 0 } else { d.num_tasks },
-        pn_min_memory: if j.mem_per_cpu { j.mem | super::MEM_PER_CPU } else { j.mem },
+        ntasks: if d.num_tasks == NO_VAL {
+            0
+        } else {
+            d.num_tasks
+        },
+        pn_min_memory: if j.mem_per_cpu {
+            j.mem | super::MEM_PER_CPU
+        } else {
+            j.mem
+        },
         open_mode: d.open_mode,
         array_task_id: NO_VAL,
         acctg_freq: opt(&d.acctg_freq),
@@ -181,7 +217,11 @@ pub fn batch_launch(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> O
                 signature: None,
             }),
         },
-        select_plugin_id: if v < ProtocolVersion::V23_02 { SELECT_CONS_TRES } else { 0 },
+        select_plugin_id: if v < ProtocolVersion::V23_02 {
+            SELECT_CONS_TRES
+        } else {
+            0
+        },
         account: opt(&d.account),
         qos: opt(&d.qos),
         resv_name: opt(&d.reservation),
@@ -190,7 +230,11 @@ pub fn batch_launch(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> O
         cpu_freq_gov: d.cpu_freq_gov,
         ..Default::default()
     };
-    super::msgs::outbound(host, Message::RequestBatchJobLaunch(msg), super::Purpose::Launch { job_id: j.job_id })
+    super::msgs::outbound(
+        host,
+        Message::RequestBatchJobLaunch(msg),
+        super::Purpose::Launch { job_id: j.job_id },
+    )
 }
 
 /// REQUEST_TERMINATE_JOB to every node still completing the job.
@@ -219,13 +263,21 @@ pub fn terminate(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> Vec<
                 job_uid: j.user.uid,
                 job_gid: j.user.gid,
                 nodes: Some(hostlist.clone()),
-                select_plugin_id: if v < ProtocolVersion::V23_02 { SELECT_CONS_TRES } else { 0 },
+                select_plugin_id: if v < ProtocolVersion::V23_02 {
+                    SELECT_CONS_TRES
+                } else {
+                    0
+                },
                 start_time: j.start_time,
                 time: now,
                 work_dir: opt(&j.desc.work_dir),
                 ..Default::default()
             };
-            outbound(n, Message::RequestTerminateJob(msg), Purpose::Terminate { job_id: j.job_id })
+            outbound(
+                n,
+                Message::RequestTerminateJob(msg),
+                Purpose::Terminate { job_id: j.job_id },
+            )
         })
         .collect()
 }
