@@ -1,4 +1,4 @@
-//! slurmctld-rs: accepts the stock slurmctld's command line.
+//! slurmctld-rs: the controller daemon, with the stock slurmctld's command line.
 
 use clap::{ArgAction, Parser};
 use std::path::PathBuf;
@@ -46,8 +46,112 @@ struct Args {
     verbose: u8,
 }
 
+/// Log verbosity: SlurmctldDebug raised by each -v (stock's rule).
+fn level(conf: slurm_conf::LogLevel, verbose: u8) -> tracing::Level {
+    let n = (conf as u8).saturating_add(verbose);
+    match n {
+        0..=2 => tracing::Level::ERROR,
+        3 => tracing::Level::INFO,
+        4 | 5 => tracing::Level::DEBUG,
+        _ => tracing::Level::TRACE,
+    }
+}
+
+fn init_logging(args: &Args, conf: &slurm_conf::SlurmConf) -> Result<(), String> {
+    use tracing_subscriber::prelude::*;
+    let lvl = level(conf.slurmctld_debug, args.verbose);
+    let filter = tracing_subscriber::filter::LevelFilter::from_level(lvl);
+    let file = args
+        .logfile
+        .clone()
+        .or_else(|| conf.slurmctld_log_file.as_ref().map(PathBuf::from));
+    let file_layer = match file {
+        Some(p) => {
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&p)
+                .map_err(|e| format!("cannot open log file {}: {e}", p.display()))?;
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(false)
+                    .with_writer(std::sync::Mutex::new(f)),
+            )
+        }
+        None => None,
+    };
+    // In the foreground, stderr too (as stock does with -D).
+    let stderr_layer = (args.foreground || file_layer.is_none())
+        .then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(file_layer)
+        .with(stderr_layer)
+        .try_init()
+        .map_err(|e| e.to_string())
+}
+
+/// Removes the PID file when the daemon exits.
+struct PidFile(PathBuf);
+
+impl PidFile {
+    fn create(path: &str) -> std::io::Result<Self> {
+        std::fs::write(path, format!("{}\n", std::process::id()))?;
+        Ok(PidFile(PathBuf::from(path)))
+    }
+}
+
+impl Drop for PidFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
-    eprintln!("slurmctld-rs: the controller is not implemented yet (args: {args:?})");
-    ExitCode::FAILURE
+    let path = slurm_conf::locate_config(args.conf.as_deref());
+    let conf = match slurm_conf::SlurmConf::from_file(&path) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("slurmctld-rs: {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    if !args.foreground {
+        // Before any thread exists: fork is only safe here.
+        if let Err(e) = nix::unistd::daemon(args.chdir, false) {
+            eprintln!("slurmctld-rs: cannot daemonize: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if let Err(e) = init_logging(&args, &conf) {
+        eprintln!("slurmctld-rs: {e}");
+        return ExitCode::FAILURE;
+    }
+    if let Some(n) = args.nice {
+        // SAFETY: plain libc call with no pointers.
+        unsafe { libc::nice(n) };
+    }
+    let _pid = match PidFile::create(&conf.slurmctld_pid_file) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            tracing::warn!("cannot write pid file {}: {e}", conf.slurmctld_pid_file);
+            None
+        }
+    };
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!("cannot start runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(slurmctld::daemon::run(path, None)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("fatal: {e}");
+            eprintln!("slurmctld-rs: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

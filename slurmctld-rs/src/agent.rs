@@ -1,0 +1,160 @@
+//! Carries out [`Effect`]s: outbound RPCs to slurmd, each on its own task,
+//! results fed back to the state machine as commands.
+
+use crate::daemon::Shared;
+use crate::state::{Command, Effect, Outbound, Purpose};
+use slurm_rpc::{call, AuthCtx, RpcError};
+use slurm_wire::auth::{Audience, AuthError, AuthPlugin};
+use slurm_wire::msg::cred::JobCred;
+use slurm_wire::{Message, ProtocolVersion};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How outbound RPCs are authenticated.
+#[derive(Clone)]
+pub struct Agent {
+    pub ctx: AuthCtx,
+    /// Requests to slurmd are restricted to SlurmdUser.
+    pub slurmd_uid: u32,
+    pub timeout: Duration,
+}
+
+/// Signs a job credential as stock does: munge over the packed fields,
+/// decodable by anyone (slurmd and slurmstepd check the signer is SlurmUser).
+pub fn sign_cred(
+    plugin: &dyn AuthPlugin,
+    cred: &mut JobCred,
+    v: ProtocolVersion,
+) -> Result<(), AuthError> {
+    let bytes = cred.signed_bytes(v);
+    cred.signature = Some(plugin.create(&bytes, Audience::Any)?);
+    Ok(())
+}
+
+fn sign_all(
+    plugin: &dyn AuthPlugin,
+    msg: &mut Message,
+    v: ProtocolVersion,
+) -> Result<(), AuthError> {
+    match msg {
+        Message::RequestBatchJobLaunch(m) => {
+            let cv = ProtocolVersion::from_wire(m.cred.cred_version).unwrap_or(v);
+            sign_cred(plugin, &mut m.cred.cred, cv)
+        }
+        Message::RequestTerminateJob(m)
+        | Message::RequestKillTimelimit(m)
+        | Message::RequestAbortJob(m) => match m.cred.0.as_mut() {
+            Some(c) => sign_cred(plugin, c, v),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+impl Agent {
+    pub fn dispatch(&self, sh: &Arc<Shared>, effects: Vec<Effect>) {
+        for e in effects {
+            match e {
+                Effect::Send(o) => {
+                    let me = self.clone();
+                    let sh = sh.clone();
+                    tokio::spawn(async move { me.send(sh, *o).await });
+                }
+            }
+        }
+    }
+
+    async fn exchange(&self, o: &mut Outbound) -> Result<Message, RpcError> {
+        let plugin = self.ctx.plugin.clone();
+        let (mut msg, v) = (
+            std::mem::replace(&mut o.msg, Message::RequestPing(Default::default())),
+            o.version,
+        );
+        let msg = tokio::task::spawn_blocking(move || {
+            sign_all(plugin.as_ref(), &mut msg, v).map(|_| msg)
+        })
+        .await
+        .map_err(|e| RpcError::Io(std::io::Error::other(e)))??;
+        let addr = tokio::net::lookup_host((o.addr.as_str(), o.port))
+            .await?
+            .next()
+            .ok_or_else(|| {
+                RpcError::Io(std::io::Error::other(format!("cannot resolve {}", o.addr)))
+            })?;
+        let (_, reply) = call(
+            &self.ctx,
+            addr,
+            v,
+            &msg,
+            Audience::Uid(self.slurmd_uid),
+            self.timeout,
+        )
+        .await?;
+        Ok(reply)
+    }
+
+    async fn send(&self, sh: Arc<Shared>, mut o: Outbound) {
+        let ty = o.msg.msg_type();
+        let res = self.exchange(&mut o).await;
+        tracing::debug!(node = o.node, version = %o.version, "{ty} -> {:?}", res.as_ref().map(|m| m.msg_type()));
+        let cmd = match (&o.purpose, res) {
+            (Purpose::Ping, Ok(Message::ResponsePingSlurmd(p))) => Some(Command::NodeResponded {
+                node: o.node.clone(),
+                cpu_load: p.cpu_load,
+                free_mem: p.free_mem,
+            }),
+            (Purpose::Ping, Ok(_)) => {
+                let snap = sh.snapshot();
+                let (cpu_load, free_mem) = snap
+                    .node_index(&o.node)
+                    .map(|i| (snap.nodes[i].cpu_load, snap.nodes[i].free_mem))
+                    .unwrap_or((0, 0));
+                Some(Command::NodeResponded {
+                    node: o.node.clone(),
+                    cpu_load,
+                    free_mem,
+                })
+            }
+            (Purpose::Ping, Err(e)) => {
+                tracing::warn!(node = o.node, "ping failed: {e}");
+                Some(Command::NodeUnreachable {
+                    node: o.node.clone(),
+                })
+            }
+            (Purpose::Launch { job_id }, Ok(Message::ResponseSlurmRc(rc)))
+                if rc.return_code != 0 =>
+            {
+                Some(Command::LaunchFailed {
+                    job_id: *job_id,
+                    node: o.node.clone(),
+                    rc: rc.return_code as i32,
+                })
+            }
+            (Purpose::Launch { job_id }, Err(e)) => {
+                tracing::error!(node = o.node, job_id, "batch launch failed: {e}");
+                Some(Command::LaunchFailed {
+                    job_id: *job_id,
+                    node: o.node.clone(),
+                    rc: slurm_wire::errno::SLURM_ERROR,
+                })
+            }
+            (Purpose::Terminate { job_id }, Ok(Message::ResponseSlurmRc(rc)))
+                if rc.return_code as i32
+                    == slurm_wire::errno::ESLURMD_KILL_JOB_ALREADY_COMPLETE =>
+            {
+                Some(Command::TerminateDone {
+                    job_id: *job_id,
+                    node: o.node.clone(),
+                })
+            }
+            (Purpose::Terminate { job_id }, Err(e)) => {
+                tracing::error!(node = o.node, job_id, "terminate failed: {e}");
+                None
+            }
+            _ => None,
+        };
+        if let Some(cmd) = cmd {
+            sh.exec(cmd).await;
+        }
+    }
+}

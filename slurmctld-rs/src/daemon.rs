@@ -1,0 +1,226 @@
+//! The tokio shell around the state machine: one actor task owns the
+//! [`Controller`] and applies commands in order; after each command it
+//! publishes a snapshot that read RPCs use without waiting.
+
+use crate::agent::Agent;
+use crate::handlers::{self, Control};
+use crate::state::config::{ClusterConf, ConfigError};
+use crate::state::{Command, Controller, Reply};
+use arc_swap::ArcSwap;
+use slurm_conf::SlurmConf;
+use slurm_rpc::AuthCtx;
+use slurm_wire::auth::munge::MungeAuth;
+use slurm_wire::auth::VerifyPolicy;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// Why the daemon could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Conf(#[from] slurm_conf::ConfError),
+    #[error("{0}")]
+    Config(#[from] ConfigError),
+    #[error("SlurmUser {0} does not exist")]
+    NoSuchUser(String),
+    #[error("cannot listen on port {port}: {err}")]
+    Bind { port: u16, err: std::io::Error },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+type Request = (Command, oneshot::Sender<Reply>);
+
+/// What request handlers and the agent share.
+pub struct Shared {
+    snap: ArcSwap<Controller>,
+    tx: mpsc::Sender<Request>,
+    ctl: mpsc::UnboundedSender<Control>,
+    pub slurm_user_name: String,
+}
+
+impl Shared {
+    pub fn snapshot(&self) -> Arc<Controller> {
+        self.snap.load_full()
+    }
+
+    /// Runs a command through the actor and waits for its reply.
+    pub async fn exec(&self, cmd: Command) -> Reply {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send((cmd, tx)).await.is_err() {
+            return Reply::Rc(slurm_wire::errno::SLURM_ERROR);
+        }
+        rx.await
+            .unwrap_or(Reply::Rc(slurm_wire::errno::SLURM_ERROR))
+    }
+
+    pub fn control(&self, c: Control) {
+        let _ = self.ctl.send(c);
+    }
+}
+
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Reads slurm.conf and resolves SlurmUser.
+pub fn load(path: &Path) -> Result<(ClusterConf, String, u32), StartError> {
+    let conf = SlurmConf::from_file(path)?;
+    for w in &conf.warnings {
+        tracing::warn!("{w}");
+    }
+    let user = conf.slurm_user.clone();
+    let uid = uid_of(&user)?;
+    let slurmd_uid = uid_of(&conf.slurmd_user)?;
+    Ok((ClusterConf::new(conf, uid)?, user, slurmd_uid))
+}
+
+fn uid_of(name: &str) -> Result<u32, StartError> {
+    if let Ok(n) = name.parse::<u32>() {
+        return Ok(n);
+    }
+    match nix::unistd::User::from_name(name) {
+        Ok(Some(u)) => Ok(u.uid.as_raw()),
+        _ => Err(StartError::NoSuchUser(name.to_string())),
+    }
+}
+
+/// `AuthInfo=socket=...,ttl=...` for the munge plugin.
+pub fn munge_from(auth_info: Option<&str>) -> MungeAuth {
+    let mut m = MungeAuth::default();
+    for kv in auth_info.unwrap_or("").split(',') {
+        match kv.split_once('=') {
+            Some(("socket", s)) => m.socket = Some(PathBuf::from(s)),
+            Some(("ttl", t)) => m.ttl = t.parse().ok(),
+            _ => {}
+        }
+    }
+    m
+}
+
+/// Runs the controller until shutdown. `conf_path` is re-read on reconfigure.
+pub async fn run(
+    conf_path: PathBuf,
+    listener: Option<tokio::net::TcpListener>,
+) -> Result<(), StartError> {
+    let (cluster, user_name, slurmd_uid) = load(&conf_path)?;
+    let raw = cluster.raw.clone();
+    let port = raw.slurmctld_port.first;
+    let listener = match listener {
+        Some(l) => l,
+        None => tokio::net::TcpListener::bind(("0.0.0.0", port))
+            .await
+            .map_err(|err| StartError::Bind { port, err })?,
+    };
+    tracing::info!(
+        "slurmctld-rs {} started on port {}, cluster {}",
+        env!("CARGO_PKG_VERSION"),
+        listener.local_addr()?.port(),
+        raw.cluster_name.as_deref().unwrap_or("(null)")
+    );
+    let ctx = AuthCtx {
+        plugin: Arc::new(munge_from(raw.auth_info.as_deref())),
+        slurm_user_uid: cluster.slurm_user_uid,
+        policy: VerifyPolicy {
+            block_null_hash: raw.communication_parameters.has("block_null_hash"),
+            block_zero_hash: raw.communication_parameters.has("block_zero_hash"),
+        },
+    };
+    let timeout = Duration::from_secs(u64::from(raw.message_timeout.max(1)));
+    let agent = Agent {
+        ctx: ctx.clone(),
+        slurmd_uid,
+        timeout,
+    };
+    let ctrl = Controller::new(cluster, now());
+    let (tx, mut rx) = mpsc::channel::<Request>(1024);
+    let (ctl_tx, mut ctl_rx) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared {
+        snap: ArcSwap::from_pointee(ctrl.clone()),
+        tx: tx.clone(),
+        ctl: ctl_tx.clone(),
+        slurm_user_name: user_name,
+    });
+
+    // The actor: the only writer.
+    let sh = shared.clone();
+    let actor = tokio::spawn(async move {
+        let mut ctrl = ctrl;
+        while let Some((cmd, reply)) = rx.recv().await {
+            let (r, fx) = ctrl.apply(now(), cmd);
+            sh.snap.store(Arc::new(ctrl.clone()));
+            agent.dispatch(&sh, fx);
+            let _ = reply.send(r);
+        }
+    });
+
+    let ticker = {
+        let sh = shared.clone();
+        tokio::spawn(async move {
+            let mut iv = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                iv.tick().await;
+                sh.exec(Command::Tick).await;
+            }
+        })
+    };
+
+    let server = {
+        let sh = shared.clone();
+        tokio::spawn(slurm_rpc::serve(listener, ctx, timeout, move |req| {
+            handlers::handle(sh.clone(), req)
+        }))
+    };
+
+    let signals = {
+        let ctl = ctl_tx.clone();
+        tokio::spawn(async move {
+            use tokio::signal::unix::{signal, SignalKind};
+            let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::hangup()),
+            ) else {
+                tracing::error!("cannot install signal handlers");
+                return;
+            };
+            loop {
+                let c = tokio::select! {
+                    _ = term.recv() => Control::Shutdown,
+                    _ = int.recv() => Control::Shutdown,
+                    _ = hup.recv() => Control::Reconfigure,
+                };
+                let _ = ctl.send(c);
+            }
+        })
+    };
+
+    while let Some(c) = ctl_rx.recv().await {
+        match c {
+            Control::Shutdown => {
+                tracing::info!("shutting down");
+                break;
+            }
+            Control::Reconfigure => match load(&conf_path) {
+                Ok((cluster, _, _)) => {
+                    tracing::info!("reconfigured from {}", conf_path.display());
+                    shared.exec(Command::Reconfigure(Box::new(cluster))).await;
+                }
+                Err(e) => tracing::error!("reconfigure failed, keeping the old configuration: {e}"),
+            },
+        }
+    }
+    // Let the shutdown reply reach its client before the listener goes.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.abort();
+    ticker.abort();
+    signals.abort();
+    drop(tx);
+    actor.abort();
+    Ok(())
+}

@@ -1,0 +1,215 @@
+//! One function per RPC: decode -> command (or snapshot read) -> reply.
+
+use crate::build_info::build_info;
+use crate::daemon::Shared;
+use crate::state::job::UserInfo;
+use crate::state::{Command, Reply};
+use crate::views;
+use slurm_rpc::{rc_message, Incoming};
+use slurm_wire::errno::*;
+use slurm_wire::msg::job::SubmitResponseMsg;
+use slurm_wire::pack::NO_VAL;
+use slurm_wire::types::StepId;
+use slurm_wire::Message;
+use std::sync::Arc;
+
+/// What the daemon should do besides replying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Shutdown,
+    Reconfigure,
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Handles one authenticated request; None for one-way messages.
+pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
+    let v = req.version();
+    let uid = req.identity.uid;
+    let admin = sh.snapshot().conf.is_admin(uid);
+    let ty = req.msg.msg_type();
+    let reply = match req.msg {
+        Message::RequestPing(_) => rc_message(SLURM_SUCCESS),
+        Message::RequestBuildInfo(_) => {
+            let snap = sh.snapshot();
+            Message::ResponseBuildInfo(build_info(&snap, &sh.slurm_user_name, now(), v))
+        }
+        Message::RequestShutdown(_) | Message::RequestReconfigure(_) if !admin => {
+            tracing::error!(uid, "{ty} from non-admin refused");
+            rc_message(ESLURM_USER_ID_MISSING)
+        }
+        Message::RequestShutdown(_) => {
+            sh.control(Control::Shutdown);
+            rc_message(SLURM_SUCCESS)
+        }
+        Message::RequestReconfigure(_) => {
+            sh.control(Control::Reconfigure);
+            rc_message(SLURM_SUCCESS)
+        }
+        Message::RequestNodeInfo(_) => {
+            Message::ResponseNodeInfo(views::node_info_msg(&sh.snapshot(), v))
+        }
+        Message::RequestNodeInfoSingle(m) => {
+            let snap = sh.snapshot();
+            match m
+                .node_name
+                .as_deref()
+                .and_then(|n| views::node_info_single(&snap, n, v))
+            {
+                Some(info) => Message::ResponseNodeInfo(info),
+                // Stock answers an unknown name with an empty list.
+                None => Message::ResponseNodeInfo(slurm_wire::msg::node::NodeInfoMsg {
+                    last_update: snap.last_node_update,
+                    hidden_nodes: None,
+                    node_array: Vec::new(),
+                }),
+            }
+        }
+        Message::RequestPartitionInfo(_) => {
+            Message::ResponsePartitionInfo(views::partition_info_msg(&sh.snapshot(), v))
+        }
+        Message::RequestJobInfo(m) => {
+            let snap = sh.snapshot();
+            let ids = m.job_ids.as_deref();
+            Message::ResponseJobInfo(views::job_info_msg(&snap, ids, None, v))
+        }
+        Message::RequestJobInfoSingle(m) => {
+            let snap = sh.snapshot();
+            if snap.jobs.contains_key(&m.step_id.job_id) {
+                Message::ResponseJobInfo(views::job_info_msg(
+                    &snap,
+                    Some(&[m.step_id.job_id]),
+                    None,
+                    v,
+                ))
+            } else {
+                rc_message(ESLURM_INVALID_JOB_ID)
+            }
+        }
+        Message::MessageNodeRegistrationStatus(m) => {
+            let cmd = Command::Register {
+                msg: Box::new(m),
+                version: v,
+                uid,
+            };
+            match sh.exec(cmd).await {
+                Reply::Registered { node } => Message::ResponseNodeRegistration(
+                    views::registration_resp(&sh.snapshot(), node),
+                ),
+                Reply::Rc(rc) => rc_message(rc),
+                Reply::Submitted { .. } => rc_message(SLURM_ERROR),
+            }
+        }
+        Message::RequestUpdateNode(m) => rc_of(
+            sh.exec(Command::UpdateNode {
+                uid,
+                msg: Box::new(m),
+            })
+            .await,
+        ),
+        Message::RequestSubmitBatchJob(desc) => {
+            let user = lookup_user(uid, req.identity.gid);
+            match sh
+                .exec(Command::Submit {
+                    user,
+                    desc: Box::new(desc),
+                    version: v,
+                })
+                .await
+            {
+                Reply::Submitted { job_id } => Message::ResponseSubmitBatchJob(SubmitResponseMsg {
+                    step_id: StepId {
+                        sluid: 0,
+                        job_id,
+                        step_id: StepId::BATCH_SCRIPT,
+                        step_het_comp: NO_VAL,
+                    },
+                    error_code: 0,
+                    job_submit_user_msg: None,
+                }),
+                r => rc_of(r),
+            }
+        }
+        Message::RequestKillJob(m) | Message::RequestCancelJobStep(m) => {
+            let job_id = match m.sjob_id.as_deref().map(str::parse::<u32>) {
+                Some(Ok(id)) => id,
+                Some(Err(_)) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
+                None => m.step_id.job_id,
+            };
+            // A single step other than the batch script is not modelled yet.
+            if m.step_id.step_id != NO_VAL
+                && m.step_id.step_id != StepId::BATCH_SCRIPT
+                && m.sjob_id.is_none()
+            {
+                return Some(rc_message(ESLURM_NOT_SUPPORTED));
+            }
+            rc_of(
+                sh.exec(Command::Kill {
+                    uid,
+                    job_id,
+                    signal: m.signal,
+                })
+                .await,
+            )
+        }
+        Message::RequestCompleteBatchScript(m) => rc_of(
+            sh.exec(Command::BatchComplete {
+                uid,
+                job_id: m.step_id.job_id,
+                job_rc: m.job_rc,
+                slurm_rc: m.slurm_rc,
+                node: m.node_name,
+            })
+            .await,
+        ),
+        Message::MessageEpilogComplete(m) => rc_of(
+            sh.exec(Command::EpilogComplete {
+                uid,
+                job_id: m.step_id.0.job_id,
+                node: m.node_name,
+                rc: m.return_code,
+            })
+            .await,
+        ),
+        other => {
+            tracing::warn!(uid, "{} is not implemented", other.msg_type());
+            rc_message(ESLURM_NOT_SUPPORTED)
+        }
+    };
+    Some(reply)
+}
+
+fn rc_of(r: Reply) -> Message {
+    match r {
+        Reply::Rc(rc) => rc_message(rc),
+        Reply::Submitted { .. } | Reply::Registered { .. } => rc_message(SLURM_SUCCESS),
+    }
+}
+
+/// The submitting user's passwd entry and groups, as the job credential
+/// carries them.
+pub fn lookup_user(uid: u32, gid: u32) -> UserInfo {
+    use nix::unistd::{Gid, Uid, User};
+    let mut u = UserInfo {
+        uid,
+        gid,
+        ..Default::default()
+    };
+    if let Ok(Some(pw)) = User::from_uid(Uid::from_raw(uid)) {
+        u.gecos = pw.gecos.to_str().ok().map(str::to_string);
+        u.dir = pw.dir.to_str().map(str::to_string);
+        u.shell = pw.shell.to_str().map(str::to_string);
+        if let Ok(name) = std::ffi::CString::new(pw.name.clone()) {
+            if let Ok(gs) = nix::unistd::getgrouplist(&name, Gid::from_raw(gid)) {
+                u.gids = gs.into_iter().map(|g| g.as_raw()).collect();
+            }
+        }
+        u.name = Some(pw.name);
+    }
+    u
+}

@@ -1,0 +1,17 @@
+//! slurmctld-rs: the Slurm controller.
+//!
+//! * [`state`]: the cluster as a pure state machine (commands in, effects out).
+//! * [`sched`]: node selection over that state.
+//! * [`views`]: wire replies (node/partition/job info, build info) from a snapshot.
+//! * [`handlers`]: decoded RPC -> command or read, and the reply.
+//! * [`agent`]: outbound RPCs to slurmd (effects), results fed back as commands.
+//! * [`daemon`]: the tokio shell: listener, actor, timers, signals.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod agent;
+pub mod build_info;
+pub mod daemon;
+pub mod handlers;
+pub mod sched;
+pub mod state;
+pub mod views;

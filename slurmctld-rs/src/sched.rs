@@ -1,0 +1,132 @@
+//! Node selection, cons_tres-like: CPUs (and memory when it is a consumable
+//! resource) are counted per node. Pure functions over the state.
+
+use crate::state::config::ClusterConf;
+use crate::state::job::{Job, NodeAlloc};
+use crate::state::node::Node;
+
+/// What a job needs, normalised from its description.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+    /// CPUs in all.
+    pub cpus: u32,
+    pub cpus_per_task: u16,
+    /// MiB, per node or (with `mem_per_cpu`) per CPU; 0 = unset.
+    pub mem: u64,
+    pub mem_per_cpu: bool,
+}
+
+impl Request {
+    pub fn of(j: &Job) -> Self {
+        Request {
+            min_nodes: j.min_nodes,
+            max_nodes: j.max_nodes,
+            cpus: j.min_cpus,
+            cpus_per_task: j.cpus_per_task,
+            mem: j.mem,
+            mem_per_cpu: j.mem_per_cpu,
+        }
+    }
+
+    fn mem_on(&self, cpus: u16) -> u64 {
+        if self.mem_per_cpu {
+            self.mem.saturating_mul(u64::from(cpus))
+        } else {
+            self.mem
+        }
+    }
+}
+
+/// `SelectTypeParameters=CR_*_Memory`: memory is allocated, not just checked.
+pub fn memory_is_consumable(conf: &ClusterConf) -> bool {
+    conf.raw
+        .select_type_parameters
+        .iter()
+        .any(|(k, _)| k.to_ascii_uppercase().ends_with("MEMORY"))
+}
+
+/// Whether the partition's configured nodes could ever run `req`, idle.
+pub fn could_ever_fit(conf: &ClusterConf, part: usize, req: &Request) -> bool {
+    let Some(p) = conf.partitions.get(part) else {
+        return false;
+    };
+    let cpt = u32::from(req.cpus_per_task.max(1));
+    let mut usable: Vec<u32> = p
+        .nodes
+        .iter()
+        .filter_map(|&i| conf.nodes.get(i))
+        .filter(|d| {
+            u32::from(d.cpus) >= cpt && req.mem_on(req.cpus_per_task.max(1)) <= d.real_memory
+        })
+        .map(|d| u32::from(d.cpus) / cpt * cpt)
+        .collect();
+    if (usable.len() as u32) < req.min_nodes {
+        return false;
+    }
+    usable.sort_unstable_by(|a, b| b.cmp(a));
+    let total: u32 = usable.iter().take(req.max_nodes as usize).sum();
+    total >= req.cpus
+}
+
+/// Picks nodes for `req` among the partition's free resources, or None.
+pub fn select(
+    conf: &ClusterConf,
+    nodes: &[Node],
+    part: usize,
+    req: &Request,
+) -> Option<Vec<NodeAlloc>> {
+    let p = conf.partitions.get(part)?;
+    let track_mem = memory_is_consumable(conf);
+    let cpt = req.cpus_per_task.max(1);
+    let mut cand: Vec<usize> = p
+        .nodes
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let n = &nodes[i];
+            n.schedulable()
+                && n.free_cpus() >= cpt
+                && (!track_mem || req.mem_on(cpt) <= n.free_memory())
+                && req.mem_on(cpt) <= n.def.real_memory
+        })
+        .collect();
+    // Lowest weight first, then config order (stock's default).
+    cand.sort_by_key(|&i| (nodes[i].def.weight, i));
+    let mut out = Vec::new();
+    let mut remaining = req.cpus;
+    for i in cand {
+        if out.len() as u32 >= req.max_nodes {
+            break;
+        }
+        let n = &nodes[i];
+        let k = out.len() as u32;
+        // Leave one task's worth for each node still needed to reach min_nodes.
+        let reserve = u32::from(cpt) * req.min_nodes.saturating_sub(k + 1);
+        let want = remaining.saturating_sub(reserve).max(u32::from(cpt));
+        let mut free = u32::from(n.free_cpus()) / u32::from(cpt) * u32::from(cpt);
+        if track_mem && req.mem > 0 && req.mem_per_cpu {
+            let by_mem =
+                (n.free_memory() / req.mem.max(1)) as u32 / u32::from(cpt) * u32::from(cpt);
+            free = free.min(by_mem);
+        }
+        let take = want.min(free);
+        if take == 0 {
+            continue;
+        }
+        let take = take.div_ceil(u32::from(cpt)) * u32::from(cpt);
+        let cpus = u16::try_from(take).unwrap_or(u16::MAX);
+        let mem = if req.mem == 0 && track_mem {
+            n.free_memory()
+        } else {
+            req.mem_on(cpus)
+        };
+        out.push(NodeAlloc { node: i, cpus, mem });
+        remaining = remaining.saturating_sub(take);
+        if remaining == 0 && out.len() as u32 >= req.min_nodes {
+            return Some(out);
+        }
+    }
+    None
+}

@@ -1,0 +1,151 @@
+//! A job as the controller keeps it.
+
+use slurm_wire::msg::job_desc::JobDescMsg;
+use slurm_wire::ProtocolVersion;
+
+/// `job_states` from slurm.h (the base values).
+pub mod bits {
+    pub const PENDING: u32 = 0;
+    pub const RUNNING: u32 = 1;
+    pub const COMPLETE: u32 = 3;
+    pub const CANCELLED: u32 = 4;
+    pub const FAILED: u32 = 5;
+    pub const TIMEOUT: u32 = 6;
+    pub const NODE_FAIL: u32 = 7;
+    pub const LAUNCH_FAILED: u32 = 1 << 8;
+    pub const COMPLETING: u32 = 1 << 15;
+}
+
+/// `job_state_reason` values used here.
+pub mod reason {
+    pub const WAIT_NO_REASON: u32 = 0;
+    pub const WAIT_PRIORITY: u32 = 1;
+    pub const WAIT_RESOURCES: u32 = 3;
+    pub const WAIT_PART_NODE_LIMIT: u32 = 4;
+    pub const WAIT_PART_TIME_LIMIT: u32 = 5;
+    pub const WAIT_PART_DOWN: u32 = 6;
+    pub const FAIL_DOWN_NODE: u32 = 20;
+    pub const FAIL_LAUNCH: u32 = 23;
+    pub const FAIL_EXIT_CODE: u32 = 24;
+    pub const FAIL_TIMEOUT: u32 = 25;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Pending,
+    Running,
+    Complete,
+    Cancelled,
+    Failed,
+    Timeout,
+    NodeFail,
+}
+
+impl JobState {
+    pub fn base_bits(self) -> u32 {
+        match self {
+            JobState::Pending => bits::PENDING,
+            JobState::Running => bits::RUNNING,
+            JobState::Complete => bits::COMPLETE,
+            JobState::Cancelled => bits::CANCELLED,
+            JobState::Failed => bits::FAILED,
+            JobState::Timeout => bits::TIMEOUT,
+            JobState::NodeFail => bits::NODE_FAIL,
+        }
+    }
+    pub fn is_finished(self) -> bool {
+        !matches!(self, JobState::Pending | JobState::Running)
+    }
+}
+
+/// The submitting user, resolved by the daemon shell from the uid in the
+/// credential (the state machine does no passwd lookups).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UserInfo {
+    pub uid: u32,
+    pub gid: u32,
+    pub name: Option<String>,
+    pub gecos: Option<String>,
+    pub dir: Option<String>,
+    pub shell: Option<String>,
+    pub gids: Vec<u32>,
+}
+
+/// Resources held on one node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeAlloc {
+    pub node: usize,
+    pub cpus: u16,
+    pub mem: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub job_id: u32,
+    pub user: UserInfo,
+    pub part: usize,
+    pub state: JobState,
+    /// Epilogs still running on these nodes (the COMPLETING flag).
+    pub completing: Vec<usize>,
+    pub state_reason: u32,
+    pub state_desc: Option<String>,
+    pub submit_time: i64,
+    pub eligible_time: i64,
+    pub start_time: i64,
+    pub end_time: i64,
+    /// Minutes, INFINITE when unlimited.
+    pub time_limit: u32,
+    pub priority: u32,
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+    pub num_tasks: u32,
+    pub cpus_per_task: u16,
+    /// CPUs the job asked for in all (`min_cpus`).
+    pub min_cpus: u32,
+    /// MiB per node, or per CPU when `mem_per_cpu`.
+    pub mem: u64,
+    pub mem_per_cpu: bool,
+    pub alloc: Vec<NodeAlloc>,
+    pub batch_host: Option<usize>,
+    /// Wait status of the batch script (upstream's `exit_code`).
+    pub exit_code: u32,
+    pub derived_ec: u32,
+    /// The request as sent, for the launch message (script, env, argv ...).
+    pub desc: Box<JobDescMsg>,
+    pub submit_version: ProtocolVersion,
+    pub launch_failed: bool,
+    pub cancelled_by: Option<u32>,
+}
+
+impl Job {
+    pub fn state_word(&self) -> u32 {
+        let mut w = self.state.base_bits();
+        if !self.completing.is_empty() {
+            w |= bits::COMPLETING;
+        }
+        if self.launch_failed {
+            w |= bits::LAUNCH_FAILED;
+        }
+        w
+    }
+
+    pub fn name(&self) -> Option<&str> {
+        self.desc.name.as_deref()
+    }
+
+    pub fn alloc_cpus(&self) -> u32 {
+        self.alloc.iter().map(|a| u32::from(a.cpus)).sum()
+    }
+
+    /// End of the time limit for a job started at `start`.
+    pub fn limit_end(&self, start: i64) -> i64 {
+        if self.time_limit == slurm_wire::pack::INFINITE
+            || self.time_limit == slurm_wire::pack::NO_VAL
+        {
+            // Stock shows a year ahead for unlimited jobs.
+            start + 365 * 24 * 3600
+        } else {
+            start + i64::from(self.time_limit) * 60
+        }
+    }
+}

@@ -1,0 +1,1010 @@
+//! The controller as a pure state machine: [`Command`]s in, a [`Reply`] and
+//! [`Effect`]s out, time passed in. No I/O happens here, so the same
+//! commands replayed give the same state (tests, simulation, and later the
+//! StateSaveLocation write-ahead log, which is simply the command stream).
+
+pub mod config;
+pub mod job;
+pub mod msgs;
+pub mod node;
+
+use crate::sched;
+use config::ClusterConf;
+use job::{Job, JobState, NodeAlloc, UserInfo};
+use node::{Base, DownCause, Node, Reported};
+use slurm_wire::errno::*;
+use slurm_wire::msg::job_desc::JobDescMsg;
+use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
+use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16, NO_VAL64};
+use slurm_wire::{Message, ProtocolVersion};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Unix seconds; the only clock the state machine knows.
+pub type Time = i64;
+
+/// `MEM_PER_CPU`: the top bit of `pn_min_memory` means "per CPU".
+pub const MEM_PER_CPU: u64 = 0x8000_0000_0000_0000;
+/// Signal numbers used by scancel.
+pub const SIGKILL: u16 = 9;
+
+/// Everything that changes the cluster.
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// Periodic: node timeouts, pings, time limits, scheduling, purging.
+    Tick,
+    /// MESSAGE_NODE_REGISTRATION_STATUS from a slurmd speaking `version`.
+    Register {
+        msg: Box<SlurmNodeRegistrationStatusMsg>,
+        version: ProtocolVersion,
+        uid: u32,
+    },
+    /// A slurmd answered a ping.
+    NodeResponded {
+        node: String,
+        cpu_load: u32,
+        free_mem: u64,
+    },
+    /// A slurmd could not be reached.
+    NodeUnreachable {
+        node: String,
+    },
+    UpdateNode {
+        uid: u32,
+        msg: Box<UpdateNodeMsg>,
+    },
+    Submit {
+        user: UserInfo,
+        desc: Box<JobDescMsg>,
+        version: ProtocolVersion,
+    },
+    /// scancel: REQUEST_KILL_JOB / REQUEST_CANCEL_JOB_STEP (batch or whole job).
+    Kill {
+        uid: u32,
+        job_id: u32,
+        signal: u16,
+    },
+    /// REQUEST_COMPLETE_BATCH_SCRIPT from the batch host's slurmd.
+    BatchComplete {
+        uid: u32,
+        job_id: u32,
+        job_rc: u32,
+        slurm_rc: u32,
+        node: Option<String>,
+    },
+    /// MESSAGE_EPILOG_COMPLETE from a node.
+    EpilogComplete {
+        uid: u32,
+        job_id: u32,
+        node: Option<String>,
+        rc: u32,
+    },
+    /// slurmd answered REQUEST_TERMINATE_JOB with "already complete": no
+    /// epilog message will follow, the node is done with the job.
+    TerminateDone {
+        job_id: u32,
+        node: String,
+    },
+    /// The batch launch RPC failed (node refused or unreachable).
+    LaunchFailed {
+        job_id: u32,
+        node: String,
+        rc: i32,
+    },
+    /// The configuration was re-read (SIGHUP, `scontrol reconfigure`).
+    Reconfigure(Box<ClusterConf>),
+}
+
+/// The synchronous answer to a command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// A plain return code (0 = success).
+    Rc(i32),
+    Submitted {
+        job_id: u32,
+    },
+    /// Registration accepted: the node's TRES for the response.
+    Registered {
+        node: usize,
+    },
+}
+
+/// Why an outbound RPC is sent; the agent reports failures back by this.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Purpose {
+    Ping,
+    /// Ask slurmd to register again (after it came back from not responding).
+    Reregister,
+    Launch {
+        job_id: u32,
+    },
+    Terminate {
+        job_id: u32,
+    },
+}
+
+/// An RPC to a slurmd, in that node's protocol version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outbound {
+    pub node: String,
+    pub addr: String,
+    pub port: u16,
+    pub version: ProtocolVersion,
+    /// Job credentials inside are unsigned; the agent signs them.
+    pub msg: Message,
+    pub purpose: Purpose,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Send(Box<Outbound>),
+}
+
+/// The whole cluster. Cheap enough to clone into a read snapshot after each
+/// batch of commands (reads never wait on writes).
+#[derive(Debug, Clone)]
+pub struct Controller {
+    pub conf: Arc<ClusterConf>,
+    pub nodes: Vec<Node>,
+    pub jobs: BTreeMap<u32, Job>,
+    pub next_job_id: u32,
+    pub boot_time: Time,
+    pub last_node_update: Time,
+    pub last_part_update: Time,
+    pub last_job_update: Time,
+    pub last_ping: Time,
+}
+
+impl Controller {
+    pub fn new(conf: ClusterConf, now: Time) -> Self {
+        let nodes = conf.nodes.iter().cloned().map(Node::new).collect();
+        let first = conf.raw.first_job_id.max(1);
+        Controller {
+            conf: Arc::new(conf),
+            nodes,
+            jobs: BTreeMap::new(),
+            next_job_id: first,
+            boot_time: now,
+            last_node_update: now,
+            last_part_update: now,
+            last_job_update: now,
+            last_ping: now,
+        }
+    }
+
+    pub fn node_index(&self, name: &str) -> Option<usize> {
+        self.conf.node_index.get(name).copied()
+    }
+
+    /// Applies one command at time `now`.
+    pub fn apply(&mut self, now: Time, cmd: Command) -> (Reply, Vec<Effect>) {
+        let mut fx = Vec::new();
+        let reply = match cmd {
+            Command::Tick => {
+                self.tick(now, &mut fx);
+                Reply::Rc(SLURM_SUCCESS)
+            }
+            Command::Register { msg, version, uid } => {
+                self.register(now, &msg, version, uid, &mut fx)
+            }
+            Command::NodeResponded {
+                node,
+                cpu_load,
+                free_mem,
+            } => self.node_responded(now, &node, cpu_load, free_mem, &mut fx),
+            Command::NodeUnreachable { node } => {
+                if let Some(i) = self.node_index(&node) {
+                    if !self.nodes[i].no_respond {
+                        self.nodes[i].no_respond = true;
+                        self.last_node_update = now;
+                    }
+                }
+                Reply::Rc(SLURM_SUCCESS)
+            }
+            Command::UpdateNode { uid, msg } => self.update_node(now, uid, &msg, &mut fx),
+            Command::Submit {
+                user,
+                desc,
+                version,
+            } => {
+                let r = self.submit(now, user, desc, version);
+                if matches!(r, Reply::Submitted { .. }) {
+                    self.schedule(now, &mut fx);
+                }
+                r
+            }
+            Command::Kill {
+                uid,
+                job_id,
+                signal,
+            } => self.kill(now, uid, job_id, signal, &mut fx),
+            Command::BatchComplete {
+                uid,
+                job_id,
+                job_rc,
+                slurm_rc,
+                node,
+            } => self.batch_complete(now, uid, job_id, job_rc, slurm_rc, node.as_deref(), &mut fx),
+            Command::EpilogComplete {
+                uid,
+                job_id,
+                node,
+                rc,
+            } => self.epilog_complete(now, uid, job_id, node.as_deref(), rc, &mut fx),
+            Command::TerminateDone { job_id, node } => {
+                if let Some(i) = self.node_index(&node) {
+                    self.epilog_done_on(now, job_id, i);
+                    self.schedule(now, &mut fx);
+                }
+                Reply::Rc(SLURM_SUCCESS)
+            }
+            Command::LaunchFailed { job_id, node, rc } => {
+                tracing::warn!(job_id, node, rc, "batch launch failed");
+                if let Some(j) = self.jobs.get_mut(&job_id) {
+                    if j.state == JobState::Running {
+                        j.launch_failed = true;
+                        j.state_reason = job::reason::FAIL_LAUNCH;
+                        self.end_job(now, job_id, JobState::NodeFail, &mut fx);
+                    }
+                }
+                Reply::Rc(SLURM_SUCCESS)
+            }
+            Command::Reconfigure(conf) => {
+                self.reconfigure(now, *conf);
+                self.schedule(now, &mut fx);
+                Reply::Rc(SLURM_SUCCESS)
+            }
+        };
+        (reply, fx)
+    }
+
+    // ------------------------------------------------------------ nodes
+
+    fn register(
+        &mut self,
+        now: Time,
+        m: &SlurmNodeRegistrationStatusMsg,
+        version: ProtocolVersion,
+        uid: u32,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        if !self.conf.is_admin(uid) {
+            return Reply::Rc(ESLURM_USER_ID_MISSING);
+        }
+        let Some(i) = m.node_name.as_deref().and_then(|n| self.node_index(n)) else {
+            tracing::error!(node = ?m.node_name, "registration from unknown node");
+            return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+        };
+        let overrides = self.conf.config_overrides;
+        let rts = self.conf.raw.return_to_service;
+        let n = &mut self.nodes[i];
+        n.reported = Some(Reported {
+            cpus: m.cpus,
+            boards: m.boards,
+            sockets: m.sockets,
+            cores: m.cores,
+            threads: m.threads,
+            real_memory: m.real_memory,
+            tmp_disk: m.tmp_disk,
+            arch: m.arch.clone(),
+            os: m.os.clone(),
+            version: m.version.clone(),
+            boot_time: now - i64::from(m.up_time),
+            slurmd_start_time: m.slurmd_start_time,
+        });
+        n.protocol_version = Some(version);
+        n.cpu_load = m.cpu_load;
+        n.free_mem = m.free_mem;
+        n.last_response = now;
+        n.no_respond = false;
+        if n.last_busy == 0 {
+            n.last_busy = now;
+        }
+        // Hardware check: less than configured is refused unless the site
+        // said to trust the configuration.
+        let problem = if overrides {
+            None
+        } else if m.cpus < n.def.cpus {
+            Some(format!(
+                "Low CPUs (reported:{} < configured:{})",
+                m.cpus, n.def.cpus
+            ))
+        } else if m.real_memory < n.def.real_memory {
+            Some(format!(
+                "Low RealMemory (reported:{} < 100.00% of configured:{})",
+                m.real_memory, n.def.real_memory
+            ))
+        } else if m.tmp_disk < n.def.tmp_disk {
+            Some(format!(
+                "Low TmpDisk (reported:{} < configured:{})",
+                m.tmp_disk, n.def.tmp_disk
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = problem {
+            tracing::error!(node = n.name(), "{why}");
+            n.drain = true;
+            n.down_cause = Some(DownCause::InvalidRegistration);
+            n.set_reason(Some(why), 0, now);
+            if n.base == Base::Unknown {
+                n.base = Base::Up;
+            }
+        } else {
+            match n.base {
+                Base::Unknown => n.base = Base::Up,
+                Base::Down => {
+                    let back = matches!(
+                        (rts, n.down_cause),
+                        (_, Some(DownCause::InvalidRegistration))
+                            | (1, Some(DownCause::NotResponding))
+                            | (2, _)
+                    );
+                    if back {
+                        tracing::info!(node = n.name(), "node returned to service");
+                        n.base = Base::Up;
+                        n.down_cause = None;
+                        if !n.drain {
+                            n.set_reason(None, 0, now);
+                        }
+                    }
+                }
+                Base::Up | Base::Future => {}
+            }
+            if n.down_cause == Some(DownCause::InvalidRegistration) && n.drain {
+                n.drain = false;
+                n.down_cause = None;
+                n.set_reason(None, 0, now);
+            }
+        }
+        self.last_node_update = now;
+        // Jobs we think run there but slurmd no longer knows ran to an end we
+        // missed (e.g. slurmd restarted): only handled for pending epilogs.
+        let reported: Vec<u32> = m.step_id.iter().map(|s| s.job_id).collect();
+        let stale: Vec<u32> = self.nodes[i]
+            .completing
+            .iter()
+            .copied()
+            .filter(|j| !reported.contains(j))
+            .collect();
+        for job_id in stale {
+            self.epilog_done_on(now, job_id, i);
+        }
+        self.schedule(now, fx);
+        Reply::Registered { node: i }
+    }
+
+    fn node_responded(
+        &mut self,
+        now: Time,
+        name: &str,
+        cpu_load: u32,
+        free_mem: u64,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        let Some(i) = self.node_index(name) else {
+            return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+        };
+        let n = &mut self.nodes[i];
+        n.last_response = now;
+        n.cpu_load = cpu_load;
+        n.free_mem = free_mem;
+        if n.no_respond {
+            n.no_respond = false;
+            self.last_node_update = now;
+        }
+        // Back from a timeout: registration decides ReturnToService.
+        if n.base == Base::Down && n.down_cause == Some(DownCause::NotResponding) {
+            if let Some(o) = msgs::outbound(
+                n,
+                Message::RequestNodeRegistrationStatus(Default::default()),
+                Purpose::Reregister,
+            ) {
+                fx.push(Effect::Send(Box::new(o)));
+            }
+        }
+        Reply::Rc(SLURM_SUCCESS)
+    }
+
+    fn set_node_down(
+        &mut self,
+        now: Time,
+        i: usize,
+        cause: DownCause,
+        reason: String,
+        uid: u32,
+        fx: &mut Vec<Effect>,
+    ) {
+        let n = &mut self.nodes[i];
+        n.base = Base::Down;
+        n.down_cause = Some(cause);
+        n.set_reason(Some(reason), uid, now);
+        self.last_node_update = now;
+        let jobs: Vec<u32> = n.jobs.iter().copied().collect();
+        for job_id in jobs {
+            if let Some(j) = self.jobs.get_mut(&job_id) {
+                j.state_reason = job::reason::FAIL_DOWN_NODE;
+            }
+            self.end_job(now, job_id, JobState::NodeFail, fx);
+        }
+    }
+
+    fn update_node(
+        &mut self,
+        now: Time,
+        uid: u32,
+        m: &UpdateNodeMsg,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        if !self.conf.is_admin(uid) {
+            tracing::error!(uid, "REQUEST_UPDATE_NODE from non-admin");
+            return Reply::Rc(ESLURM_USER_ID_MISSING);
+        }
+        let Some(names) = m.node_names.as_deref() else {
+            return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+        };
+        let Ok(names) = slurm_conf::expand(names) else {
+            return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+        };
+        let mut idx = Vec::new();
+        for n in &names {
+            match self.node_index(n) {
+                Some(i) => idx.push(i),
+                None => return Reply::Rc(ESLURM_INVALID_NODE_NAME),
+            }
+        }
+        let reason = m.reason.clone().filter(|r| !r.is_empty());
+        let reason_uid = if m.reason_uid == NO_VAL {
+            uid
+        } else {
+            m.reason_uid
+        };
+        let state = m.node_state;
+        for i in idx {
+            if state == NO_VAL || state == INFINITE {
+                if reason.is_some() {
+                    self.nodes[i].set_reason(reason.clone(), reason_uid, now);
+                }
+                continue;
+            }
+            if state & node::bits::DRAIN != 0 {
+                let Some(r) = reason.clone() else {
+                    return Reply::Rc(ESLURM_INVALID_NODE_STATE);
+                };
+                let n = &mut self.nodes[i];
+                n.drain = true;
+                n.set_reason(Some(r), reason_uid, now);
+            } else if state == node::bits::RESUME || state & node::bits::UNDRAIN != 0 {
+                let n = &mut self.nodes[i];
+                n.drain = false;
+                if state == node::bits::RESUME && n.base == Base::Down {
+                    n.base = if n.protocol_version.is_some() {
+                        Base::Up
+                    } else {
+                        Base::Unknown
+                    };
+                    n.down_cause = None;
+                    n.last_response = now;
+                }
+                n.set_reason(None, 0, now);
+            } else if state & node::bits::BASE == node::bits::DOWN {
+                let Some(r) = reason.clone() else {
+                    return Reply::Rc(ESLURM_INVALID_NODE_STATE);
+                };
+                self.set_node_down(now, i, DownCause::Admin, r, reason_uid, fx);
+            } else if state & node::bits::BASE == node::bits::IDLE {
+                let n = &mut self.nodes[i];
+                if n.base == Base::Down {
+                    n.base = Base::Up;
+                    n.down_cause = None;
+                    n.set_reason(None, 0, now);
+                }
+            } else {
+                return Reply::Rc(ESLURM_INVALID_NODE_STATE);
+            }
+        }
+        self.last_node_update = now;
+        self.schedule(now, fx);
+        Reply::Rc(SLURM_SUCCESS)
+    }
+
+    // ------------------------------------------------------------ jobs
+
+    fn submit(
+        &mut self,
+        now: Time,
+        user: UserInfo,
+        mut desc: Box<JobDescMsg>,
+        version: ProtocolVersion,
+    ) -> Reply {
+        let part = match desc.partition.as_deref() {
+            Some(p) if !p.is_empty() => match self.conf.partition_index(p) {
+                Some(i) => i,
+                None => return Reply::Rc(ESLURM_INVALID_PARTITION_NAME),
+            },
+            _ => match self.conf.default_partition {
+                Some(i) => i,
+                None => return Reply::Rc(ESLURM_DEFAULT_PARTITION_NOT_SET),
+            },
+        };
+        let pdef = &self.conf.partitions[part];
+        let enforce = self
+            .conf
+            .raw
+            .raw("EnforcePartLimits")
+            .map(|s| !s.eq_ignore_ascii_case("NO"))
+            .unwrap_or(false);
+        let max_time = pdef.max_time();
+        let time_limit = if desc.time_limit == NO_VAL {
+            let d = pdef.default_time();
+            if d == NO_VAL {
+                max_time
+            } else {
+                d
+            }
+        } else {
+            desc.time_limit
+        };
+        let mut reason = job::reason::WAIT_NO_REASON;
+        if max_time != INFINITE && time_limit != INFINITE && time_limit > max_time {
+            if enforce {
+                return Reply::Rc(ESLURM_INVALID_TIME_LIMIT);
+            }
+            reason = job::reason::WAIT_PART_TIME_LIMIT;
+        }
+        let cpus_per_task = if desc.cpus_per_task == NO_VAL16 || desc.cpus_per_task == 0 {
+            1
+        } else {
+            desc.cpus_per_task
+        };
+        let min_nodes = if desc.min_nodes == NO_VAL || desc.min_nodes == 0 {
+            1
+        } else {
+            desc.min_nodes
+        };
+        let max_nodes = if desc.max_nodes == NO_VAL || desc.max_nodes < min_nodes {
+            min_nodes
+        } else {
+            desc.max_nodes
+        };
+        let num_tasks = if desc.num_tasks == NO_VAL || desc.num_tasks == 0 {
+            // Like stock: one task per node when nothing else was asked.
+            if desc.ntasks_per_node != NO_VAL16 && desc.ntasks_per_node > 0 {
+                u32::from(desc.ntasks_per_node) * min_nodes
+            } else {
+                min_nodes
+            }
+        } else {
+            desc.num_tasks
+        };
+        let min_cpus = (num_tasks * u32::from(cpus_per_task)).max(if desc.min_cpus == NO_VAL {
+            1
+        } else {
+            desc.min_cpus
+        });
+        let (mem, mem_per_cpu) = if desc.pn_min_memory == NO_VAL64 {
+            (0, false)
+        } else if desc.pn_min_memory & MEM_PER_CPU != 0 {
+            (desc.pn_min_memory & !MEM_PER_CPU, true)
+        } else {
+            (desc.pn_min_memory, false)
+        };
+        // A request no set of partition nodes could ever satisfy is refused.
+        let req = sched::Request {
+            min_nodes,
+            max_nodes,
+            cpus: min_cpus,
+            cpus_per_task,
+            mem,
+            mem_per_cpu,
+        };
+        if !sched::could_ever_fit(&self.conf, part, &req) {
+            return Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+        }
+        if (pdef.conf.max_nodes != INFINITE && min_nodes > pdef.conf.max_nodes)
+            || min_nodes < pdef.conf.min_nodes
+        {
+            if enforce {
+                return Reply::Rc(ESLURM_INVALID_NODE_COUNT);
+            }
+            reason = job::reason::WAIT_PART_NODE_LIMIT;
+        }
+        let job_id = self.next_job_id;
+        self.next_job_id = self.next_job_id.wrapping_add(1).max(1);
+        desc.user_id = user.uid;
+        desc.group_id = user.gid;
+        let j = Job {
+            job_id,
+            user,
+            part,
+            state: JobState::Pending,
+            completing: Vec::new(),
+            state_reason: reason,
+            state_desc: None,
+            submit_time: now,
+            eligible_time: now,
+            start_time: 0,
+            end_time: 0,
+            time_limit,
+            priority: 1,
+            min_nodes,
+            max_nodes,
+            num_tasks,
+            cpus_per_task,
+            min_cpus,
+            mem,
+            mem_per_cpu,
+            alloc: Vec::new(),
+            batch_host: None,
+            exit_code: 0,
+            derived_ec: 0,
+            desc,
+            submit_version: version,
+            launch_failed: false,
+            cancelled_by: None,
+        };
+        tracing::info!(
+            job_id,
+            uid = j.user.uid,
+            part = self.conf.partitions[part].name(),
+            "job submitted"
+        );
+        self.jobs.insert(job_id, j);
+        self.last_job_update = now;
+        Reply::Submitted { job_id }
+    }
+
+    /// FIFO by priority then age; a blocked job holds back its partition
+    /// (no backfill yet).
+    fn schedule(&mut self, now: Time, fx: &mut Vec<Effect>) {
+        let mut pending: Vec<(u32, i64, u32)> = self
+            .jobs
+            .values()
+            .filter(|j| j.state == JobState::Pending)
+            .map(|j| (j.priority, j.submit_time, j.job_id))
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        pending.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let mut blocked = vec![false; self.conf.partitions.len()];
+        for (_, _, job_id) in pending {
+            let Some(j) = self.jobs.get(&job_id) else {
+                continue;
+            };
+            let part = j.part;
+            let old_reason = j.state_reason;
+            if matches!(
+                old_reason,
+                job::reason::WAIT_PART_TIME_LIMIT | job::reason::WAIT_PART_NODE_LIMIT
+            ) {
+                continue;
+            }
+            let new_reason = if !self.conf.partitions[part].is_up() {
+                Some(job::reason::WAIT_PART_DOWN)
+            } else if blocked[part] {
+                Some(job::reason::WAIT_PRIORITY)
+            } else {
+                let req = sched::Request::of(j);
+                match sched::select(&self.conf, &self.nodes, part, &req) {
+                    Some(alloc) => {
+                        self.start_job(now, job_id, alloc, fx);
+                        None
+                    }
+                    None => {
+                        blocked[part] = true;
+                        Some(job::reason::WAIT_RESOURCES)
+                    }
+                }
+            };
+            if let (Some(r), Some(j)) = (new_reason, self.jobs.get_mut(&job_id)) {
+                if j.state_reason != r {
+                    j.state_reason = r;
+                    self.last_job_update = now;
+                }
+            }
+        }
+    }
+
+    fn start_job(&mut self, now: Time, job_id: u32, alloc: Vec<NodeAlloc>, fx: &mut Vec<Effect>) {
+        let track_mem = sched::memory_is_consumable(&self.conf);
+        for a in &alloc {
+            let n = &mut self.nodes[a.node];
+            n.alloc_cpus = n.alloc_cpus.saturating_add(a.cpus);
+            if track_mem {
+                n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
+            }
+            n.jobs.insert(job_id);
+            n.last_busy = now;
+        }
+        let Some(j) = self.jobs.get_mut(&job_id) else {
+            return;
+        };
+        j.state = JobState::Running;
+        j.state_reason = job::reason::WAIT_NO_REASON;
+        j.start_time = now;
+        j.end_time = j.limit_end(now);
+        j.batch_host = alloc.first().map(|a| a.node);
+        j.alloc = alloc;
+        tracing::info!(job_id, nodes = %msgs::job_nodelist(&self.nodes, j), "job started");
+        self.last_job_update = now;
+        self.last_node_update = now;
+        let j = &self.jobs[&job_id];
+        if let Some(o) = msgs::batch_launch(&self.conf, &self.nodes, j, now) {
+            fx.push(Effect::Send(Box::new(o)));
+        }
+    }
+
+    /// Ends a running (or pending) job: frees its nodes and asks them to clean up.
+    fn end_job(&mut self, now: Time, job_id: u32, state: JobState, fx: &mut Vec<Effect>) {
+        let track_mem = sched::memory_is_consumable(&self.conf);
+        let Some(j) = self.jobs.get_mut(&job_id) else {
+            return;
+        };
+        let was_running = j.state == JobState::Running;
+        j.state = state;
+        j.end_time = now;
+        if !was_running {
+            if j.start_time == 0 {
+                j.start_time = now;
+            }
+            self.last_job_update = now;
+            return;
+        }
+        j.completing = j.alloc.iter().map(|a| a.node).collect();
+        for a in &j.alloc {
+            let n = &mut self.nodes[a.node];
+            n.alloc_cpus = n.alloc_cpus.saturating_sub(a.cpus);
+            if track_mem {
+                n.alloc_mem = n.alloc_mem.saturating_sub(a.mem);
+            }
+            n.jobs.remove(&job_id);
+            n.completing.insert(job_id);
+            n.last_busy = now;
+        }
+        self.last_job_update = now;
+        self.last_node_update = now;
+        let j = &self.jobs[&job_id];
+        for o in msgs::terminate(&self.conf, &self.nodes, j, now) {
+            fx.push(Effect::Send(Box::new(o)));
+        }
+        // Nodes that cannot answer (down) will never send an epilog.
+        let dead: Vec<usize> = j
+            .completing
+            .iter()
+            .copied()
+            .filter(|&i| {
+                self.nodes[i].base == Base::Down || self.nodes[i].protocol_version.is_none()
+            })
+            .collect();
+        for i in dead {
+            self.epilog_done_on(now, job_id, i);
+        }
+    }
+
+    fn kill(
+        &mut self,
+        now: Time,
+        uid: u32,
+        job_id: u32,
+        signal: u16,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        let admin = self.conf.is_admin(uid);
+        let Some(j) = self.jobs.get_mut(&job_id) else {
+            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+        };
+        if j.user.uid != uid && !admin {
+            tracing::error!(uid, job_id, "kill refused: not the owner");
+            return Reply::Rc(ESLURM_ACCESS_DENIED);
+        }
+        if j.state.is_finished() {
+            return Reply::Rc(ESLURM_ALREADY_DONE);
+        }
+        if signal != SIGKILL && j.state == JobState::Running {
+            // Delivering other signals needs REQUEST_SIGNAL_TASKS (later).
+            return Reply::Rc(ESLURM_NOT_SUPPORTED);
+        }
+        j.cancelled_by = Some(uid);
+        tracing::info!(job_id, uid, "job cancelled");
+        self.end_job(now, job_id, JobState::Cancelled, fx);
+        self.schedule(now, fx);
+        Reply::Rc(SLURM_SUCCESS)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn batch_complete(
+        &mut self,
+        now: Time,
+        uid: u32,
+        job_id: u32,
+        job_rc: u32,
+        slurm_rc: u32,
+        node: Option<&str>,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        if !self.conf.is_admin(uid) {
+            return Reply::Rc(ESLURM_USER_ID_MISSING);
+        }
+        let Some(j) = self.jobs.get_mut(&job_id) else {
+            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+        };
+        if j.state != JobState::Running {
+            // Already ended (cancelled, timed out): nothing more to do.
+            return Reply::Rc(SLURM_SUCCESS);
+        }
+        tracing::info!(job_id, job_rc, slurm_rc, node, "batch script complete");
+        j.exit_code = job_rc;
+        let state = if slurm_rc != 0 {
+            j.launch_failed = true;
+            j.state_reason = job::reason::FAIL_LAUNCH;
+            JobState::Failed
+        } else if job_rc == 0 {
+            JobState::Complete
+        } else {
+            j.state_reason = job::reason::FAIL_EXIT_CODE;
+            JobState::Failed
+        };
+        self.end_job(now, job_id, state, fx);
+        self.schedule(now, fx);
+        Reply::Rc(SLURM_SUCCESS)
+    }
+
+    fn epilog_complete(
+        &mut self,
+        now: Time,
+        uid: u32,
+        job_id: u32,
+        node: Option<&str>,
+        rc: u32,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        if !self.conf.is_admin(uid) {
+            return Reply::Rc(ESLURM_USER_ID_MISSING);
+        }
+        let Some(i) = node.and_then(|n| self.node_index(n)) else {
+            return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+        };
+        if rc != 0 {
+            let n = &mut self.nodes[i];
+            n.drain = true;
+            n.set_reason(Some("Epilog error".into()), 0, now);
+        }
+        self.epilog_done_on(now, job_id, i);
+        self.schedule(now, fx);
+        Reply::Rc(SLURM_SUCCESS)
+    }
+
+    fn epilog_done_on(&mut self, now: Time, job_id: u32, node: usize) {
+        self.nodes[node].completing.remove(&job_id);
+        if let Some(j) = self.jobs.get_mut(&job_id) {
+            j.completing.retain(|&i| i != node);
+        }
+        self.last_node_update = now;
+        self.last_job_update = now;
+    }
+
+    // ------------------------------------------------------------ time
+
+    fn tick(&mut self, now: Time, fx: &mut Vec<Effect>) {
+        let timeout = self.conf.slurmd_timeout();
+        if timeout > 0 {
+            for i in 0..self.nodes.len() {
+                let n = &self.nodes[i];
+                if n.base == Base::Up && n.last_response > 0 && now - n.last_response > timeout {
+                    tracing::error!(node = n.name(), "node not responding, setting DOWN");
+                    self.nodes[i].no_respond = true;
+                    self.set_node_down(
+                        now,
+                        i,
+                        DownCause::NotResponding,
+                        "Not responding".into(),
+                        0,
+                        fx,
+                    );
+                }
+            }
+            // Stock pings every SlurmdTimeout/3.
+            let every = (timeout / 3).max(1);
+            if now - self.last_ping >= every {
+                self.last_ping = now;
+                for n in &self.nodes {
+                    if n.base != Base::Future {
+                        if let Some(o) = msgs::outbound(
+                            n,
+                            Message::RequestPing(Default::default()),
+                            Purpose::Ping,
+                        ) {
+                            fx.push(Effect::Send(Box::new(o)));
+                        }
+                    }
+                }
+            }
+        }
+        // Time limits (OverTimeLimit minutes of grace).
+        let over = i64::from(self.conf.raw.over_time_limit) * 60;
+        let expired: Vec<u32> = self
+            .jobs
+            .values()
+            .filter(|j| {
+                j.state == JobState::Running && j.time_limit != INFINITE && j.time_limit != NO_VAL
+            })
+            .filter(|j| now >= j.end_time + over)
+            .map(|j| j.job_id)
+            .collect();
+        for job_id in expired {
+            tracing::info!(job_id, "time limit reached");
+            if let Some(j) = self.jobs.get_mut(&job_id) {
+                j.state_reason = job::reason::FAIL_TIMEOUT;
+            }
+            self.end_job(now, job_id, JobState::Timeout, fx);
+        }
+        // Forget finished jobs after MinJobAge.
+        let age = i64::from(self.conf.raw.min_job_age);
+        let before = self.jobs.len();
+        self.jobs.retain(|_, j| {
+            !(j.state.is_finished() && j.completing.is_empty() && now - j.end_time >= age)
+        });
+        if self.jobs.len() != before {
+            self.last_job_update = now;
+        }
+        self.schedule(now, fx);
+    }
+
+    fn reconfigure(&mut self, now: Time, conf: ClusterConf) {
+        let old: BTreeMap<String, Node> = self
+            .nodes
+            .drain(..)
+            .map(|n| (n.def.name.clone(), n))
+            .collect();
+        let mut old = old;
+        self.nodes = conf
+            .nodes
+            .iter()
+            .cloned()
+            .map(|d| match old.remove(&d.name) {
+                Some(mut n) => {
+                    n.def = d;
+                    n
+                }
+                None => Node::new(d),
+            })
+            .collect();
+        // Jobs keep their partition by name; allocations by node name.
+        let old_parts: Vec<String> = self
+            .conf
+            .partitions
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect();
+        let old_names: Vec<String> = self.conf.nodes.iter().map(|n| n.name.clone()).collect();
+        for j in self.jobs.values_mut() {
+            if let Some(p) = old_parts.get(j.part).and_then(|n| conf.partition_index(n)) {
+                j.part = p;
+            } else if !j.state.is_finished() {
+                j.part = conf.default_partition.unwrap_or(0);
+            }
+            let remap = |i: usize| {
+                old_names
+                    .get(i)
+                    .and_then(|n| conf.node_index.get(n))
+                    .copied()
+            };
+            j.alloc.retain_mut(|a| match remap(a.node) {
+                Some(x) => {
+                    a.node = x;
+                    true
+                }
+                None => false,
+            });
+            j.completing = j.completing.iter().filter_map(|&i| remap(i)).collect();
+            j.batch_host = j.batch_host.and_then(remap);
+        }
+        self.conf = Arc::new(conf);
+        self.last_node_update = now;
+        self.last_part_update = now;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,283 @@
+//! Outbound messages to slurmd, built from state (pure: the agent signs the
+//! job credentials and sends). Field values follow what stock slurmctld
+//! sends (fixtures/<ver>/sbatch.pcap).
+
+use super::config::ClusterConf;
+use super::job::Job;
+use super::node::Node;
+use super::{Outbound, Purpose, Time};
+use slurm_wire::msg::cred::{
+    CpuArrayRep, Identity, JobCred, JobCredArg, MemAllocRep, SockCoreRep, VersionedCred,
+};
+use slurm_wire::msg::kill::{KillJobMsg, OptCred};
+use slurm_wire::msg::launch::BatchJobLaunchMsg;
+use slurm_wire::pack::{NO_VAL, NO_VAL16};
+use slurm_wire::types::{BitStr, StepId};
+use slurm_wire::{Message, ProtocolVersion};
+
+/// select/cons_tres's plugin id, which 22.05 peers still expect.
+const SELECT_CONS_TRES: u32 = 109;
+
+/// An RPC to node `n` in its registered version; None if it never registered.
+pub fn outbound(n: &Node, msg: Message, purpose: Purpose) -> Option<Outbound> {
+    Some(Outbound {
+        node: n.def.name.clone(),
+        addr: n.def.addr.clone(),
+        port: n.def.port,
+        version: n.protocol_version?,
+        msg,
+        purpose,
+    })
+}
+
+/// The job's nodes as a hostlist expression ("n[1-2]").
+pub fn job_nodelist(nodes: &[Node], j: &Job) -> String {
+    let names: Vec<&str> = j.alloc.iter().map(|a| nodes[a.node].name()).collect();
+    slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","))
+}
+
+/// Runs of equal values, as upstream's `cpu_array_value`/`reps` pairs.
+pub fn runs<T: PartialEq + Copy>(xs: impl IntoIterator<Item = T>) -> Vec<(T, u32)> {
+    let mut out: Vec<(T, u32)> = Vec::new();
+    for x in xs {
+        match out.last_mut() {
+            Some((v, n)) if *v == x => *n += 1,
+            _ => out.push((x, 1)),
+        }
+    }
+    out
+}
+
+fn opt(s: &Option<String>) -> Option<String> {
+    s.clone()
+}
+
+/// The job's cores: one bit per core of each allocated node, the first
+/// `cpus / threads` of each set (cores are not tracked individually yet).
+fn core_bitmap(nodes: &[Node], j: &Job) -> (u32, BitStr, Vec<SockCoreRep>) {
+    let cores_of = |n: &Node| u32::from(n.def.sockets) * u32::from(n.def.cores);
+    let total: u32 = j.alloc.iter().map(|a| cores_of(&nodes[a.node])).sum();
+    let mut bm = BitStr::new(total);
+    let mut off = 0;
+    for a in &j.alloc {
+        let n = &nodes[a.node];
+        let used = (u32::from(a.cpus)).div_ceil(u32::from(n.def.threads.max(1)));
+        for c in 0..used.min(cores_of(n)) {
+            bm.set(off + c, true);
+        }
+        off += cores_of(n);
+    }
+    let sock = runs(
+        j.alloc
+            .iter()
+            .map(|a| (nodes[a.node].def.cores, nodes[a.node].def.sockets)),
+    )
+    .into_iter()
+    .map(|((c, s), r)| SockCoreRep {
+        cores_per_socket: c,
+        sockets_per_node: s,
+        sock_core_rep_count: r,
+    })
+    .collect();
+    (total, bm, sock)
+}
+
+fn identity(j: &Job) -> Identity {
+    Identity {
+        uid: j.user.uid,
+        gid: j.user.gid,
+        pw_name: j.user.name.clone(),
+        pw_gecos: j.user.gecos.clone(),
+        pw_dir: j.user.dir.clone(),
+        pw_shell: j.user.shell.clone(),
+        gids: j.user.gids.clone(),
+        gr_names: Vec::new(),
+    }
+}
+
+fn cred_arg(
+    conf: &ClusterConf,
+    nodes: &[Node],
+    j: &Job,
+    v: ProtocolVersion,
+    now: Time,
+    step: u32,
+) -> JobCredArg {
+    let hostlist = job_nodelist(nodes, j);
+    let (tot, bm, sock) = core_bitmap(nodes, j);
+    let cpu_array = runs(j.alloc.iter().map(|a| a.cpus))
+        .into_iter()
+        .map(|(cpus, reps)| CpuArrayRep { cpus, reps })
+        .collect();
+    let d = &j.desc;
+    JobCredArg {
+        step_id: StepId {
+            sluid: 0,
+            job_id: j.job_id,
+            step_id: step,
+            step_het_comp: NO_VAL,
+        },
+        id: identity(j),
+        job_core_spec: NO_VAL16,
+        job_account: opt(&d.account),
+        job_constraints: opt(&d.features),
+        job_end_time: j.end_time,
+        job_oversubscribe: if v == ProtocolVersion::V24_11 {
+            NO_VAL16
+        } else {
+            0
+        },
+        job_partition: Some(conf.partitions[j.part].name().to_string()),
+        job_start_time: j.start_time,
+        job_std_err: opt(&d.std_err),
+        job_std_in: opt(&d.std_in),
+        job_std_out: opt(&d.std_out),
+        ctime: now,
+        tot_core_cnt: tot,
+        job_core_bitmap: Some(bm),
+        sock_core: sock,
+        cpu_array,
+        job_nhosts: j.alloc.len() as u32,
+        job_ntasks: if d.num_tasks == NO_VAL {
+            0
+        } else {
+            d.num_tasks
+        },
+        job_hostlist: Some(hostlist),
+        ..Default::default()
+    }
+}
+
+fn job_mem_runs(j: &Job) -> Vec<MemAllocRep> {
+    runs(j.alloc.iter().map(|a| a.mem))
+        .into_iter()
+        .map(|(mem_alloc, rep_count)| MemAllocRep {
+            mem_alloc,
+            rep_count,
+        })
+        .collect()
+}
+
+/// REQUEST_BATCH_JOB_LAUNCH to the batch host.
+pub fn batch_launch(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> Option<Outbound> {
+    let host = &nodes[j.batch_host?];
+    let v = host.protocol_version?;
+    let d = &j.desc;
+    let hostlist = job_nodelist(nodes, j);
+    let mut arg = cred_arg(conf, nodes, j, v, now, StepId::BATCH_SCRIPT);
+    arg.step_hostlist = Some(host.name().to_string());
+    arg.step_core_bitmap = arg.job_core_bitmap.clone();
+    arg.job_mem_alloc = job_mem_runs(j);
+    let mut env = d.environment.clone();
+    if let Some(name) = d.name.as_deref() {
+        if !env
+            .iter()
+            .flatten()
+            .any(|e| e.starts_with("SLURM_JOB_NAME="))
+        {
+            env.push(Some(format!("SLURM_JOB_NAME={name}")));
+        }
+    }
+    let cpu_groups = arg.cpu_array.clone();
+    let msg = BatchJobLaunchMsg {
+        job_id: j.job_id,
+        uid: j.user.uid,
+        gid: j.user.gid,
+        partition: Some(conf.partitions[j.part].name().to_string()),
+        ntasks: if d.num_tasks == NO_VAL {
+            0
+        } else {
+            d.num_tasks
+        },
+        pn_min_memory: if j.mem_per_cpu {
+            j.mem | super::MEM_PER_CPU
+        } else {
+            j.mem
+        },
+        open_mode: d.open_mode,
+        array_task_id: NO_VAL,
+        acctg_freq: opt(&d.acctg_freq),
+        container: opt(&d.container),
+        cpus_per_task: j.cpus_per_task,
+        cpu_groups,
+        nodes: Some(hostlist),
+        script: opt(&d.script),
+        work_dir: opt(&d.work_dir),
+        std_err: opt(&d.std_err),
+        std_in: opt(&d.std_in),
+        std_out: opt(&d.std_out),
+        argv: d.argv.clone(),
+        spank_job_env: d.spank_job_env.clone(),
+        environment: env,
+        job_mem: j.alloc.first().map(|a| a.mem).unwrap_or(0),
+        cred: VersionedCred {
+            cred_version: v.to_wire(),
+            cred: Box::new(JobCred {
+                arg,
+                signature: None,
+            }),
+        },
+        select_plugin_id: if v < ProtocolVersion::V23_02 {
+            SELECT_CONS_TRES
+        } else {
+            0
+        },
+        account: opt(&d.account),
+        qos: opt(&d.qos),
+        resv_name: opt(&d.reservation),
+        cpu_freq_min: d.cpu_freq_min,
+        cpu_freq_max: d.cpu_freq_max,
+        cpu_freq_gov: d.cpu_freq_gov,
+        ..Default::default()
+    };
+    super::msgs::outbound(
+        host,
+        Message::RequestBatchJobLaunch(msg),
+        super::Purpose::Launch { job_id: j.job_id },
+    )
+}
+
+/// REQUEST_TERMINATE_JOB to every node still completing the job.
+pub fn terminate(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> Vec<Outbound> {
+    let hostlist = job_nodelist(nodes, j);
+    j.completing
+        .iter()
+        .filter_map(|&i| {
+            let n = &nodes[i];
+            let v = n.protocol_version?;
+            let arg = cred_arg(conf, nodes, j, v, now, NO_VAL);
+            let msg = KillJobMsg {
+                cred: OptCred(Some(Box::new(JobCred {
+                    arg,
+                    signature: None,
+                }))),
+                derived_ec: j.derived_ec,
+                exit_code: j.exit_code,
+                step_id: StepId {
+                    sluid: 0,
+                    job_id: j.job_id,
+                    step_id: NO_VAL,
+                    step_het_comp: NO_VAL,
+                },
+                job_state: j.state_word(),
+                job_uid: j.user.uid,
+                job_gid: j.user.gid,
+                nodes: Some(hostlist.clone()),
+                select_plugin_id: if v < ProtocolVersion::V23_02 {
+                    SELECT_CONS_TRES
+                } else {
+                    0
+                },
+                start_time: j.start_time,
+                time: now,
+                work_dir: opt(&j.desc.work_dir),
+                ..Default::default()
+            };
+            outbound(
+                n,
+                Message::RequestTerminateJob(msg),
+                Purpose::Terminate { job_id: j.job_id },
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,171 @@
+//! A node's runtime state: what slurmd reported, what is allocated on it,
+//! and the DOWN/DRAIN/... bits that `sinfo` shows.
+
+use super::config::NodeDef;
+use slurm_wire::ProtocolVersion;
+use std::collections::BTreeSet;
+
+/// `node_states` from slurm.h: the base state in the low 4 bits.
+pub mod bits {
+    pub const UNKNOWN: u32 = 0;
+    pub const DOWN: u32 = 1;
+    pub const IDLE: u32 = 2;
+    pub const ALLOCATED: u32 = 3;
+    pub const MIXED: u32 = 5;
+    pub const FUTURE: u32 = 6;
+    pub const BASE: u32 = 0xf;
+    pub const UNDRAIN: u32 = 1 << 6;
+    pub const RESUME: u32 = 1 << 8;
+    pub const DRAIN: u32 = 1 << 9;
+    pub const COMPLETING: u32 = 1 << 10;
+    pub const NO_RESPOND: u32 = 1 << 11;
+    pub const FAIL: u32 = 1 << 13;
+    pub const INVALID_REG: u32 = 1 << 22;
+}
+
+/// The administrative base state; ALLOCATED/MIXED follow from allocations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
+    /// Never registered since the controller started.
+    Unknown,
+    /// Usable (IDLE, ALLOCATED or MIXED depending on its jobs).
+    Up,
+    Down,
+    Future,
+}
+
+/// Why a node is DOWN, which decides whether ReturnToService brings it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DownCause {
+    NotResponding,
+    Admin,
+    /// Registered with less hardware than configured.
+    InvalidRegistration,
+    Config,
+}
+
+/// What slurmd said about itself at its last registration.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Reported {
+    pub cpus: u16,
+    pub boards: u16,
+    pub sockets: u16,
+    pub cores: u16,
+    pub threads: u16,
+    pub real_memory: u64,
+    pub tmp_disk: u32,
+    pub arch: Option<String>,
+    pub os: Option<String>,
+    /// slurmd's release string ("24.11.5").
+    pub version: Option<String>,
+    pub boot_time: i64,
+    pub slurmd_start_time: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub def: NodeDef,
+    pub base: Base,
+    pub down_cause: Option<DownCause>,
+    pub drain: bool,
+    pub no_respond: bool,
+    pub reason: Option<String>,
+    pub reason_uid: u32,
+    pub reason_time: i64,
+    pub reported: Option<Reported>,
+    /// The protocol version slurmd registered with: RPCs to it use it.
+    pub protocol_version: Option<ProtocolVersion>,
+    pub cpu_load: u32,
+    pub free_mem: u64,
+    pub last_response: i64,
+    pub last_busy: i64,
+    pub alloc_cpus: u16,
+    pub alloc_mem: u64,
+    /// Jobs running here.
+    pub jobs: BTreeSet<u32>,
+    /// Jobs whose epilog has not completed here yet.
+    pub completing: BTreeSet<u32>,
+}
+
+impl Node {
+    pub fn new(def: NodeDef) -> Self {
+        let (base, down_cause, drain) = match def.state.as_deref() {
+            Some("FUTURE") => (Base::Future, None, false),
+            Some("DOWN") => (Base::Down, Some(DownCause::Config), false),
+            Some("DRAIN") => (Base::Unknown, None, true),
+            _ => (Base::Unknown, None, false),
+        };
+        Node {
+            reason: def.reason.clone(),
+            def,
+            base,
+            down_cause,
+            drain,
+            no_respond: false,
+            reason_uid: 0,
+            reason_time: 0,
+            reported: None,
+            protocol_version: None,
+            cpu_load: 0,
+            free_mem: 0,
+            last_response: 0,
+            last_busy: 0,
+            alloc_cpus: 0,
+            alloc_mem: 0,
+            jobs: BTreeSet::new(),
+            completing: BTreeSet::new(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// `node_state` as the wire carries it.
+    pub fn state_word(&self) -> u32 {
+        let base = match self.base {
+            Base::Unknown if self.jobs.is_empty() => bits::UNKNOWN,
+            Base::Down => bits::DOWN,
+            Base::Future => bits::FUTURE,
+            Base::Unknown | Base::Up => {
+                if self.alloc_cpus == 0 && self.jobs.is_empty() {
+                    bits::IDLE
+                } else if self.alloc_cpus >= self.def.cpus {
+                    bits::ALLOCATED
+                } else {
+                    bits::MIXED
+                }
+            }
+        };
+        let mut w = base;
+        if self.drain {
+            w |= bits::DRAIN;
+        }
+        if !self.completing.is_empty() {
+            w |= bits::COMPLETING;
+        }
+        if self.no_respond {
+            w |= bits::NO_RESPOND;
+        }
+        w
+    }
+
+    /// Whether new work may be placed here.
+    pub fn schedulable(&self) -> bool {
+        self.base == Base::Up && !self.drain && !self.no_respond && self.protocol_version.is_some()
+    }
+
+    pub fn free_cpus(&self) -> u16 {
+        self.def.cpus.saturating_sub(self.alloc_cpus)
+    }
+
+    pub fn free_memory(&self) -> u64 {
+        self.def.real_memory.saturating_sub(self.alloc_mem)
+    }
+
+    pub fn set_reason(&mut self, reason: Option<String>, uid: u32, now: i64) {
+        self.reason = reason;
+        self.reason_uid = uid;
+        self.reason_time = if self.reason.is_some() { now } else { 0 };
+    }
+}

@@ -1,0 +1,358 @@
+//! State machine tests with a virtual clock.
+
+use super::*;
+use slurm_wire::msg::kill::KillJobMsg;
+use slurm_wire::msg::launch::BatchJobLaunchMsg;
+
+const CONF: &str = "\
+ClusterName=t
+SlurmctldHost=ctl
+SlurmUser=root
+SlurmdTimeout=300
+ReturnToService=1
+NodeName=n[1-2] CPUs=4 RealMemory=1000
+PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP
+";
+
+fn ctrl(extra: &str) -> Controller {
+    let text = format!("{CONF}{extra}");
+    let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
+    Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000)
+}
+
+fn reg(name: &str, cpus: u16, mem: u64) -> Command {
+    Command::Register {
+        msg: Box::new(SlurmNodeRegistrationStatusMsg {
+            node_name: Some(name.into()),
+            cpus,
+            real_memory: mem,
+            version: Some("24.11.5".into()),
+            ..Default::default()
+        }),
+        version: ProtocolVersion::V24_11,
+        uid: 0,
+    }
+}
+
+fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> (Reply, Vec<Effect>) {
+    let mut d = JobDescMsg {
+        time_limit: NO_VAL,
+        min_nodes: NO_VAL,
+        max_nodes: NO_VAL,
+        num_tasks: NO_VAL,
+        min_cpus: 1,
+        cpus_per_task: NO_VAL16,
+        ntasks_per_node: NO_VAL16,
+        pn_min_memory: NO_VAL64,
+        name: Some("wrap".into()),
+        script: Some("#!/bin/sh\nhostname\n".into()),
+        ..Default::default()
+    };
+    f(&mut d);
+    let user = UserInfo {
+        uid: 1000,
+        gid: 1000,
+        name: Some("alice".into()),
+        ..Default::default()
+    };
+    c.apply(
+        now,
+        Command::Submit {
+            user,
+            desc: Box::new(d),
+            version: ProtocolVersion::V22_05,
+        },
+    )
+}
+
+fn sends(fx: &[Effect]) -> Vec<&Outbound> {
+    fx.iter().map(|Effect::Send(o)| o.as_ref()).collect()
+}
+
+fn state(c: &Controller, node: &str) -> u32 {
+    c.nodes[c.node_index(node).unwrap()].state_word()
+}
+
+#[test]
+fn job_lifecycle_submit_launch_complete_epilog() {
+    let mut c = ctrl("");
+    assert_eq!(state(&c, "n1"), node::bits::UNKNOWN);
+    c.apply(1001, reg("n1", 4, 1000));
+    c.apply(1001, reg("n2", 4, 1000));
+    assert_eq!(state(&c, "n1"), node::bits::IDLE);
+
+    let (r, fx) = submit(&mut c, 1002, |_| {});
+    let Reply::Submitted { job_id } = r else {
+        panic!("{r:?}")
+    };
+    let out = sends(&fx);
+    assert_eq!(out.len(), 1);
+    let Message::RequestBatchJobLaunch(BatchJobLaunchMsg {
+        job_id: lj,
+        uid,
+        nodes,
+        cred,
+        ..
+    }) = &out[0].msg
+    else {
+        panic!("{:?}", out[0].msg)
+    };
+    assert_eq!((*lj, *uid, nodes.as_deref()), (job_id, 1000, Some("n1")));
+    // Sent in the version the node registered with; cred packed in it too.
+    assert_eq!(out[0].version, ProtocolVersion::V24_11);
+    assert_eq!(cred.cred_version, ProtocolVersion::V24_11.to_wire());
+    assert_eq!(cred.cred.arg.id.pw_name.as_deref(), Some("alice"));
+    assert_eq!(c.jobs[&job_id].state, JobState::Running);
+    assert_eq!(state(&c, "n1"), node::bits::MIXED);
+
+    // Only SlurmUser/root may report completion.
+    let (r, _) = c.apply(
+        1010,
+        Command::BatchComplete {
+            uid: 1000,
+            job_id,
+            job_rc: 0,
+            slurm_rc: 0,
+            node: Some("n1".into()),
+        },
+    );
+    assert_eq!(r, Reply::Rc(ESLURM_USER_ID_MISSING));
+    let (r, fx) = c.apply(
+        1010,
+        Command::BatchComplete {
+            uid: 0,
+            job_id,
+            job_rc: 0,
+            slurm_rc: 0,
+            node: Some("n1".into()),
+        },
+    );
+    assert_eq!(r, Reply::Rc(0));
+    let out = sends(&fx);
+    assert_eq!(out.len(), 1);
+    let Message::RequestTerminateJob(KillJobMsg { job_state, .. }) = &out[0].msg else {
+        panic!()
+    };
+    assert_eq!(*job_state, job::bits::COMPLETE | job::bits::COMPLETING);
+    assert_eq!(state(&c, "n1"), node::bits::IDLE | node::bits::COMPLETING);
+
+    c.apply(
+        1011,
+        Command::EpilogComplete {
+            uid: 0,
+            job_id,
+            node: Some("n1".into()),
+            rc: 0,
+        },
+    );
+    assert_eq!(state(&c, "n1"), node::bits::IDLE);
+    assert_eq!(c.jobs[&job_id].state_word(), job::bits::COMPLETE);
+    // Purged after MinJobAge (300 s by default).
+    // (ended at 1010, when the script completed)
+    c.apply(1010 + 299, Command::Tick);
+    assert!(c.jobs.contains_key(&job_id));
+    c.apply(1010 + 300, Command::Tick);
+    assert!(!c.jobs.contains_key(&job_id));
+}
+
+#[test]
+fn nonzero_exit_fails_the_job() {
+    let mut c = ctrl("");
+    c.apply(1001, reg("n1", 4, 1000));
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
+        panic!()
+    };
+    c.apply(
+        1003,
+        Command::BatchComplete {
+            uid: 0,
+            job_id,
+            job_rc: 256,
+            slurm_rc: 0,
+            node: Some("n1".into()),
+        },
+    );
+    assert_eq!(c.jobs[&job_id].state, JobState::Failed);
+    assert_eq!(c.jobs[&job_id].exit_code, 256);
+}
+
+#[test]
+fn fifo_cpu_accounting_and_queueing() {
+    let mut c = ctrl("");
+    c.apply(1001, reg("n1", 4, 1000));
+    c.apply(1001, reg("n2", 4, 1000));
+    // 3 CPUs each: one per node, the third waits for resources.
+    let ids: Vec<u32> = (0..3)
+        .map(
+            |i| match submit(&mut c, 1002 + i, |d| d.cpus_per_task = 3).0 {
+                Reply::Submitted { job_id } => job_id,
+                r => panic!("{r:?}"),
+            },
+        )
+        .collect();
+    assert_eq!(c.jobs[&ids[0]].alloc[0].node, 0);
+    assert_eq!(c.jobs[&ids[1]].alloc[0].node, 1);
+    assert_eq!(c.jobs[&ids[2]].state, JobState::Pending);
+    assert_eq!(c.jobs[&ids[2]].state_reason, job::reason::WAIT_RESOURCES);
+    // A small later job must not overtake it (FIFO, no backfill yet).
+    let (Reply::Submitted { job_id: small }, _) = submit(&mut c, 1010, |_| {}) else {
+        panic!()
+    };
+    assert_eq!(c.jobs[&small].state, JobState::Pending);
+    assert_eq!(c.jobs[&small].state_reason, job::reason::WAIT_PRIORITY);
+    let (_, fx) = c.apply(
+        1020,
+        Command::Kill {
+            uid: 1000,
+            job_id: ids[0],
+            signal: SIGKILL,
+        },
+    );
+    // Terminate for the cancelled job, and launches for the two waiting ones.
+    let kinds: Vec<_> = sends(&fx).iter().map(|o| o.purpose.clone()).collect();
+    assert!(kinds.contains(&Purpose::Terminate { job_id: ids[0] }));
+    assert!(kinds.contains(&Purpose::Launch { job_id: ids[2] }));
+    assert!(kinds.contains(&Purpose::Launch { job_id: small }));
+    assert_eq!(c.nodes[0].alloc_cpus, 4);
+}
+
+#[test]
+fn submit_errors_match_stock() {
+    let mut c = ctrl("");
+    c.apply(1001, reg("n1", 4, 1000));
+    let r = submit(&mut c, 1002, |d| d.partition = Some("nosuch".into())).0;
+    assert_eq!(r, Reply::Rc(ESLURM_INVALID_PARTITION_NAME));
+    let r = submit(&mut c, 1002, |d| d.min_nodes = 3).0;
+    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    let r = submit(&mut c, 1002, |d| d.pn_min_memory = 2000).0;
+    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    // Over MaxTime: pending with PartitionTimeLimit by default ...
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| d.time_limit = 61) else {
+        panic!()
+    };
+    assert_eq!(
+        c.jobs[&job_id].state_reason,
+        job::reason::WAIT_PART_TIME_LIMIT
+    );
+    // ... refused with EnforcePartLimits.
+    let mut c = ctrl("EnforcePartLimits=ALL\n");
+    assert_eq!(
+        submit(&mut c, 1002, |d| d.time_limit = 61).0,
+        Reply::Rc(ESLURM_INVALID_TIME_LIMIT)
+    );
+}
+
+#[test]
+fn cancel_is_owner_or_admin_only() {
+    let mut c = ctrl("");
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
+        panic!()
+    };
+    let (r, _) = c.apply(
+        1003,
+        Command::Kill {
+            uid: 2000,
+            job_id,
+            signal: SIGKILL,
+        },
+    );
+    assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED));
+    let (r, fx) = c.apply(
+        1003,
+        Command::Kill {
+            uid: 1000,
+            job_id,
+            signal: SIGKILL,
+        },
+    );
+    assert_eq!(r, Reply::Rc(0));
+    assert!(fx.is_empty(), "a pending job has no nodes to clean");
+    assert_eq!(c.jobs[&job_id].state, JobState::Cancelled);
+    let (r, _) = c.apply(
+        1004,
+        Command::Kill {
+            uid: 0,
+            job_id,
+            signal: SIGKILL,
+        },
+    );
+    assert_eq!(r, Reply::Rc(ESLURM_ALREADY_DONE));
+    let (r, _) = c.apply(
+        1004,
+        Command::Kill {
+            uid: 0,
+            job_id: 999,
+            signal: SIGKILL,
+        },
+    );
+    assert_eq!(r, Reply::Rc(ESLURM_INVALID_JOB_ID));
+}
+
+#[test]
+fn node_timeout_downs_node_fails_jobs_and_returns_on_registration() {
+    let mut c = ctrl("");
+    c.apply(1000, reg("n1", 4, 1000));
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1001, |_| {}) else {
+        panic!()
+    };
+    // Pings go out every SlurmdTimeout/3.
+    let (_, fx) = c.apply(1100, Command::Tick);
+    assert!(sends(&fx)
+        .iter()
+        .any(|o| o.purpose == Purpose::Ping && o.node == "n1"));
+    c.apply(1300, Command::Tick);
+    assert_eq!(state(&c, "n1") & node::bits::BASE, node::bits::MIXED);
+    c.apply(1301, Command::Tick);
+    assert_eq!(state(&c, "n1") & node::bits::BASE, node::bits::DOWN);
+    assert_ne!(state(&c, "n1") & node::bits::NO_RESPOND, 0);
+    assert_eq!(c.jobs[&job_id].state, JobState::NodeFail);
+    // ReturnToService=1: a valid registration brings it back.
+    c.apply(1400, reg("n1", 4, 1000));
+    assert_eq!(state(&c, "n1"), node::bits::IDLE);
+}
+
+#[test]
+fn low_hardware_drains_unless_config_overrides() {
+    let mut c = ctrl("");
+    c.apply(1000, reg("n1", 2, 1000));
+    assert_ne!(state(&c, "n1") & node::bits::DRAIN, 0);
+    assert!(c.nodes[0]
+        .reason
+        .as_deref()
+        .unwrap()
+        .starts_with("Low CPUs"));
+    let mut c = ctrl("SlurmdParameters=config_overrides\n");
+    c.apply(1000, reg("n1", 2, 1000));
+    assert_eq!(state(&c, "n1"), node::bits::IDLE);
+}
+
+#[test]
+fn drain_and_resume_are_admin_only() {
+    let mut c = ctrl("");
+    c.apply(1000, reg("n1", 4, 1000));
+    let upd = |uid, state, reason: Option<&str>| Command::UpdateNode {
+        uid,
+        msg: Box::new(UpdateNodeMsg {
+            node_names: Some("n1".into()),
+            node_state: state,
+            reason: reason.map(str::to_string),
+            reason_uid: NO_VAL,
+            ..Default::default()
+        }),
+    };
+    let (r, _) = c.apply(1001, upd(1000, node::bits::DRAIN, Some("x")));
+    assert_eq!(r, Reply::Rc(ESLURM_USER_ID_MISSING));
+    c.apply(1001, upd(0, node::bits::DRAIN, Some("maint")));
+    assert_eq!(state(&c, "n1"), node::bits::IDLE | node::bits::DRAIN);
+    // A drained node gets no new work.
+    let (Reply::Submitted { job_id }, fx) =
+        submit(&mut c, 1002, |d| d.partition = Some("debug".into()))
+    else {
+        panic!()
+    };
+    assert!(fx.is_empty());
+    assert_eq!(c.jobs[&job_id].state, JobState::Pending);
+    let (_, fx) = c.apply(1003, upd(0, node::bits::RESUME, None));
+    assert_eq!(sends(&fx).len(), 1, "the waiting job starts on resume");
+    assert_eq!(c.nodes[0].reason, None);
+}

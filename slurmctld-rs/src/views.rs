@@ -1,0 +1,364 @@
+//! Read replies built from a snapshot of the controller: RESPONSE_NODE_INFO,
+//! RESPONSE_PARTITION_INFO, RESPONSE_JOB_INFO, RESPONSE_NODE_REGISTRATION.
+//! Values for fields we do not model are the ones stock sends
+//! (fixtures/<ver>/*.pcap), per version where they differ.
+
+use crate::state::job::Job;
+use crate::state::msgs::job_nodelist;
+use crate::state::node::Node;
+use crate::state::Controller;
+use slurm_conf::PartitionState;
+use slurm_wire::msg::job::{JobDetails, JobInfo, JobInfoMsg, MultiCoreData};
+use slurm_wire::msg::job_desc::SelectJobinfo;
+use slurm_wire::msg::node::{
+    ExtSensorsData, NodeInfo, NodeInfoMsg, NodeRegistrationRespMsg, PowerMgmtData,
+};
+use slurm_wire::msg::partition::{PartFlags, PartitionInfo, PartitionInfoMsg};
+use slurm_wire::msg::slurmdb::SlurmdbTresRec;
+use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16, NO_VAL64};
+use slurm_wire::types::{BitStr, Double, StepId};
+use slurm_wire::ProtocolVersion as V;
+
+/// `NICE_OFFSET`: nice values travel offset by 2^31.
+const NICE_OFFSET: u32 = 0x8000_0000;
+
+fn tres_str(cpus: u64, mem: u64, nodes: Option<u64>) -> String {
+    let mut s = format!("cpu={cpus},mem={mem}M");
+    if let Some(n) = nodes {
+        s.push_str(&format!(",node={n}"));
+    }
+    s.push_str(&format!(",billing={cpus}"));
+    s
+}
+
+fn node_bitmap(total: usize, set: impl IntoIterator<Item = usize>) -> BitStr {
+    let mut b = BitStr::new(total as u32);
+    for i in set {
+        b.set(i as u32, true);
+    }
+    b
+}
+
+/// One node as `scontrol show node` receives it.
+pub fn node_info(n: &Node, v: V) -> NodeInfo {
+    let r = n.reported.as_ref();
+    let old = v < V::V24_11;
+    NodeInfo {
+        name: Some(n.def.name.clone()),
+        node_hostname: Some(n.def.hostname.clone()),
+        node_addr: Some(n.def.addr.clone()),
+        port: n.def.port,
+        next_state: NO_VAL,
+        node_state: n.state_word(),
+        version: r.and_then(|r| r.version.clone()),
+        cpus: n.def.cpus,
+        boards: n.def.boards,
+        sockets: n.def.sockets,
+        cores: n.def.cores,
+        threads: n.def.threads,
+        real_memory: n.def.real_memory,
+        tmp_disk: n.def.tmp_disk,
+        owner: NO_VAL,
+        cpus_efctv: n.def.cpus,
+        cpu_load: n.cpu_load,
+        free_mem: n.free_mem,
+        weight: n.def.weight,
+        reason_uid: if n.reason.is_some() {
+            n.reason_uid
+        } else {
+            NO_VAL
+        },
+        suspend_time: if v >= V::V26_05 { INFINITE } else { 0 },
+        boot_time: r.map(|r| r.boot_time).unwrap_or(0),
+        last_busy: n.last_busy,
+        reason_time: n.reason_time,
+        slurmd_start_time: r.map(|r| r.slurmd_start_time).unwrap_or(0),
+        select_plugin_id: if v >= V::V26_05 {
+            0
+        } else {
+            NodeInfo::SELECT_PLUGIN_CONS_TRES
+        },
+        alloc_cpus: n.alloc_cpus,
+        alloc_memory: n.alloc_mem,
+        alloc_tres_fmt_str: (n.alloc_cpus > 0).then(|| {
+            let mut s = format!("cpu={}", n.alloc_cpus);
+            if n.alloc_mem > 0 {
+                s.push_str(&format!(",mem={}M", n.alloc_mem));
+            }
+            s
+        }),
+        tres_alloc_weighted: Double::from_value(f64::from(n.alloc_cpus)),
+        arch: r.and_then(|r| r.arch.clone()),
+        features: n.def.features.clone(),
+        features_act: n.def.features.clone(),
+        gres: n.def.gres.clone(),
+        os: r.and_then(|r| r.os.clone()),
+        reason: n.reason.clone(),
+        ext_sensors: if old {
+            ExtSensorsData {
+                consumed_energy: NO_VAL64,
+                temperature: NO_VAL,
+                ..Default::default()
+            }
+        } else {
+            ExtSensorsData::default()
+        },
+        power: PowerMgmtData {
+            cap_watts: if old { NO_VAL } else { 0 },
+        },
+        tres_fmt_str: Some(tres_str(u64::from(n.def.cpus), n.def.real_memory, None)),
+        ..Default::default()
+    }
+}
+
+/// RESPONSE_NODE_INFO for all nodes.
+pub fn node_info_msg(c: &Controller, v: V) -> NodeInfoMsg {
+    NodeInfoMsg {
+        last_update: c.last_node_update,
+        hidden_nodes: (v >= V::V24_11).then(|| BitStr::new(c.nodes.len() as u32)),
+        node_array: c.nodes.iter().map(|n| node_info(n, v)).collect(),
+    }
+}
+
+/// RESPONSE_NODE_INFO for one node (REQUEST_NODE_INFO_SINGLE); None if unknown.
+pub fn node_info_single(c: &Controller, name: &str, v: V) -> Option<NodeInfoMsg> {
+    let n = &c.nodes[c.node_index(name)?];
+    Some(NodeInfoMsg {
+        last_update: c.last_node_update,
+        hidden_nodes: None,
+        node_array: vec![node_info(n, v)],
+    })
+}
+
+/// RESPONSE_PARTITION_INFO.
+pub fn partition_info_msg(c: &Controller, _v: V) -> PartitionInfoMsg {
+    let conf = &c.conf;
+    let partition_array = conf
+        .partitions
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
+            let pc = &p.conf;
+            let cpus: u64 = p.nodes.iter().map(|&i| u64::from(conf.nodes[i].cpus)).sum();
+            let mem: u64 = p.nodes.iter().map(|&i| conf.nodes[i].real_memory).sum();
+            let mut flags = 0u32;
+            for (on, bit) in [
+                (conf.default_partition == Some(pi), 0x1),
+                (pc.hidden, 0x2),
+                (pc.root_only, 0x8),
+                (pc.req_resv, 0x10),
+                (pc.lln, 0x20),
+                (pc.exclusive_user, 0x40),
+            ] {
+                if on {
+                    flags |= bit;
+                }
+            }
+            let names: Vec<&str> = p
+                .nodes
+                .iter()
+                .map(|&i| conf.nodes[i].name.as_str())
+                .collect();
+            PartitionInfo {
+                name: Some(pc.name.clone()),
+                max_time: p.max_time(),
+                default_time: p.default_time(),
+                max_nodes: pc.max_nodes,
+                min_nodes: pc.min_nodes,
+                total_nodes: p.nodes.len() as u32,
+                total_cpus: cpus as u32,
+                max_cpus_per_node: pc.max_cpus_per_node,
+                max_cpus_per_socket: pc.max_cpus_per_socket,
+                flags: PartFlags(flags),
+                max_share: pc.over_subscribe.max_share(),
+                over_time_limit: pc.over_time_limit.unwrap_or(NO_VAL16),
+                preempt_mode: NO_VAL16,
+                priority_job_factor: pc.priority_job_factor,
+                priority_tier: pc.priority_tier,
+                state_up: match pc.state {
+                    PartitionState::Up => 3,
+                    PartitionState::Down => 1,
+                    PartitionState::Drain => 2,
+                    PartitionState::Inactive => 0,
+                },
+                resume_timeout: pc.resume_timeout.unwrap_or(NO_VAL16),
+                suspend_timeout: pc.suspend_timeout.unwrap_or(NO_VAL16),
+                suspend_time: pc.suspend_time.unwrap_or(NO_VAL),
+                allow_accounts: pc.allow_accounts.clone(),
+                allow_groups: pc.allow_groups.clone(),
+                allow_alloc_nodes: pc.alloc_nodes.clone(),
+                allow_qos: pc.allow_qos.clone(),
+                alternate: pc.alternate.clone(),
+                deny_accounts: pc.deny_accounts.clone(),
+                deny_qos: pc.deny_qos.clone(),
+                nodes: (!names.is_empty())
+                    .then(|| slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","))),
+                node_inx: Some(node_bitmap(conf.nodes.len(), p.nodes.iter().copied())),
+                tres_fmt_str: Some(tres_str(cpus, mem, Some(p.nodes.len() as u64))),
+                ..Default::default()
+            }
+        })
+        .collect();
+    PartitionInfoMsg {
+        last_update: c.last_part_update,
+        partition_array,
+    }
+}
+
+/// One job as squeue / scontrol show job receive it.
+pub fn job_info(c: &Controller, j: &Job, _v: V) -> JobInfo {
+    let d = &j.desc;
+    let nodes = (!j.alloc.is_empty()).then(|| job_nodelist(&c.nodes, j));
+    let alloc_cpus = j.alloc_cpus();
+    let num_cpus = if j.alloc.is_empty() {
+        j.min_cpus
+    } else {
+        alloc_cpus
+    };
+    let num_nodes = if j.alloc.is_empty() {
+        j.min_nodes
+    } else {
+        j.alloc.len() as u32
+    };
+    let req_mem = if j.mem == 0 {
+        0
+    } else if j.mem_per_cpu {
+        j.mem * u64::from(num_cpus)
+    } else {
+        j.mem * u64::from(num_nodes)
+    };
+    JobInfo {
+        step_id: StepId {
+            sluid: 0,
+            job_id: j.job_id,
+            step_id: NO_VAL,
+            step_het_comp: NO_VAL,
+        },
+        account: d.account.clone(),
+        alloc_node: d.alloc_node.clone(),
+        alloc_sid: d.alloc_sid,
+        array_task_id: NO_VAL,
+        batch_flag: 1,
+        batch_host: j.batch_host.map(|i| c.nodes[i].def.name.clone()),
+        billable_tres: Double::from_value(f64::from(num_cpus)),
+        comment: d.comment.clone(),
+        exit_code: j.exit_code,
+        derived_ec: j.derived_ec,
+        group_id: j.user.gid,
+        job_state: j.state_word(),
+        last_sched_eval: j.start_time.max(j.submit_time),
+        mail_type: d.mail_type,
+        mail_user: d.mail_user.clone().or_else(|| j.user.name.clone()),
+        name: d.name.clone(),
+        priority: j.priority,
+        site_factor: NICE_OFFSET,
+        start_protocol_ver: j.submit_version.to_wire(),
+        state_desc: j.state_desc.clone(),
+        state_reason: j.state_reason,
+        tres_alloc_str: (!j.alloc.is_empty()).then(|| {
+            format!(
+                "cpu={alloc_cpus},node={},billing={alloc_cpus}",
+                j.alloc.len()
+            )
+        }),
+        tres_req_str: Some(format!(
+            "cpu={num_cpus},mem={}M,node={num_nodes},billing={num_cpus}",
+            req_mem.max(1)
+        )),
+        user_id: j.user.uid,
+        time_limit: j.time_limit,
+        start_time: j.start_time,
+        end_time: j.end_time,
+        cluster: c.conf.raw.cluster_name.clone(),
+        nodes,
+        partition: Some(c.conf.partitions[j.part].name().to_string()),
+        node_inx: Some(node_bitmap(c.nodes.len(), j.alloc.iter().map(|a| a.node))),
+        details: Some(JobDetails {
+            accrue_time: j.submit_time,
+            eligible_time: j.eligible_time,
+            cpu_freq_gov: d.cpu_freq_gov,
+            cpu_freq_max: d.cpu_freq_max,
+            cpu_freq_min: d.cpu_freq_min,
+            requeue: 1,
+            submit_time: j.submit_time,
+            work_dir: d.work_dir.clone(),
+            features: d.features.clone(),
+            num_tasks: j.num_tasks,
+            shared: NO_VAL16,
+            ..Default::default()
+        }),
+        nice: NICE_OFFSET,
+        num_cpus,
+        num_nodes,
+        core_spec: NO_VAL16,
+        cpus_per_task: j.cpus_per_task,
+        pn_min_cpus: j.cpus_per_task,
+        pn_min_memory: if j.mem_per_cpu {
+            j.mem | crate::state::MEM_PER_CPU
+        } else {
+            j.mem
+        },
+        oom_kill_step: NO_VAL16,
+        req_nodes: d.req_nodes.clone(),
+        exc_nodes: d.exc_nodes.clone(),
+        std_err: d.std_err.clone(),
+        std_in: d.std_in.clone(),
+        std_out: d.std_out.clone(),
+        multi_core: Some(MultiCoreData {
+            sockets_per_node: NO_VAL16,
+            cores_per_socket: NO_VAL16,
+            threads_per_core: NO_VAL16,
+            ntasks_per_socket: u16::MAX,
+            ntasks_per_core: u16::MAX,
+            ..Default::default()
+        }),
+        select_jobinfo: SelectJobinfo::default(),
+        ..Default::default()
+    }
+}
+
+/// RESPONSE_JOB_INFO for the given jobs (all when `ids` is None).
+pub fn job_info_msg(
+    c: &Controller,
+    ids: Option<&[u32]>,
+    uid_filter: Option<u32>,
+    v: V,
+) -> JobInfoMsg {
+    let job_array = c
+        .jobs
+        .values()
+        .filter(|j| ids.is_none_or(|ids| ids.contains(&j.job_id)))
+        .filter(|j| uid_filter.is_none_or(|u| j.user.uid == u))
+        .map(|j| job_info(c, j, v))
+        .collect();
+    JobInfoMsg {
+        last_update: c.last_job_update,
+        last_backfill: 0,
+        job_array,
+    }
+}
+
+/// RESPONSE_NODE_REGISTRATION: the cluster's TRES as the node should count them.
+pub fn registration_resp(c: &Controller, node: usize) -> NodeRegistrationRespMsg {
+    let n = &c.nodes[node];
+    let t = |id: u32, ty: &str, name: Option<&str>, count: u64| SlurmdbTresRec {
+        alloc_secs: 0,
+        count,
+        id,
+        name: name.map(str::to_string),
+        r#type: Some(ty.to_string()),
+    };
+    NodeRegistrationRespMsg {
+        tres_list: Some(vec![
+            t(1, "cpu", None, u64::from(n.def.cpus)),
+            t(2, "mem", None, n.def.real_memory),
+            t(3, "energy", None, 0),
+            t(4, "node", None, 1),
+            t(5, "billing", None, u64::from(n.def.cpus)),
+            t(6, "fs", Some("disk"), 0),
+            t(7, "vmem", None, 0),
+            t(8, "pages", None, 0),
+        ]),
+        node_name: None,
+    }
+}
