@@ -12,7 +12,7 @@
 
 use slurm_rpc::{call, AuthCtx, RpcError};
 use slurm_wire::auth::Audience;
-use slurm_wire::errno::SLURM_PROTOCOL_VERSION_ERROR;
+use slurm_wire::errno::{SLURM_PROTOCOL_AUTHENTICATION_ERROR, SLURM_PROTOCOL_VERSION_ERROR};
 use slurm_wire::{Message, ProtocolVersion};
 use std::net::SocketAddr;
 use std::sync::Mutex;
@@ -30,7 +30,14 @@ pub enum Outcome {
 
 pub fn classify(r: &Result<Message, RpcError>) -> Outcome {
     match r {
-        Ok(Message::ResponseSlurmRc(rc)) if rc.return_code as i32 == SLURM_PROTOCOL_VERSION_ERROR => {
+        // A 24.11 controller answers a header it cannot read with an
+        // authentication error (it never got as far as the credential).
+        Ok(Message::ResponseSlurmRc(rc))
+            if matches!(
+                rc.return_code as i32,
+                SLURM_PROTOCOL_VERSION_ERROR | SLURM_PROTOCOL_AUTHENTICATION_ERROR
+            ) =>
+        {
             Outcome::VersionRejected
         }
         Ok(_) => Outcome::Answered,
@@ -200,6 +207,7 @@ mod tests {
         assert_eq!(classify(&rc(0)), Outcome::Answered);
         assert_eq!(classify(&rc(2010)), Outcome::Answered);
         assert_eq!(classify(&rc(SLURM_PROTOCOL_VERSION_ERROR)), Outcome::VersionRejected);
+        assert_eq!(classify(&rc(SLURM_PROTOCOL_AUTHENTICATION_ERROR)), Outcome::VersionRejected);
         let io = |k| Err(RpcError::Io(std::io::Error::from(k)));
         assert_eq!(classify(&io(std::io::ErrorKind::UnexpectedEof)), Outcome::VersionRejected);
         assert_eq!(classify(&io(std::io::ErrorKind::ConnectionReset)), Outcome::VersionRejected);

@@ -33,6 +33,7 @@ pub struct Settings {
     pub slurm_user_uid: u32,
     pub spool_dir: String,
     pub start_time: i64,
+    pub gres: Vec<crate::gres::GresRec>,
 }
 
 /// A job this node runs.
@@ -115,10 +116,7 @@ impl Daemon {
                 step_het_comp: slurm_wire::pack::NO_VAL,
             })
             .collect();
-        // gres_node_config_pack with no GRES: version then a zero count.
-        let mut gres = Vec::with_capacity(4);
-        gres.extend_from_slice(&v.to_wire().to_be_bytes());
-        gres.extend_from_slice(&0u16.to_be_bytes());
+        let gres = crate::gres::pack(&s.gres, v);
         SlurmNodeRegistrationStatusMsg {
             timestamp: now(),
             slurmd_start_time: s.start_time,
@@ -374,8 +372,15 @@ impl Daemon {
             conf_path: s.conf_path.clone(),
             spool_dir: s.spool_dir.clone(),
             job_file_append: s.conf.raw("JobFileAppend").is_some_and(|x| x.trim() == "1"),
+            rlimits_except: s
+                .conf
+                .raw("PropagateResourceLimitsExcept")
+                .map(|x| x.split(',').map(|s| s.trim().to_string()).collect())
+                .unwrap_or_default(),
         };
-        let plan = match plan_batch(&m, a, job_id, owner, &node, v) {
+        // The environment follows the release we pose as to the controller.
+        let env_v = self.ctld.version().unwrap_or(v).max(v);
+        let plan = match plan_batch(&m, a, job_id, owner, &node, env_v) {
             Ok(p) => p,
             Err(e) => {
                 tracing::error!("job {job_id}: {e}");

@@ -42,6 +42,12 @@ impl Env {
         }
     }
 
+    /// Removes `k`, returning its value.
+    pub fn remove(&mut self, k: &str) -> Option<String> {
+        let i = self.0.iter().position(|(n, _)| n == k)?;
+        Some(self.0.remove(i).1)
+    }
+
     pub fn get(&self, k: &str) -> Option<&str> {
         self.0.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str())
     }
@@ -54,6 +60,43 @@ impl Env {
     pub fn to_strings(&self) -> Vec<String> {
         self.0.iter().map(|(k, v)| format!("{k}={v}")).collect()
     }
+}
+
+/// The submitter's limits that sbatch forwards as `SLURM_RLIMIT_*`, and
+/// the kernel resource each names.
+pub const RLIMITS: [(&str, libc::__rlimit_resource_t); 10] = [
+    ("CPU", libc::RLIMIT_CPU),
+    ("FSIZE", libc::RLIMIT_FSIZE),
+    ("DATA", libc::RLIMIT_DATA),
+    ("STACK", libc::RLIMIT_STACK),
+    ("CORE", libc::RLIMIT_CORE),
+    ("RSS", libc::RLIMIT_RSS),
+    ("NPROC", libc::RLIMIT_NPROC),
+    ("NOFILE", libc::RLIMIT_NOFILE),
+    ("MEMLOCK", libc::RLIMIT_MEMLOCK),
+    ("AS", libc::RLIMIT_AS),
+];
+
+/// Takes the propagated limits and umask out of the environment (stock's
+/// step daemon applies them to the job and does not pass them on).
+/// `except` lists limit names not to propagate (PropagateResourceLimitsExcept).
+pub fn take_limits(
+    e: &mut Env,
+    except: &[String],
+) -> (Vec<(libc::__rlimit_resource_t, u64)>, Option<u32>) {
+    let mut limits = Vec::new();
+    for (name, res) in RLIMITS {
+        if let Some(v) = e.remove(&format!("SLURM_RLIMIT_{name}")) {
+            let skip = except.iter().any(|x| x.eq_ignore_ascii_case(name));
+            if let (false, Ok(v)) = (skip, v.trim().parse::<u64>()) {
+                limits.push((res, v));
+            }
+        }
+    }
+    let umask = e
+        .remove("SLURM_UMASK")
+        .and_then(|u| u32::from_str_radix(u.trim(), 8).ok());
+    (limits, umask)
 }
 
 /// Upstream's compressed list: runs of equal values as `v(xN)`.
@@ -372,6 +415,21 @@ mod tests {
         let e = batch_env(&m, &JobCredArg::default(), &c);
         assert_eq!(e.get("SLURM_MEM_PER_NODE"), Some("1000"));
         assert_eq!(e.get("SLURM_MEM_PER_CPU"), None);
+    }
+
+    #[test]
+    fn limits_and_umask_are_taken_out() {
+        let mut e = Env::from_pairs([
+            "SLURM_RLIMIT_NOFILE=1024",
+            "SLURM_RLIMIT_CORE=0",
+            "SLURM_RLIMIT_AS=junk",
+            "SLURM_UMASK=0027",
+            "SLURM_PRIO_PROCESS=0",
+        ]);
+        let (l, u) = take_limits(&mut e, &["core".to_string()]);
+        assert_eq!(l, vec![(libc::RLIMIT_NOFILE, 1024)]);
+        assert_eq!(u, Some(0o027));
+        assert_eq!(e.to_strings(), vec!["SLURM_PRIO_PROCESS=0"]);
     }
 
     #[test]

@@ -123,6 +123,8 @@ pub fn spawn_batch(plan: &BatchPlan) -> Result<i32, SpawnError> {
             libc::O_TRUNC
         };
 
+    let rlimits = plan.rlimits.clone();
+    let umask = plan.umask;
     let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_p.push(std::ptr::null());
     let mut env_p: Vec<*mut libc::c_char> = envs.iter().map(|e| e.as_ptr() as *mut _).collect();
@@ -166,6 +168,8 @@ pub fn spawn_batch(plan: &BatchPlan) -> Result<i32, SpawnError> {
                 stdout: &stdout,
                 stderr: &stderr,
                 same_err,
+                rlimits: &rlimits,
+                umask,
                 out_flags,
                 pid_slot,
                 path: &path,
@@ -229,6 +233,8 @@ struct ChildArgs<'a> {
     stdout: &'a CString,
     stderr: &'a CString,
     same_err: bool,
+    rlimits: &'a [(libc::__rlimit_resource_t, u64)],
+    umask: Option<u32>,
     out_flags: libc::c_int,
     pid_slot: *mut libc::c_char,
     path: &'a CString,
@@ -264,6 +270,16 @@ unsafe fn child(a: ChildArgs<'_>) -> ! {
             || libc::setuid(a.uid) != 0
         {
             fail(STAGE_ID);
+        }
+        for &(res, v) in a.rlimits {
+            let mut r: libc::rlimit = std::mem::zeroed();
+            if libc::getrlimit(res, &mut r) == 0 {
+                r.rlim_cur = v.min(r.rlim_max);
+                libc::setrlimit(res, &r);
+            }
+        }
+        if let Some(m) = a.umask {
+            libc::umask(m as libc::mode_t);
         }
         if libc::chdir(a.work_dir.as_ptr()) != 0 {
             libc::chdir(a.tmp.as_ptr());

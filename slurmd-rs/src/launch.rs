@@ -33,6 +33,8 @@ pub struct NodeCtx {
     pub spool_dir: String,
     /// `JobFileAppend=1`.
     pub job_file_append: bool,
+    /// PropagateResourceLimitsExcept names.
+    pub rlimits_except: Vec<String>,
 }
 
 /// Everything needed to start the batch script.
@@ -52,6 +54,9 @@ pub struct BatchPlan {
     pub stdout: String,
     pub stderr: String,
     pub append: bool,
+    /// Soft limits to apply (from the submitter's SLURM_RLIMIT_*).
+    pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    pub umask: Option<u32>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -90,7 +95,7 @@ pub fn plan_batch(
         .clone()
         .filter(|w| !w.is_empty())
         .unwrap_or_else(|| "/tmp".into());
-    let env = batch_env(
+    let mut env = batch_env(
         msg,
         cred,
         &BatchEnvCtx {
@@ -105,6 +110,7 @@ pub fn plan_batch(
             has_oom_kill_step: v >= ProtocolVersion::V24_11,
         },
     );
+    let (rlimits, umask) = crate::env::take_limits(&mut env, &node.rlimits_except);
     let fctx = FnameCtx {
         job_id,
         array_job_id: msg.array_job_id,
@@ -151,6 +157,8 @@ pub fn plan_batch(
         stdout,
         stderr,
         append,
+        rlimits,
+        umask,
     })
 }
 
@@ -177,6 +185,7 @@ mod tests {
             conf_path: "/etc/slurm/slurm.conf".into(),
             spool_dir: "/var/spool/slurmd".into(),
             job_file_append: false,
+            rlimits_except: vec![],
         }
     }
 

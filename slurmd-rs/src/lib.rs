@@ -9,6 +9,7 @@ pub mod daemon;
 pub mod env;
 pub mod exec;
 pub mod fname;
+pub mod gres;
 pub mod hw;
 pub mod launch;
 pub mod logging;

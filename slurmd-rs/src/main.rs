@@ -190,8 +190,24 @@ fn run(args: Args) -> Result<(), String> {
         node.hw.real_memory,
         node.tmp_disk
     );
+    let gres_path = slurm_conf::extra_conf_path(&conf_path, "gres.conf");
+    let gres_conf = if gres_path.exists() {
+        Some(
+            slurm_conf::GresConf::from_file(&gres_path)
+                .map_err(|e| format!("{}: {e}", gres_path.display()))?,
+        )
+    } else {
+        None
+    };
+    let gres = slurmd::gres::node_records(
+        gres_conf.as_ref(),
+        conf.node(&node.name),
+        &node.name,
+        node.hw.cpus,
+    );
     let port = node.port;
     let settings = Settings {
+        gres,
         conf_path: conf_path.display().to_string(),
         conf,
         node,
