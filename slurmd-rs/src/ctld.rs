@@ -68,7 +68,12 @@ pub fn candidates(
         return vec![p];
     }
     let mut v: Vec<ProtocolVersion> = known.into_iter().collect();
-    v.extend(ProtocolVersion::ALL.iter().rev().filter(|x| Some(**x) != known));
+    v.extend(
+        ProtocolVersion::ALL
+            .iter()
+            .rev()
+            .filter(|x| Some(**x) != known),
+    );
     v
 }
 
@@ -148,7 +153,9 @@ impl Controller {
                             tracing::info!("controller {host} speaks protocol {v}");
                             *k = Some(v);
                         }
-                        return r.map(|m| (m, v)).map_err(|e| CtldError::Unreachable(e.to_string()));
+                        return r
+                            .map(|m| (m, v))
+                            .map_err(|e| CtldError::Unreachable(e.to_string()));
                     }
                     Outcome::VersionRejected => {
                         any_reachable = true;
@@ -206,12 +213,27 @@ mod tests {
         };
         assert_eq!(classify(&rc(0)), Outcome::Answered);
         assert_eq!(classify(&rc(2010)), Outcome::Answered);
-        assert_eq!(classify(&rc(SLURM_PROTOCOL_VERSION_ERROR)), Outcome::VersionRejected);
-        assert_eq!(classify(&rc(SLURM_PROTOCOL_AUTHENTICATION_ERROR)), Outcome::VersionRejected);
+        assert_eq!(
+            classify(&rc(SLURM_PROTOCOL_VERSION_ERROR)),
+            Outcome::VersionRejected
+        );
+        assert_eq!(
+            classify(&rc(SLURM_PROTOCOL_AUTHENTICATION_ERROR)),
+            Outcome::VersionRejected
+        );
         let io = |k| Err(RpcError::Io(std::io::Error::from(k)));
-        assert_eq!(classify(&io(std::io::ErrorKind::UnexpectedEof)), Outcome::VersionRejected);
-        assert_eq!(classify(&io(std::io::ErrorKind::ConnectionReset)), Outcome::VersionRejected);
-        assert_eq!(classify(&io(std::io::ErrorKind::ConnectionRefused)), Outcome::Unreachable);
+        assert_eq!(
+            classify(&io(std::io::ErrorKind::UnexpectedEof)),
+            Outcome::VersionRejected
+        );
+        assert_eq!(
+            classify(&io(std::io::ErrorKind::ConnectionReset)),
+            Outcome::VersionRejected
+        );
+        assert_eq!(
+            classify(&io(std::io::ErrorKind::ConnectionRefused)),
+            Outcome::Unreachable
+        );
         assert_eq!(classify(&Err(RpcError::Timeout)), Outcome::Unreachable);
     }
 }

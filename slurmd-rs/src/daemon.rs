@@ -176,7 +176,10 @@ impl Daemon {
                 Ok(()) => {
                     tracing::info!(
                         "registered with the controller (protocol {})",
-                        self.ctld.version().map(|v| v.to_string()).unwrap_or_default()
+                        self.ctld
+                            .version()
+                            .map(|v| v.to_string())
+                            .unwrap_or_default()
                     );
                     return;
                 }
@@ -266,7 +269,12 @@ impl Daemon {
     }
 
     /// Validates a launch, records the job and starts it in the background.
-    fn batch_launch(self: Arc<Self>, uid: u32, v: ProtocolVersion, m: BatchJobLaunchMsg) -> Message {
+    fn batch_launch(
+        self: Arc<Self>,
+        uid: u32,
+        v: ProtocolVersion,
+        m: BatchJobLaunchMsg,
+    ) -> Message {
         let cred = &m.cred.cred;
         let cred_v = ProtocolVersion::from_wire(m.cred.cred_version).unwrap_or(v);
         let job_id = if v >= ProtocolVersion::V25_11 {
@@ -338,7 +346,9 @@ impl Daemon {
         let prolog_timeout = Duration::from_secs(3600);
         if !s.conf.prolog.is_empty() {
             let sj = self.script_job(job_id, &state);
-            if let Err(st) = scripts::run_all(&s.conf.prolog, &sj, Context::Prolog, prolog_timeout).await {
+            if let Err(st) =
+                scripts::run_all(&s.conf.prolog, &sj, Context::Prolog, prolog_timeout).await
+            {
                 tracing::error!("[job {job_id}] prolog failed status={st}");
                 // Drain the node (a registration with a failure status)
                 // and fail the job.
@@ -409,7 +419,10 @@ impl Daemon {
                 return;
             }
         };
-        tracing::info!("launched batch job {job_id} for uid {} (pid {pid})", state.uid);
+        tracing::info!(
+            "launched batch job {job_id} for uid {} (pid {pid})",
+            state.uid
+        );
         let killed = {
             let mut jobs = self.jobs();
             match jobs.get_mut(&job_id) {
@@ -430,7 +443,8 @@ impl Daemon {
         track::signal_session(pid, Signal::SIGKILL);
         tracing::info!("job {job_id} script ended, status {status:#x}");
         exec::remove_batch_dir(&plan.batch_dir);
-        self.complete_batch(job_id, state.uid, status as u32, 0).await;
+        self.complete_batch(job_id, state.uid, status as u32, 0)
+            .await;
     }
 
     /// REQUEST_COMPLETE_BATCH_SCRIPT, retried until the controller answers.
@@ -452,8 +466,14 @@ impl Daemon {
             match self.ctld.rpc(&msg).await {
                 Ok((Message::ResponseSlurmRc(rc), _)) => {
                     let rc = rc.return_code as i32;
-                    if rc != 0 && rc != errno::ESLURM_ALREADY_DONE && rc != errno::ESLURM_INVALID_JOB_ID {
-                        tracing::warn!("job {job_id}: completion answered {}", errno::name(rc).unwrap_or("error"));
+                    if rc != 0
+                        && rc != errno::ESLURM_ALREADY_DONE
+                        && rc != errno::ESLURM_INVALID_JOB_ID
+                    {
+                        tracing::warn!(
+                            "job {job_id}: completion answered {}",
+                            errno::name(rc).unwrap_or("error")
+                        );
                     }
                     return;
                 }
@@ -485,7 +505,8 @@ impl Daemon {
             track::signal_session(sid, Signal::SIGTERM);
             let wait = Duration::from_secs(u64::from(self.settings.conf.kill_wait.max(5)));
             let deadline = tokio::time::Instant::now() + wait;
-            while !track::session_members(sid).is_empty() && tokio::time::Instant::now() < deadline {
+            while !track::session_members(sid).is_empty() && tokio::time::Instant::now() < deadline
+            {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
             if track::signal_session(sid, Signal::SIGKILL) > 0 {

@@ -265,7 +265,10 @@ pub fn batch_env(msg: &BatchJobLaunchMsg, cred: &JobCredArg, ctx: &BatchEnvCtx) 
     let on_node = cpus.get(ctx.node_id as usize).copied().unwrap_or(1);
     e.set("SLURM_CPUS_ON_NODE", on_node.to_string());
     if ctx.has_oom_kill_step {
-        e.set("SLURM_OOM_KILL_STEP", u8::from(msg.oom_kill_step).to_string());
+        e.set(
+            "SLURM_OOM_KILL_STEP",
+            u8::from(msg.oom_kill_step).to_string(),
+        );
     }
     if cred.job_end_time != 0 {
         e.set("SLURM_JOB_END_TIME", cred.job_end_time.to_string());

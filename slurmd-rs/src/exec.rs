@@ -261,7 +261,13 @@ unsafe fn child(a: ChildArgs<'_>) -> ! {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-        for s in [libc::SIGPIPE, libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGCHLD] {
+        for s in [
+            libc::SIGPIPE,
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGCHLD,
+        ] {
             libc::signal(s, libc::SIG_DFL);
         }
         libc::setsid();

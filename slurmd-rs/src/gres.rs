@@ -41,7 +41,12 @@ fn has_plugin(name: &str) -> bool {
 
 /// Records for `node`: gres.conf lines that apply to it; for GRES named in
 /// slurm.conf's `Gres=` but absent there, a count-only record.
-pub fn node_records(gres: Option<&GresConf>, nc: Option<&NodeConf>, node: &str, cpus: u16) -> Vec<GresRec> {
+pub fn node_records(
+    gres: Option<&GresConf>,
+    nc: Option<&NodeConf>,
+    node: &str,
+    cpus: u16,
+) -> Vec<GresRec> {
     let mut out: Vec<GresRec> = Vec::new();
     if let Some(g) = gres {
         for r in g.records.iter().filter(|r| r.applies_to(node)) {

@@ -195,8 +195,7 @@ fn detect_topology(sys: &Path, proc_: &Path) -> Vec<CpuTopo> {
 
 /// Reads the hardware of the machine under the given /sys and /proc roots.
 pub fn detect_at(sys: &Path, proc_: &Path) -> Hardware {
-    let (cpus, sockets, cores_per_socket, threads_per_core) =
-        layout(&detect_topology(sys, proc_));
+    let (cpus, sockets, cores_per_socket, threads_per_core) = layout(&detect_topology(sys, proc_));
     Hardware {
         cpus,
         boards: 1,
@@ -324,7 +323,10 @@ core id\t\t: 1
     #[test]
     fn uptime_format_matches_stock() {
         assert_eq!(format_uptime(1180), "0-00:19:40");
-        assert_eq!(format_uptime(2 * 86400 + 3 * 3600 + 4 * 60 + 5), "2-03:04:05");
+        assert_eq!(
+            format_uptime(2 * 86400 + 3 * 3600 + 4 * 60 + 5),
+            "2-03:04:05"
+        );
     }
 
     #[test]
@@ -361,7 +363,12 @@ core id\t\t: 1
         std::fs::write(proc_.join("meminfo"), "MemTotal: 2048000 kB\n").unwrap();
         let hw = detect_at(&sys, &proc_);
         assert_eq!(
-            (hw.cpus, hw.sockets, hw.cores_per_socket, hw.threads_per_core),
+            (
+                hw.cpus,
+                hw.sockets,
+                hw.cores_per_socket,
+                hw.threads_per_core
+            ),
             (4, 1, 2, 2)
         );
         assert_eq!(hw.real_memory, 2000);

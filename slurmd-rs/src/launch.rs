@@ -143,7 +143,12 @@ pub fn plan_batch(
     let batch_dir = PathBuf::from(&node.spool_dir).join(format!("job{job_id:05}"));
     let script_path = batch_dir.join("slurm_script");
     let mut argv = vec![script_path.to_string_lossy().into_owned()];
-    argv.extend(msg.argv.iter().skip(1).map(|a| a.clone().unwrap_or_default()));
+    argv.extend(
+        msg.argv
+            .iter()
+            .skip(1)
+            .map(|a| a.clone().unwrap_or_default()),
+    );
     Ok(BatchPlan {
         job_id,
         owner,
@@ -252,8 +257,15 @@ mod tests {
         let mut n = node();
         n.job_file_append = true;
         m.open_mode = OPEN_MODE_TRUNCATE;
-        let p = plan_batch(&m, &JobCredArg::default(), 12, owner(), &n, ProtocolVersion::V24_11)
-            .unwrap();
+        let p = plan_batch(
+            &m,
+            &JobCredArg::default(),
+            12,
+            owner(),
+            &n,
+            ProtocolVersion::V24_11,
+        )
+        .unwrap();
         assert!(!p.append);
     }
 
@@ -262,12 +274,26 @@ mod tests {
         let mut m = msg();
         m.nodes = Some("n[5-6]".into());
         assert!(matches!(
-            plan_batch(&m, &JobCredArg::default(), 1, owner(), &node(), ProtocolVersion::V24_11),
+            plan_batch(
+                &m,
+                &JobCredArg::default(),
+                1,
+                owner(),
+                &node(),
+                ProtocolVersion::V24_11
+            ),
             Err(PlanError::NotInNodeList(..))
         ));
         m.script = None;
         assert_eq!(
-            plan_batch(&m, &JobCredArg::default(), 1, owner(), &node(), ProtocolVersion::V24_11),
+            plan_batch(
+                &m,
+                &JobCredArg::default(),
+                1,
+                owner(),
+                &node(),
+                ProtocolVersion::V24_11
+            ),
             Err(PlanError::NoScript)
         );
     }

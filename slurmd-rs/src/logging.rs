@@ -26,12 +26,18 @@ pub fn level(base: &str, verbose: u8) -> &'static str {
 /// stderr (with a message) so the daemon still logs somewhere.
 pub fn init(file: Option<&Path>, level: &str) {
     let filter = EnvFilter::try_from_env("SLURMD_RS_LOG").unwrap_or_else(|_| EnvFilter::new(level));
-    let b = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(false);
+    let b = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false);
     if let Some(p) = file {
         if let Some(d) = p.parent() {
             let _ = std::fs::create_dir_all(d);
         }
-        match std::fs::OpenOptions::new().create(true).append(true).open(p) {
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+        {
             Ok(f) => {
                 b.with_writer(std::sync::Mutex::new(f)).init();
                 return;

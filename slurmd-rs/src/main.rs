@@ -112,8 +112,8 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<(), String> {
     let conf_path = slurm_conf::locate_config(args.conf.as_deref());
-    let conf = SlurmConf::from_file(&conf_path)
-        .map_err(|e| format!("{}: {e}", conf_path.display()))?;
+    let conf =
+        SlurmConf::from_file(&conf_path).map_err(|e| format!("{}: {e}", conf_path.display()))?;
     let logfile = args
         .logfile
         .clone()
@@ -163,7 +163,16 @@ fn run(args: Args) -> Result<(), String> {
     let hosts = conf
         .slurmctld_hosts
         .iter()
-        .map(|h| format!("{}:{port}", if h.addr.is_empty() { &h.hostname } else { &h.addr }))
+        .map(|h| {
+            format!(
+                "{}:{port}",
+                if h.addr.is_empty() {
+                    &h.hostname
+                } else {
+                    &h.addr
+                }
+            )
+        })
         .collect();
     let timeout = Duration::from_secs(u64::from(conf.message_timeout.max(1)));
     let ctld = Controller::new(auth.clone(), hosts, pinned, timeout);

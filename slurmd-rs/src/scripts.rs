@@ -42,7 +42,10 @@ pub struct ScriptJob {
 /// beyond a sane PATH).
 pub fn script_env(job: &ScriptJob, ctx: Context) -> Env {
     let mut e = Env::default();
-    e.set("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    e.set(
+        "PATH",
+        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    );
     for s in &job.spank_env {
         if let Some((k, v)) = s.split_once('=') {
             e.set(&format!("SPANK_{k}"), v);
@@ -68,7 +71,10 @@ pub fn script_env(job: &ScriptJob, ctx: Context) -> Env {
     if ctx == Context::Epilog {
         if let Some(x) = job.exit_code {
             e.set("SLURM_JOB_EXIT_CODE", x.to_string());
-            e.set("SLURM_JOB_EXIT_CODE2", format!("{}:{}", (x >> 8) & 0xff, x & 0x7f));
+            e.set(
+                "SLURM_JOB_EXIT_CODE2",
+                format!("{}:{}", (x >> 8) & 0xff, x & 0x7f),
+            );
         }
         if let Some(x) = job.derived_ec {
             e.set("SLURM_JOB_DERIVED_EC", x.to_string());
@@ -161,7 +167,10 @@ mod tests {
         let out = d.path().join("out");
         std::fs::write(
             &ok,
-            format!("#!/bin/sh\necho \"$SLURM_JOB_ID $SLURM_SCRIPT_CONTEXT\" > {}\n", out.display()),
+            format!(
+                "#!/bin/sh\necho \"$SLURM_JOB_ID $SLURM_SCRIPT_CONTEXT\" > {}\n",
+                out.display()
+            ),
         )
         .unwrap();
         std::fs::write(&bad, "#!/bin/sh\nexit 3\n").unwrap();
