@@ -121,6 +121,15 @@ impl Controller {
 
     /// Sends `msg` and returns the reply and the version used.
     pub async fn rpc(&self, msg: &Message) -> Result<(Message, ProtocolVersion), CtldError> {
+        self.rpc_with(|_| msg.clone()).await
+    }
+
+    /// As `rpc`, with the message built for each version tried (bodies
+    /// that name the protocol version inside, like the GRES blob).
+    pub async fn rpc_with(
+        &self,
+        make: impl Fn(ProtocolVersion) -> Message,
+    ) -> Result<(Message, ProtocolVersion), CtldError> {
         let mut last = String::from("no controller configured");
         let mut any_reachable = false;
         for host in &self.hosts {
@@ -136,11 +145,12 @@ impl Controller {
                 continue;
             };
             for v in candidates(self.pinned, self.version()) {
+                let msg = make(v);
                 let r = call(
                     &self.auth,
                     addr,
                     v,
-                    msg,
+                    &msg,
                     Audience::Uid(self.auth.slurm_user_uid),
                     self.timeout,
                 )

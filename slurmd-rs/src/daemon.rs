@@ -152,19 +152,13 @@ impl Daemon {
         }
     }
 
-    /// Sends one registration; the version is probed by the controller
-    /// client, and the message is rebuilt for it.
+    /// Sends one registration, built for each version the probe tries.
     pub async fn register(&self, status: i32) -> Result<(), String> {
-        let v = self.ctld.version().unwrap_or(ProtocolVersion::NEWEST);
-        let msg = Message::MessageNodeRegistrationStatus(self.registration(status, v));
-        let (reply, used) = self.ctld.rpc(&msg).await.map_err(|e| e.to_string())?;
-        if used != v {
-            // Probed down: the gres blob names the version; send it again
-            // so it matches (harmless: registrations are idempotent).
-            let msg = Message::MessageNodeRegistrationStatus(self.registration(status, used));
-            let (reply, _) = self.ctld.rpc(&msg).await.map_err(|e| e.to_string())?;
-            return check_reg_reply(&reply);
-        }
+        let (reply, _) = self
+            .ctld
+            .rpc_with(|v| Message::MessageNodeRegistrationStatus(self.registration(status, v)))
+            .await
+            .map_err(|e| e.to_string())?;
         check_reg_reply(&reply)
     }
 
