@@ -1,8 +1,19 @@
-//! slurmd-rs: accepts the stock slurmd's command line.
+//! slurmd-rs: the node daemon, with the stock slurmd's command line.
 
 use clap::{ArgAction, Parser};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use slurm_conf::SlurmConf;
+use slurm_rpc::AuthCtx;
+use slurm_wire::auth::munge::MungeAuth;
+use slurm_wire::auth::VerifyPolicy;
+use slurm_wire::ProtocolVersion;
+use slurmd::ctld::Controller;
+use slurmd::daemon::{Daemon, Settings};
+use slurmd::{hw, logging, node};
 
 #[derive(Parser, Debug)]
 #[command(name = "slurmd-rs", version, about = "Slurm node daemon (Rust)")]
@@ -73,10 +84,156 @@ struct Args {
     /// Register as a dynamic node.
     #[arg(short = 'Z')]
     dynamic: bool,
+    /// Speak this protocol release (e.g. 24.11) to slurmctld instead of
+    /// probing for the newest one it accepts.
+    #[arg(long = "ctld-protocol", value_name = "release")]
+    ctld_protocol: Option<String>,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    eprintln!("slurmd-rs: the node daemon is not implemented yet (args: {args:?})");
-    ExitCode::FAILURE
+    if args.print_config {
+        let hw = hw::detect();
+        print!(
+            "{}",
+            hw::print_config_line(&hw::short_hostname(), &hw, hw::uptime())
+        );
+        return ExitCode::SUCCESS;
+    }
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("slurmd-rs: fatal: {e}");
+            tracing::error!("fatal: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<(), String> {
+    let conf_path = slurm_conf::locate_config(args.conf.as_deref());
+    let conf =
+        SlurmConf::from_file(&conf_path).map_err(|e| format!("{}: {e}", conf_path.display()))?;
+    let logfile = args
+        .logfile
+        .clone()
+        .or_else(|| conf.slurmd_log_file.as_ref().map(PathBuf::from));
+    logging::init(
+        logfile.as_deref(),
+        logging::level(conf.slurmd_debug.name(), args.verbose),
+    );
+    for w in &conf.warnings {
+        tracing::warn!("slurm.conf: {w}");
+    }
+    let pinned = match args.ctld_protocol.as_deref() {
+        None => None,
+        Some(r) => Some(
+            ProtocolVersion::from_release(r)
+                .ok_or_else(|| format!("--ctld-protocol {r}: not a supported release"))?,
+        ),
+    };
+    let host = hw::short_hostname();
+    let detected = hw::detect();
+    let tmp_disk = hw::tmp_disk(&conf.tmp_fs);
+    let node = node::resolve(&conf, args.node_name.as_deref(), &host, detected, tmp_disk)
+        .map_err(|e| e.to_string())?;
+    let slurm_user_uid = nix::unistd::User::from_name(&conf.slurm_user)
+        .ok()
+        .flatten()
+        .map(|u| u.uid.as_raw())
+        .or_else(|| conf.slurm_user.parse().ok())
+        .ok_or_else(|| format!("SlurmUser {} does not exist", conf.slurm_user))?;
+    let mut munge = MungeAuth::default();
+    if let Some(info) = conf.auth_info.as_deref() {
+        for kv in info.split(',') {
+            if let Some(sock) = kv.trim().strip_prefix("socket=") {
+                munge.socket = Some(PathBuf::from(sock));
+            }
+        }
+    }
+    let auth = AuthCtx {
+        plugin: Arc::new(munge),
+        slurm_user_uid,
+        policy: VerifyPolicy {
+            block_null_hash: conf.communication_parameters.has("block_null_hash"),
+            block_zero_hash: conf.communication_parameters.has("block_zero_hash"),
+        },
+    };
+    let port = conf.slurmctld_port.first;
+    let hosts = conf
+        .slurmctld_hosts
+        .iter()
+        .map(|h| {
+            format!(
+                "{}:{port}",
+                if h.addr.is_empty() {
+                    &h.hostname
+                } else {
+                    &h.addr
+                }
+            )
+        })
+        .collect();
+    let timeout = Duration::from_secs(u64::from(conf.message_timeout.max(1)));
+    let ctld = Controller::new(auth.clone(), hosts, pinned, timeout);
+    let spool_dir = node::expand_node_path(&conf.slurmd_spool_dir, &node.name, &host);
+    std::fs::create_dir_all(&spool_dir).map_err(|e| format!("SlurmdSpoolDir {spool_dir}: {e}"))?;
+    let pid_file = node::expand_node_path(&conf.slurmd_pid_file, &node.name, &host);
+    if let Err(e) = std::fs::write(&pid_file, format!("{}\n", std::process::id())) {
+        tracing::warn!("pid file {pid_file}: {e}");
+    }
+    let start_time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    tracing::info!(
+        "slurmd-rs {} node {} port {}: CPUs={} Boards={} Sockets={} Cores={} Threads={} Memory={} TmpDisk={}",
+        env!("CARGO_PKG_VERSION"),
+        node.name,
+        node.port,
+        node.hw.cpus,
+        node.hw.boards,
+        node.hw.sockets,
+        node.hw.cores_per_socket,
+        node.hw.threads_per_core,
+        node.hw.real_memory,
+        node.tmp_disk
+    );
+    let gres_path = slurm_conf::extra_conf_path(&conf_path, "gres.conf");
+    let gres_conf = if gres_path.exists() {
+        Some(
+            slurm_conf::GresConf::from_file(&gres_path)
+                .map_err(|e| format!("{}: {e}", gres_path.display()))?,
+        )
+    } else {
+        None
+    };
+    let gres = slurmd::gres::node_records(
+        gres_conf.as_ref(),
+        conf.node(&node.name),
+        &node.name,
+        node.hw.cpus,
+    );
+    let port = node.port;
+    let settings = Settings {
+        gres,
+        conf_path: conf_path.display().to_string(),
+        conf,
+        node,
+        slurm_user_uid,
+        spool_dir,
+        start_time,
+    };
+    let rt = tokio::runtime::Runtime::new().map_err(|e| format!("tokio: {e}"))?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("0.0.0.0", port))
+            .await
+            .map_err(|e| format!("cannot listen on port {port}: {e}"))?;
+        let d = Daemon::new(settings, ctld, auth.clone());
+        tokio::spawn(d.clone().register_loop(0));
+        let handler = move |req| d.clone().handle(req);
+        slurm_rpc::serve(listener, auth, timeout, handler)
+            .await
+            .map_err(|e| format!("serve: {e}"))
+    })
 }

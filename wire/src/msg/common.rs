@@ -51,3 +51,13 @@ wire_struct! {
         pub step_id: StepId,
     }
 }
+
+wire_struct! {
+    /// `signal_tasks_msg_t`: REQUEST_SIGNAL_TASKS 6004 and
+    /// REQUEST_TERMINATE_TASKS 6006 (same layout 22.05..26.05).
+    pub struct SignalTasksMsg {
+        pub step_id: StepId,
+        pub flags: u16,
+        pub signal: u16,
+    }
+}

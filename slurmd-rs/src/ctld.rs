@@ -1,0 +1,249 @@
+//! Talking to slurmctld in a protocol version it accepts.
+//!
+//! Stock slurmd sends in its own version; we speak 22.05..26.05 and the
+//! controller accepts only its own release and the three before it. So
+//! the first exchange probes: newest version first, stepping down whenever
+//! the controller rejects the message (SLURM_PROTOCOL_VERSION_ERROR, or it
+//! closes the connection without a reply, which is what an older release
+//! does with a header it cannot read). The first version answered is the
+//! controller's own (the newest it accepts) and is kept until an exchange
+//! in it fails that way again (controller upgraded or downgraded), which
+//! restarts the probe. `--ctld-protocol` pins the version instead.
+
+use slurm_rpc::{call, AuthCtx, RpcError};
+use slurm_wire::auth::Audience;
+use slurm_wire::errno::{SLURM_PROTOCOL_AUTHENTICATION_ERROR, SLURM_PROTOCOL_VERSION_ERROR};
+use slurm_wire::{Message, ProtocolVersion};
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How one attempt ended, for the probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Answered,
+    /// The controller refused this version: try an older one.
+    VersionRejected,
+    /// Nobody is listening, or it hangs: try the next controller.
+    Unreachable,
+}
+
+pub fn classify(r: &Result<Message, RpcError>) -> Outcome {
+    match r {
+        // A 24.11 controller answers a header it cannot read with an
+        // authentication error (it never got as far as the credential).
+        Ok(Message::ResponseSlurmRc(rc))
+            if matches!(
+                rc.return_code as i32,
+                SLURM_PROTOCOL_VERSION_ERROR | SLURM_PROTOCOL_AUTHENTICATION_ERROR
+            ) =>
+        {
+            Outcome::VersionRejected
+        }
+        Ok(_) => Outcome::Answered,
+        Err(RpcError::Io(e))
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::ConnectionRefused
+                    | std::io::ErrorKind::HostUnreachable
+                    | std::io::ErrorKind::NetworkUnreachable
+                    | std::io::ErrorKind::AddrNotAvailable
+            ) =>
+        {
+            Outcome::Unreachable
+        }
+        Err(RpcError::Timeout) => Outcome::Unreachable,
+        // EOF/reset, a reply we cannot read, or a message the version lacks.
+        Err(_) => Outcome::VersionRejected,
+    }
+}
+
+/// Versions to try, in order: the pinned one only, or the known one then
+/// every release from newest to oldest.
+pub fn candidates(
+    pinned: Option<ProtocolVersion>,
+    known: Option<ProtocolVersion>,
+) -> Vec<ProtocolVersion> {
+    if let Some(p) = pinned {
+        return vec![p];
+    }
+    let mut v: Vec<ProtocolVersion> = known.into_iter().collect();
+    v.extend(
+        ProtocolVersion::ALL
+            .iter()
+            .rev()
+            .filter(|x| Some(**x) != known),
+    );
+    v
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CtldError {
+    #[error("no controller address could be resolved ({0})")]
+    NoAddress(String),
+    #[error("no controller answered: {0}")]
+    Unreachable(String),
+    #[error("the controller accepts none of our protocol versions (last error: {0})")]
+    NoVersion(String),
+}
+
+/// The controller(s) of this cluster, as slurm.conf lists them.
+pub struct Controller {
+    pub auth: AuthCtx,
+    /// host:port of each SlurmctldHost, primary first.
+    pub hosts: Vec<String>,
+    pub pinned: Option<ProtocolVersion>,
+    pub timeout: Duration,
+    known: Mutex<Option<ProtocolVersion>>,
+}
+
+impl Controller {
+    pub fn new(
+        auth: AuthCtx,
+        hosts: Vec<String>,
+        pinned: Option<ProtocolVersion>,
+        timeout: Duration,
+    ) -> Self {
+        Controller {
+            auth,
+            hosts,
+            pinned,
+            timeout,
+            known: Mutex::new(None),
+        }
+    }
+
+    /// The version the controller last accepted.
+    pub fn version(&self) -> Option<ProtocolVersion> {
+        self.pinned
+            .or_else(|| *self.known.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Sends `msg` and returns the reply and the version used.
+    pub async fn rpc(&self, msg: &Message) -> Result<(Message, ProtocolVersion), CtldError> {
+        self.rpc_with(|_| msg.clone()).await
+    }
+
+    /// As `rpc`, with the message built for each version tried (bodies
+    /// that name the protocol version inside, like the GRES blob).
+    pub async fn rpc_with(
+        &self,
+        make: impl Fn(ProtocolVersion) -> Message,
+    ) -> Result<(Message, ProtocolVersion), CtldError> {
+        let mut last = String::from("no controller configured");
+        let mut any_reachable = false;
+        for host in &self.hosts {
+            let addrs: Vec<SocketAddr> = match tokio::net::lookup_host(host.as_str()).await {
+                Ok(a) => a.collect(),
+                Err(e) => {
+                    last = format!("{host}: {e}");
+                    continue;
+                }
+            };
+            let Some(addr) = addrs.first().copied() else {
+                last = format!("{host}: no address");
+                continue;
+            };
+            for v in candidates(self.pinned, self.version()) {
+                let msg = make(v);
+                let r = call(
+                    &self.auth,
+                    addr,
+                    v,
+                    &msg,
+                    Audience::Uid(self.auth.slurm_user_uid),
+                    self.timeout,
+                )
+                .await
+                .map(|(_, m)| m);
+                match classify(&r) {
+                    Outcome::Answered => {
+                        let mut k = self.known.lock().unwrap_or_else(|e| e.into_inner());
+                        if *k != Some(v) {
+                            tracing::info!("controller {host} speaks protocol {v}");
+                            *k = Some(v);
+                        }
+                        return r
+                            .map(|m| (m, v))
+                            .map_err(|e| CtldError::Unreachable(e.to_string()));
+                    }
+                    Outcome::VersionRejected => {
+                        any_reachable = true;
+                        last = format!("{host} in {v}: {}", describe(&r));
+                        tracing::debug!("{last}");
+                    }
+                    Outcome::Unreachable => {
+                        last = format!("{host}: {}", describe(&r));
+                        break;
+                    }
+                }
+            }
+        }
+        if any_reachable {
+            Err(CtldError::NoVersion(last))
+        } else {
+            Err(CtldError::Unreachable(last))
+        }
+    }
+}
+
+fn describe(r: &Result<Message, RpcError>) -> String {
+    match r {
+        Ok(m) => format!("{m:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slurm_wire::msg::common::ReturnCodeMsg;
+
+    #[test]
+    fn probe_order() {
+        let all = candidates(None, None);
+        assert_eq!(all.first(), Some(&ProtocolVersion::NEWEST));
+        assert_eq!(all.last(), Some(&ProtocolVersion::OLDEST));
+        assert_eq!(all.len(), ProtocolVersion::ALL.len());
+        let k = candidates(None, Some(ProtocolVersion::V24_11));
+        assert_eq!(k[0], ProtocolVersion::V24_11);
+        assert_eq!(k.len(), ProtocolVersion::ALL.len());
+        assert_eq!(
+            candidates(Some(ProtocolVersion::V22_05), Some(ProtocolVersion::V24_11)),
+            vec![ProtocolVersion::V22_05]
+        );
+    }
+
+    #[test]
+    fn outcomes() {
+        let rc = |c: i32| {
+            Ok(Message::ResponseSlurmRc(ReturnCodeMsg {
+                return_code: c as u32,
+            }))
+        };
+        assert_eq!(classify(&rc(0)), Outcome::Answered);
+        assert_eq!(classify(&rc(2010)), Outcome::Answered);
+        assert_eq!(
+            classify(&rc(SLURM_PROTOCOL_VERSION_ERROR)),
+            Outcome::VersionRejected
+        );
+        assert_eq!(
+            classify(&rc(SLURM_PROTOCOL_AUTHENTICATION_ERROR)),
+            Outcome::VersionRejected
+        );
+        let io = |k| Err(RpcError::Io(std::io::Error::from(k)));
+        assert_eq!(
+            classify(&io(std::io::ErrorKind::UnexpectedEof)),
+            Outcome::VersionRejected
+        );
+        assert_eq!(
+            classify(&io(std::io::ErrorKind::ConnectionReset)),
+            Outcome::VersionRejected
+        );
+        assert_eq!(
+            classify(&io(std::io::ErrorKind::ConnectionRefused)),
+            Outcome::Unreachable
+        );
+        assert_eq!(classify(&Err(RpcError::Timeout)), Outcome::Unreachable);
+    }
+}

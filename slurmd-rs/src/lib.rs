@@ -1,0 +1,18 @@
+//! slurmd-rs: the Slurm node daemon. Pure logic (hardware parsing, node
+//! resolution, credential checks, launch planning, environments, file name
+//! patterns) lives in its own modules with unit tests; `daemon` is the thin
+//! tokio shell around it.
+
+pub mod cred;
+pub mod ctld;
+pub mod daemon;
+pub mod env;
+pub mod exec;
+pub mod fname;
+pub mod gres;
+pub mod hw;
+pub mod launch;
+pub mod logging;
+pub mod node;
+pub mod scripts;
+pub mod track;

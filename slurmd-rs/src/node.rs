@@ -1,0 +1,173 @@
+//! Which node this daemon is, and what it reports: slurm.conf's NodeName
+//! line merged with the detected hardware.
+
+use crate::hw::Hardware;
+use slurm_conf::SlurmConf;
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum NodeError {
+    #[error("node {0} is not in slurm.conf")]
+    UnknownNode(String),
+    #[error("no NodeName in slurm.conf matches this host ({0}); use -N")]
+    NoMatch(String),
+    #[error("slurm.conf: {0}")]
+    Conf(String),
+}
+
+/// This node as it registers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeCfg {
+    pub name: String,
+    pub hostname: String,
+    pub port: u16,
+    pub hw: Hardware,
+    pub tmp_disk: u32,
+    pub cpu_spec_list: Option<String>,
+}
+
+/// Resolves the node: `-N` name, else the line whose NodeName or
+/// NodeHostname is this host. Hardware is the detected one, except with
+/// `SlurmdParameters=config_overrides` (the configured values are
+/// reported) or when the configured CPU count matches the detected one
+/// (the configured layout is reported so the node does not drain on a
+/// layout the admin chose to describe differently, as stock does).
+pub fn resolve(
+    conf: &SlurmConf,
+    name_flag: Option<&str>,
+    hostname: &str,
+    detected: Hardware,
+    detected_tmp_disk: u32,
+) -> Result<NodeCfg, NodeError> {
+    let mut found = None;
+    for nc in &conf.nodes {
+        let entries = nc.expand().map_err(|e| NodeError::Conf(e.to_string()))?;
+        for e in entries {
+            let hit = match name_flag {
+                Some(n) => e.name == n,
+                None => e.name == hostname || e.hostname == hostname,
+            };
+            if hit {
+                found = Some((nc, e));
+                break;
+            }
+        }
+        if found.is_some() {
+            break;
+        }
+    }
+    let Some((nc, entry)) = found else {
+        return Err(match name_flag {
+            Some(n) => NodeError::UnknownNode(n.to_string()),
+            None => NodeError::NoMatch(hostname.to_string()),
+        });
+    };
+    let overrides = conf.slurmd_parameters.has("config_overrides");
+    let mut hw = detected;
+    let mut tmp_disk = detected_tmp_disk;
+    if overrides || nc.cpus == detected.cpus {
+        hw.boards = nc.boards.max(1);
+        hw.sockets = nc.sockets.max(1);
+        hw.cores_per_socket = nc.cores_per_socket.max(1);
+        hw.threads_per_core = nc.threads_per_core.max(1);
+        hw.cpus = nc.cpus.max(1);
+    }
+    if overrides {
+        if nc.real_memory > 0 {
+            hw.real_memory = nc.real_memory;
+        }
+        tmp_disk = nc.tmp_disk;
+    }
+    Ok(NodeCfg {
+        hostname: if name_flag.is_some() {
+            entry.hostname.clone()
+        } else {
+            hostname.to_string()
+        },
+        port: entry.port.unwrap_or(conf.slurmd_port),
+        name: entry.name,
+        hw,
+        tmp_disk,
+        cpu_spec_list: nc.cpu_spec_list.clone(),
+    })
+}
+
+/// SlurmdSpoolDir with `%n` (node name) and `%h` (host name) replaced.
+pub fn expand_node_path(path: &str, node: &str, host: &str) -> String {
+    path.replace("%n", node).replace("%h", host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hw(cpus: u16) -> Hardware {
+        Hardware {
+            cpus,
+            boards: 1,
+            sockets: 1,
+            cores_per_socket: cpus,
+            threads_per_core: 1,
+            real_memory: 24105,
+        }
+    }
+
+    fn conf(extra: &str) -> SlurmConf {
+        SlurmConf::parse_str(
+            &format!(
+                "ClusterName=c\nSlurmctldHost=ctl\n{extra}\n\
+                 NodeName=n[1-2] CPUs=16 RealMemory=64000 TmpDisk=100 Port=[7001-7002]\n\
+                 NodeName=vm CPUs=2 Sockets=2 CoresPerSocket=1\n\
+                 PartitionName=p Nodes=ALL\n"
+            ),
+            "/etc/slurm/slurm.conf",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn by_flag_with_overrides() {
+        let c = conf("SlurmdParameters=config_overrides");
+        let n = resolve(&c, Some("n2"), "vm", hw(2), 5).unwrap();
+        assert_eq!(n.name, "n2");
+        assert_eq!(n.port, 7002);
+        assert_eq!(n.hw.cpus, 16);
+        assert_eq!(n.hw.real_memory, 64000);
+        assert_eq!(n.tmp_disk, 100);
+        assert_eq!(n.hostname, "n2");
+    }
+
+    #[test]
+    fn detected_without_overrides() {
+        let c = conf("");
+        let n = resolve(&c, Some("n1"), "vm", hw(2), 5).unwrap();
+        assert_eq!((n.hw.cpus, n.hw.real_memory, n.tmp_disk), (2, 24105, 5));
+        assert_eq!(n.port, 7001);
+        // By host name; the configured layout wins when the CPU count agrees.
+        let n = resolve(&c, None, "vm", hw(2), 5).unwrap();
+        assert_eq!(n.name, "vm");
+        assert_eq!(n.port, 6818);
+        assert_eq!((n.hw.sockets, n.hw.cores_per_socket), (2, 1));
+        assert_eq!(n.hw.real_memory, 24105);
+    }
+
+    #[test]
+    fn unknown_nodes() {
+        let c = conf("");
+        assert_eq!(
+            resolve(&c, Some("zz"), "vm", hw(2), 0),
+            Err(NodeError::UnknownNode("zz".into()))
+        );
+        assert_eq!(
+            resolve(&c, None, "other", hw(2), 0),
+            Err(NodeError::NoMatch("other".into()))
+        );
+    }
+
+    #[test]
+    fn spool_dir_patterns() {
+        assert_eq!(
+            expand_node_path("/var/spool/slurmd/%n.%h", "n1", "vm"),
+            "/var/spool/slurmd/n1.vm"
+        );
+    }
+}
