@@ -10,12 +10,44 @@ pub struct XFail {
     pub reason: &'static str,
 }
 
-pub const XFAILS: &[XFail] = &[XFail {
-    imp: "rs",
-    scenario: "*",
-    version: "*",
-    reason: "slurmctld-rs not implemented yet",
-}];
+pub const XFAILS: &[XFail] = &[
+    XFail {
+        imp: "rs",
+        scenario: "show_config",
+        version: "22.05",
+        reason: "TaskPlugin prints (null): 22.05 clients expect the task/none default name",
+    },
+    XFail {
+        imp: "rs",
+        scenario: "show_node",
+        version: "*",
+        reason: "CfgTRES memory is not unit-converted like stock (mem=62.50G)",
+    },
+    XFail {
+        imp: "rs",
+        scenario: "show_partition",
+        version: "*",
+        reason: "TRES memory is not unit-converted like stock (mem=125G)",
+    },
+    XFail {
+        imp: "rs",
+        scenario: "show_job",
+        version: "*",
+        reason: "ReqTRES memory and TresPerNode (--gres) differ from stock",
+    },
+    XFail {
+        imp: "rs",
+        scenario: "srun_hostname",
+        version: "*",
+        reason: "step creation and task launch (srun) not implemented yet",
+    },
+    XFail {
+        imp: "rs",
+        scenario: "srun_gres",
+        version: "*",
+        reason: "step creation and task launch (srun) not implemented yet",
+    },
+];
 
 pub fn lookup(imp: &str, scenario: &str, version: &str) -> Option<&'static str> {
     XFAILS

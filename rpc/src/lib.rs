@@ -236,5 +236,7 @@ where
     Ok(())
 }
 
+pub mod daemon;
+
 /// Helpers for tests of this and other crates (they spawn a private munged).
 pub mod testing;

@@ -8,9 +8,6 @@ use crate::state::config::{ClusterConf, ConfigError};
 use crate::state::{Command, Controller, Reply};
 use arc_swap::ArcSwap;
 use slurm_conf::SlurmConf;
-use slurm_rpc::AuthCtx;
-use slurm_wire::auth::munge::MungeAuth;
-use slurm_wire::auth::VerifyPolicy;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,19 +87,6 @@ fn uid_of(name: &str) -> Result<u32, StartError> {
     }
 }
 
-/// `AuthInfo=socket=...,ttl=...` for the munge plugin.
-pub fn munge_from(auth_info: Option<&str>) -> MungeAuth {
-    let mut m = MungeAuth::default();
-    for kv in auth_info.unwrap_or("").split(',') {
-        match kv.split_once('=') {
-            Some(("socket", s)) => m.socket = Some(PathBuf::from(s)),
-            Some(("ttl", t)) => m.ttl = t.parse().ok(),
-            _ => {}
-        }
-    }
-    m
-}
-
 /// Runs the controller until shutdown. `conf_path` is re-read on reconfigure.
 pub async fn run(
     conf_path: PathBuf,
@@ -123,14 +107,7 @@ pub async fn run(
         listener.local_addr()?.port(),
         raw.cluster_name.as_deref().unwrap_or("(null)")
     );
-    let ctx = AuthCtx {
-        plugin: Arc::new(munge_from(raw.auth_info.as_deref())),
-        slurm_user_uid: cluster.slurm_user_uid,
-        policy: VerifyPolicy {
-            block_null_hash: raw.communication_parameters.has("block_null_hash"),
-            block_zero_hash: raw.communication_parameters.has("block_zero_hash"),
-        },
-    };
+    let ctx = slurm_rpc::daemon::auth_ctx(&raw, cluster.slurm_user_uid);
     let timeout = Duration::from_secs(u64::from(raw.message_timeout.max(1)));
     let agent = Agent {
         ctx: ctx.clone(),

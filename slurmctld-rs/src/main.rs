@@ -1,6 +1,7 @@
 //! slurmctld-rs: the controller daemon, with the stock slurmctld's command line.
 
 use clap::{ArgAction, Parser};
+use slurm_rpc::daemon;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -46,67 +47,6 @@ struct Args {
     verbose: u8,
 }
 
-/// Log verbosity: SlurmctldDebug raised by each -v (stock's rule).
-fn level(conf: slurm_conf::LogLevel, verbose: u8) -> tracing::Level {
-    let n = (conf as u8).saturating_add(verbose);
-    match n {
-        0..=2 => tracing::Level::ERROR,
-        3 => tracing::Level::INFO,
-        4 | 5 => tracing::Level::DEBUG,
-        _ => tracing::Level::TRACE,
-    }
-}
-
-fn init_logging(args: &Args, conf: &slurm_conf::SlurmConf) -> Result<(), String> {
-    use tracing_subscriber::prelude::*;
-    let lvl = level(conf.slurmctld_debug, args.verbose);
-    let filter = tracing_subscriber::filter::LevelFilter::from_level(lvl);
-    let file = args
-        .logfile
-        .clone()
-        .or_else(|| conf.slurmctld_log_file.as_ref().map(PathBuf::from));
-    let file_layer = match file {
-        Some(p) => {
-            let f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&p)
-                .map_err(|e| format!("cannot open log file {}: {e}", p.display()))?;
-            Some(
-                tracing_subscriber::fmt::layer()
-                    .with_ansi(false)
-                    .with_writer(std::sync::Mutex::new(f)),
-            )
-        }
-        None => None,
-    };
-    // In the foreground, stderr too (as stock does with -D).
-    let stderr_layer = (args.foreground || file_layer.is_none())
-        .then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
-    tracing_subscriber::registry()
-        .with(filter)
-        .with(file_layer)
-        .with(stderr_layer)
-        .try_init()
-        .map_err(|e| e.to_string())
-}
-
-/// Removes the PID file when the daemon exits.
-struct PidFile(PathBuf);
-
-impl PidFile {
-    fn create(path: &str) -> std::io::Result<Self> {
-        std::fs::write(path, format!("{}\n", std::process::id()))?;
-        Ok(PidFile(PathBuf::from(path)))
-    }
-}
-
-impl Drop for PidFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 fn main() -> ExitCode {
     let args = Args::parse();
     let path = slurm_conf::locate_config(args.conf.as_deref());
@@ -124,7 +64,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    if let Err(e) = init_logging(&args, &conf) {
+    let logfile = args
+        .logfile
+        .clone()
+        .or_else(|| conf.slurmctld_log_file.as_ref().map(PathBuf::from));
+    let level = daemon::log_level(conf.slurmctld_debug, args.verbose);
+    if let Err(e) = daemon::init_logging(
+        logfile.as_deref(),
+        level,
+        args.foreground,
+        "SLURMCTLD_RS_LOG",
+    ) {
         eprintln!("slurmctld-rs: {e}");
         return ExitCode::FAILURE;
     }
@@ -132,7 +82,7 @@ fn main() -> ExitCode {
         // SAFETY: plain libc call with no pointers.
         unsafe { libc::nice(n) };
     }
-    let _pid = match PidFile::create(&conf.slurmctld_pid_file) {
+    let _pid = match daemon::PidFile::create(&conf.slurmctld_pid_file) {
         Ok(p) => Some(p),
         Err(e) => {
             tracing::warn!("cannot write pid file {}: {e}", conf.slurmctld_pid_file);

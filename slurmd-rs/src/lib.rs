@@ -12,7 +12,6 @@ pub mod fname;
 pub mod gres;
 pub mod hw;
 pub mod launch;
-pub mod logging;
 pub mod node;
 pub mod scripts;
 pub mod track;

@@ -3,17 +3,14 @@
 use clap::{ArgAction, Parser};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use slurm_conf::SlurmConf;
-use slurm_rpc::AuthCtx;
-use slurm_wire::auth::munge::MungeAuth;
-use slurm_wire::auth::VerifyPolicy;
+use slurm_rpc::daemon;
 use slurm_wire::ProtocolVersion;
 use slurmd::ctld::Controller;
 use slurmd::daemon::{Daemon, Settings};
-use slurmd::{hw, logging, node};
+use slurmd::{hw, node};
 
 #[derive(Parser, Debug)]
 #[command(name = "slurmd-rs", version, about = "Slurm node daemon (Rust)")]
@@ -118,10 +115,12 @@ fn run(args: Args) -> Result<(), String> {
         .logfile
         .clone()
         .or_else(|| conf.slurmd_log_file.as_ref().map(PathBuf::from));
-    logging::init(
+    daemon::init_logging(
         logfile.as_deref(),
-        logging::level(conf.slurmd_debug.name(), args.verbose),
-    );
+        daemon::log_level(conf.slurmd_debug, args.verbose),
+        args.foreground,
+        "SLURMD_RS_LOG",
+    )?;
     for w in &conf.warnings {
         tracing::warn!("slurm.conf: {w}");
     }
@@ -143,22 +142,7 @@ fn run(args: Args) -> Result<(), String> {
         .map(|u| u.uid.as_raw())
         .or_else(|| conf.slurm_user.parse().ok())
         .ok_or_else(|| format!("SlurmUser {} does not exist", conf.slurm_user))?;
-    let mut munge = MungeAuth::default();
-    if let Some(info) = conf.auth_info.as_deref() {
-        for kv in info.split(',') {
-            if let Some(sock) = kv.trim().strip_prefix("socket=") {
-                munge.socket = Some(PathBuf::from(sock));
-            }
-        }
-    }
-    let auth = AuthCtx {
-        plugin: Arc::new(munge),
-        slurm_user_uid,
-        policy: VerifyPolicy {
-            block_null_hash: conf.communication_parameters.has("block_null_hash"),
-            block_zero_hash: conf.communication_parameters.has("block_zero_hash"),
-        },
-    };
+    let auth = daemon::auth_ctx(&conf, slurm_user_uid);
     let port = conf.slurmctld_port.first;
     let hosts = conf
         .slurmctld_hosts
@@ -179,9 +163,9 @@ fn run(args: Args) -> Result<(), String> {
     let spool_dir = node::expand_node_path(&conf.slurmd_spool_dir, &node.name, &host);
     std::fs::create_dir_all(&spool_dir).map_err(|e| format!("SlurmdSpoolDir {spool_dir}: {e}"))?;
     let pid_file = node::expand_node_path(&conf.slurmd_pid_file, &node.name, &host);
-    if let Err(e) = std::fs::write(&pid_file, format!("{}\n", std::process::id())) {
-        tracing::warn!("pid file {pid_file}: {e}");
-    }
+    let _pid = daemon::PidFile::create(&pid_file)
+        .map_err(|e| tracing::warn!("pid file {pid_file}: {e}"))
+        .ok();
     let start_time = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

@@ -1,6 +1,6 @@
 //! The daemon against a test that plays slurmctld: a private munged, real
 //! encoded RPCs over loopback in 22.05, 24.11 and 26.05. Needs root (the
-//! job runs as another user) and munged; skipped otherwise.
+//! job runs as another user) and munged; without them the tests fail.
 
 use slurm_rpc::testing::Munged;
 use slurm_rpc::{call, read_frame, reply_frame, write_frame, AuthCtx};
@@ -21,8 +21,16 @@ use tokio::net::{TcpListener, TcpStream};
 const T: Duration = Duration::from_secs(20);
 const NOBODY: u32 = 65534;
 
-fn can_run() -> bool {
-    nix::unistd::geteuid().is_root() && Path::new("/usr/sbin/munged").exists()
+/// A missing prerequisite fails the test with the fix, never skips it.
+fn require_prerequisites() {
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "these tests run jobs as another user: run them as root"
+    );
+    assert!(
+        Path::new("/usr/sbin/munged").exists(),
+        "munged is not installed: run scripts/setup"
+    );
 }
 
 fn free_port() -> u16 {
@@ -294,21 +302,18 @@ async fn scenario(v: V, pin: bool) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn batch_job_22_05() {
-    if can_run() {
-        scenario(V::V22_05, true).await;
-    }
+    require_prerequisites();
+    scenario(V::V22_05, true).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn batch_job_24_11_probed() {
-    if can_run() {
-        scenario(V::V24_11, false).await;
-    }
+    require_prerequisites();
+    scenario(V::V24_11, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn batch_job_26_05() {
-    if can_run() {
-        scenario(V::V26_05, true).await;
-    }
+    require_prerequisites();
+    scenario(V::V26_05, true).await;
 }
