@@ -15,6 +15,7 @@
 
 pub mod cluster;
 pub mod normalize;
+pub mod readme;
 pub mod scenarios;
 pub mod xfail;
 

@@ -23,6 +23,14 @@ fn compat_matrix() {
         "compat report written to {}",
         opts.report.display()
     ));
+    // A complete run also vouches for the README's matrix.
+    if let Some(table) = compat_tests::readme::matrix(&report) {
+        let readme = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+        let update = std::env::var("COMPAT_UPDATE_README").is_ok_and(|v| v == "1");
+        if let Err(e) = compat_tests::readme::check(&readme, &table, update) {
+            panic!("{e}");
+        }
+    }
     let n = report.failures();
     assert_eq!(
         n,
