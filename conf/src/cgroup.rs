@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::error::{ConfError, Location};
 use crate::keywords;
-use crate::lexer::{self, is_blank, next_pair, Line, LineSink, Loader, Walker};
+use crate::lexer::{self, Line, LineSink, Loader, Walker};
 use crate::units;
 
 /// A parsed `cgroup.conf`, defaults as in stock 24.11.
@@ -78,12 +78,7 @@ const UNTYPED: &[&str] = &[
 
 impl CgroupConf {
     pub fn from_file(path: impl AsRef<Path>) -> Result<CgroupConf, ConfError> {
-        let path = path.as_ref();
-        let bytes = lexer::read_file(path).map_err(|e| ConfError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        Self::parse_with_loader(&bytes, path, &lexer::read_file)
+        lexer::load_file(path.as_ref(), Self::parse_with_loader)
     }
 
     pub fn parse_str(text: &str, origin: impl AsRef<Path>) -> Result<CgroupConf, ConfError> {
@@ -119,27 +114,10 @@ struct Sink {
 impl LineSink for Sink {
     fn line(&mut self, line: &Line) -> Result<(), ConfError> {
         let at = &line.at;
-        let Some(p) = next_pair(&line.text) else {
-            if is_blank(&line.text) {
-                return Ok(());
-            }
-            return Err(ConfError::Syntax {
-                at: at.clone(),
-                text: line.text.trim().to_string(),
-            });
+        let Some((p, kw)) = lexer::keyword_pair(line, keywords::CGROUP)? else {
+            return Ok(());
         };
-        let Some(kw) = keywords::lookup(keywords::CGROUP, p.key) else {
-            return Err(ConfError::UnknownKey {
-                at: at.clone(),
-                key: p.key.to_string(),
-            });
-        };
-        if !is_blank(p.rest) {
-            return Err(ConfError::Syntax {
-                at: at.clone(),
-                text: p.rest.trim().to_string(),
-            });
-        }
+        lexer::expect_end(p.rest, at)?;
         kw.check(p.value, at)?;
         if kw.is_defunct() {
             self.warnings

@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::error::{ConfError, Location};
 use crate::hostlist::{Hostlist, MAX_EXPANDED_BYTES};
 use crate::keywords::{self, Kind};
-use crate::lexer::{self, is_blank, next_pair, parse_fields, Line, LineSink, Loader, Walker};
+use crate::lexer::{self, parse_fields, Line, LineSink, Loader, Walker};
 use crate::units;
 
 /// One `Name=` or `NodeName=... Name=` record.
@@ -58,12 +58,7 @@ pub struct GresConf {
 
 impl GresConf {
     pub fn from_file(path: impl AsRef<Path>) -> Result<GresConf, ConfError> {
-        let path = path.as_ref();
-        let bytes = lexer::read_file(path).map_err(|e| ConfError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        Self::parse_with_loader(&bytes, path, &lexer::read_file)
+        lexer::load_file(path.as_ref(), Self::parse_with_loader)
     }
 
     pub fn parse_str(text: &str, origin: impl AsRef<Path>) -> Result<GresConf, ConfError> {
@@ -99,28 +94,11 @@ impl GresConf {
 impl LineSink for GresConf {
     fn line(&mut self, line: &Line) -> Result<(), ConfError> {
         let at = &line.at;
-        let Some(p) = next_pair(&line.text) else {
-            if is_blank(&line.text) {
-                return Ok(());
-            }
-            return Err(ConfError::Syntax {
-                at: at.clone(),
-                text: line.text.trim().to_string(),
-            });
-        };
-        let Some(kw) = keywords::lookup(keywords::GRES_TOP, p.key) else {
-            return Err(ConfError::UnknownKey {
-                at: at.clone(),
-                key: p.key.to_string(),
-            });
+        let Some((p, kw)) = lexer::keyword_pair(line, keywords::GRES_TOP)? else {
+            return Ok(());
         };
         if kw.kind != Kind::Line {
-            if !is_blank(p.rest) {
-                return Err(ConfError::Syntax {
-                    at: at.clone(),
-                    text: p.rest.trim().to_string(),
-                });
-            }
+            lexer::expect_end(p.rest, at)?;
             self.autodetect = Some(p.value.to_string());
             return Ok(());
         }

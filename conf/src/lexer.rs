@@ -430,6 +430,56 @@ pub(crate) fn parse_fields(
     Ok(fields)
 }
 
+/// Reads `path` and hands it to a file type's parser; included files are
+/// read from disk too.
+pub(crate) fn load_file<T>(
+    path: &Path,
+    parse: fn(&[u8], &Path, Loader<'_>) -> Result<T, ConfError>,
+) -> Result<T, ConfError> {
+    let bytes = read_file(path).map_err(|e| ConfError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    parse(&bytes, path, &read_file)
+}
+
+/// The first `key=value` of a line and its keyword in `table`; `None` for a
+/// blank line. Unknown keys and stray text are errors naming file:line.
+pub(crate) fn keyword_pair<'a>(
+    line: &'a Line,
+    table: &'static [Keyword],
+) -> Result<Option<(Pair<'a>, &'static Keyword)>, ConfError> {
+    let at = &line.at;
+    let Some(p) = next_pair(&line.text) else {
+        if is_blank(&line.text) {
+            return Ok(None);
+        }
+        return Err(ConfError::Syntax {
+            at: at.clone(),
+            text: line.text.trim().to_string(),
+        });
+    };
+    let Some(kw) = crate::keywords::lookup(table, p.key) else {
+        return Err(ConfError::UnknownKey {
+            at: at.clone(),
+            key: p.key.to_string(),
+        });
+    };
+    Ok(Some((p, kw)))
+}
+
+/// Errors unless only blanks follow a single-valued option.
+pub(crate) fn expect_end(rest: &str, at: &Location) -> Result<(), ConfError> {
+    if is_blank(rest) {
+        Ok(())
+    } else {
+        Err(ConfError::Syntax {
+            at: at.clone(),
+            text: rest.trim().to_string(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,9 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{ConfError, Location};
 use crate::hostlist::Hostlist;
 use crate::keywords::{self, Keyword, Kind};
-use crate::lexer::{
-    self, is_blank, next_pair, parse_fields, Fields, Line, LineSink, Loader, Walker,
-};
+use crate::lexer::{self, parse_fields, Fields, Line, LineSink, Loader, Walker};
 use crate::units::{self, LogLevel, TimeLimit, INFINITE, INFINITE16};
 
 /// Default config location when neither `-f` nor `SLURM_CONF` is given.
@@ -458,12 +456,7 @@ pub struct SlurmConf {
 impl SlurmConf {
     /// Reads and parses a config file (following `Include`).
     pub fn from_file(path: impl AsRef<Path>) -> Result<SlurmConf, ConfError> {
-        let path = path.as_ref();
-        let bytes = lexer::read_file(path).map_err(|e| ConfError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        Self::parse_with_loader(&bytes, path, &lexer::read_file)
+        lexer::load_file(path.as_ref(), Self::parse_with_loader)
     }
 
     /// Parses config text; `origin` names it in errors and anchors relative
@@ -679,30 +672,13 @@ struct Builder {
 impl LineSink for Builder {
     fn line(&mut self, line: &Line) -> Result<(), ConfError> {
         let at = &line.at;
-        let Some(p) = next_pair(&line.text) else {
-            if is_blank(&line.text) {
-                return Ok(());
-            }
-            return Err(ConfError::Syntax {
-                at: at.clone(),
-                text: line.text.trim().to_string(),
-            });
-        };
-        let Some(kw) = keywords::lookup(keywords::SLURM_CONF, p.key) else {
-            return Err(ConfError::UnknownKey {
-                at: at.clone(),
-                key: p.key.to_string(),
-            });
+        let Some((p, kw)) = lexer::keyword_pair(line, keywords::SLURM_CONF)? else {
+            return Ok(());
         };
         if kw.kind == Kind::Line {
             return self.record(kw, p.value, p.rest, at);
         }
-        if !is_blank(p.rest) {
-            return Err(ConfError::Syntax {
-                at: at.clone(),
-                text: p.rest.trim().to_string(),
-            });
-        }
+        lexer::expect_end(p.rest, at)?;
         kw.check(p.value, at)?;
         if kw.is_defunct() {
             self.warnings
