@@ -427,17 +427,26 @@ fn srun_gres(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
-/// Drops the first line (`sinfo -l` and `squeue -l` print the date there).
-fn after_first_line(s: &str) -> String {
-    s.lines().skip(1).map(|l| format!("{l}\n")).collect()
+/// Drops the first line (`sinfo -l` and `squeue -l` print the date
+/// there) and sorts the rows under the header: sinfo builds rows in one
+/// thread per partition, so a node's rows come in any order.
+fn dateless_sorted(s: &str) -> String {
+    let mut lines = s.lines().skip(1);
+    let header = lines.next().unwrap_or("");
+    let mut rows: Vec<&str> = lines.collect();
+    rows.sort_unstable();
+    std::iter::once(header)
+        .chain(rows)
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 fn sinfo_long(c: &mut Ctx) -> Result<(), String> {
     let o = c.ok("sinfo -N -l")?;
     must_contain("sinfo -N -l", &o.stdout, &["NODELIST", "n1", "n2", "idle"])?;
-    c.record("sinfo -N -l", &after_first_line(&o.stdout));
+    c.record("sinfo -N -l", &dateless_sorted(&o.stdout));
     let o = c.ok("sinfo -l")?;
-    c.record("sinfo -l", &after_first_line(&o.stdout));
+    c.record("sinfo -l", &dateless_sorted(&o.stdout));
     Ok(())
 }
 
