@@ -7,6 +7,9 @@
 pub struct Subst {
     /// (literal, placeholder), applied as whole words.
     pub words: Vec<(String, String)>,
+    /// (job id, placeholder), applied only where a job id stands (see
+    /// [`replace_job_id`]): small ids like 1 also occur as counts.
+    pub job_ids: Vec<(String, String)>,
 }
 
 impl Subst {
@@ -16,6 +19,53 @@ impl Subst {
                 .push((literal.to_string(), placeholder.to_string()));
         }
     }
+
+    pub fn add_job(&mut self, id: &str, placeholder: &str) {
+        if !id.is_empty() && !self.job_ids.iter().any(|(l, _)| l == id) {
+            self.job_ids.push((id.to_string(), placeholder.to_string()));
+        }
+    }
+}
+
+/// What precedes a job id in client output (compared lower-cased).
+const JOB_ID_PREFIXES: &[&str] = &[
+    "jobid=",
+    "arrayjobid=",
+    "job ",
+    "job id ",
+    "jobid ",
+    "job_id ",
+    "slurm-",
+    "stepid=",
+    "job=",
+];
+
+/// Replace job id `id` where it is a whole word that either starts the line
+/// (squeue rows) or follows a job-id prefix (`JobId=`, `job `, `slurm-`).
+pub fn replace_job_id(s: &str, id: &str, ph: &str) -> String {
+    let lower = s.to_ascii_lowercase();
+    let first = s.len() - s.trim_start().len();
+    let mut out = String::new();
+    let mut last = 0;
+    let mut from = 0;
+    while let Some(k) = s[from..].find(id) {
+        let i = from + k;
+        let end = i + id.len();
+        from = end;
+        let before = s[..i].chars().last();
+        let after = s[end..].chars().next();
+        if before.is_some_and(is_word) || after.is_some_and(is_word) {
+            continue;
+        }
+        let ctx = i == first || JOB_ID_PREFIXES.iter().any(|p| lower[..i].ends_with(p));
+        if ctx {
+            out.push_str(&s[last..i]);
+            out.push_str(ph);
+            last = end;
+        }
+    }
+    out.push_str(&s[last..]);
+    out
 }
 
 /// Keys whose values depend on the machine or the moment, not on the protocol.
@@ -51,6 +101,9 @@ pub fn normalize(text: &str, subst: &Subst) -> String {
         let mut l = line.trim_end().to_string();
         for (lit, ph) in &subst.words {
             l = replace_word(&l, lit, ph);
+        }
+        for (id, ph) in &subst.job_ids {
+            l = replace_job_id(&l, id, ph);
         }
         l = volatile_values(&l);
         l = pattern_tokens(&l);
@@ -212,9 +265,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn job_ids_only_where_ids_stand() {
+        let mut s = Subst::default();
+        s.add_job("1", "<JOB1>");
+        let n = normalize(
+            "    1 debug sleeper alice R 0:03 1 n1\nJobId=1 JobName=x\nPriority=1 NumNodes=1 TresPerNode=gres/gpu:1\nStdOut=/home/alice/slurm-1.out\nSubmitted batch job 1\nerror on job id 1: denied",
+            &s,
+        );
+        assert_eq!(
+            n,
+            "<JOB1> debug sleeper alice R <DUR> 1 n1\nJobId=* JobName=x\nPriority=1 NumNodes=1 TresPerNode=gres/gpu:1\nStdOut=/home/alice/slurm-<JOB1>.out\nSubmitted batch job <JOB1>\nerror on job id <JOB1>: denied\n"
+        );
+    }
+
+    #[test]
     fn squeue_row() {
         let mut s = Subst::default();
-        s.add("42", "<JOB1>");
+        s.add_job("42", "<JOB1>");
         let n = normalize(
             "             42     debug  sleeper    alice  R       0:03      1 n1\n",
             &s,

@@ -86,7 +86,7 @@ impl<'a> Ctx<'a> {
     pub fn job(&mut self, id: &str) {
         self.jobs += 1;
         let ph = format!("<JOB{}>", self.jobs);
-        self.subst.add(id, &ph);
+        self.subst.add_job(id, &ph);
     }
 
     /// Poll `cmd` until `pred(stdout)` holds.
@@ -427,6 +427,143 @@ fn srun_gres(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// Drops the first line (`sinfo -l` and `squeue -l` print the date
+/// there) and sorts the rows under the header: sinfo builds rows in one
+/// thread per partition, so a node's rows come in any order.
+fn dateless_sorted(s: &str) -> String {
+    let mut lines = s.lines().skip(1);
+    let header = lines.next().unwrap_or("");
+    let mut rows: Vec<&str> = lines.collect();
+    rows.sort_unstable();
+    std::iter::once(header)
+        .chain(rows)
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+fn sinfo_long(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok("sinfo -N -l")?;
+    must_contain("sinfo -N -l", &o.stdout, &["NODELIST", "n1", "n2", "idle"])?;
+    c.record("sinfo -N -l", &dateless_sorted(&o.stdout));
+    let o = c.ok("sinfo -l")?;
+    c.record("sinfo -l", &dateless_sorted(&o.stdout));
+    Ok(())
+}
+
+fn drain_resume(c: &mut Ctx) -> Result<(), String> {
+    // alice may not drain a node
+    let o = c.run_as(
+        Some("alice"),
+        "scontrol update nodename=n2 state=drain reason=nope",
+    );
+    if o.rc == 0 {
+        return Err(format!("alice's drain should fail:\n{}", o.both()));
+    }
+    c.record(
+        "drain as alice (rc, stderr)",
+        &format!("rc={}\n{}", o.rc, o.stderr),
+    );
+    c.ok("scontrol update nodename=n2 state=drain reason='disk check'")?;
+    let o = c.wait_for(None, "sinfo -R -h", "n2 drained", JOB_WAIT, |s| {
+        s.contains("n2")
+    })?;
+    must_contain("sinfo -R", &o, &["disk check", "root", "n2"])?;
+    let o = c.ok("sinfo -R")?;
+    c.record("sinfo -R", &o.stdout);
+    let o = c.ok("sinfo -N -h -o '%N %T %E' | sort")?;
+    c.record("sinfo -N (drained)", &o.stdout);
+    let o = c.ok("scontrol show node n2 | grep -E 'State=|Reason='")?;
+    c.record("scontrol show node n2 (drained)", &o.stdout);
+    c.ok("scontrol update nodename=n2 state=resume")?;
+    let o = c.wait_for(
+        None,
+        "sinfo -N -h -o '%N %T' | sort",
+        "n2 idle",
+        JOB_WAIT,
+        |s| s.contains("n2 idle"),
+    )?;
+    c.record("sinfo -N (resumed)", &o);
+    let o = c.ok("sinfo -R -h")?;
+    c.record("sinfo -R (resumed)", &o.stdout);
+    Ok(())
+}
+
+fn squeue_formats(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    // fill both nodes, then one more job waits for resources
+    let o = c.ok_as(alice, "sbatch -J big -n 32 --wrap 'sleep 300'")?;
+    let big = submitted_id(&o)?;
+    c.job(&big);
+    c.wait_state(&big, "RUNNING", JOB_WAIT)?;
+    let o = c.ok_as(Some("bob"), "sbatch -J small -n 1 --wrap 'sleep 300'")?;
+    let small = submitted_id(&o)?;
+    c.job(&small);
+    c.wait_for(
+        None,
+        &format!("squeue -h -j {small} -o %r"),
+        "pending reason",
+        JOB_WAIT,
+        |s| s.trim() == "Resources",
+    )?;
+    let o = c.ok("squeue")?;
+    c.record("squeue", &o.stdout);
+    let o = c.ok("squeue -o '%i %j %u %T %P %D %C %r %R'")?;
+    c.record("squeue -o", &o.stdout);
+    let o = c.ok("squeue -O 'JobID,Name,UserName,State,Partition,NumNodes,NumCPUs,Reason'")?;
+    c.record("squeue -O", &o.stdout);
+    let o = c.ok("squeue -u alice")?;
+    must_contain("squeue -u alice", &o.stdout, &["big"])?;
+    c.record("squeue -u alice", &o.stdout);
+    let o = c.ok("squeue -t PD")?;
+    must_contain("squeue -t PD", &o.stdout, &["small", "(Resources)"])?;
+    c.record("squeue -t PD", &o.stdout);
+    let o = c.ok("squeue -t R -h -o '%i %T'")?;
+    c.record("squeue -t R", &o.stdout);
+    let o = c.ok(&format!(
+        "scontrol show job {small} | grep -E 'JobState|NumNodes|ReqTRES'"
+    ))?;
+    c.record("scontrol show job (pending)", &o.stdout);
+    c.ok(&format!("scancel {big} {small}"))?;
+    c.wait_for(None, "squeue -h -o %i", "empty queue", JOB_WAIT, |s| {
+        s.trim().is_empty()
+    })?;
+    Ok(())
+}
+
+fn sbatch_errors(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    for cmd in [
+        "sbatch -p nosuch --wrap hostname",
+        "sbatch -N 3 --wrap hostname",
+        "sbatch -n 64 --wrap hostname",
+        "sbatch --gres=gpu:5 --wrap hostname",
+        "sbatch --gres=gpu:v100:1 --wrap hostname",
+    ] {
+        let o = c.run_as(alice, cmd);
+        if o.rc != 0 {
+            c.record(cmd, &format!("rc={}\n{}", o.rc, o.stderr));
+            continue;
+        }
+        // Some releases accept what can never run and leave it pending
+        // (EnforcePartLimits=NO): record why it waits, then remove it.
+        let id = submitted_id(&o)?;
+        c.job(&id);
+        let reason = c.wait_for(
+            None,
+            &format!("squeue -h -j {id} -o '%T %r'"),
+            "pending reason",
+            JOB_WAIT,
+            |s| s.starts_with("PENDING") && !s.contains("None"),
+        )?;
+        c.record(cmd, &format!("accepted\n{reason}"));
+        c.ok(&format!("scancel {id}"))?;
+        c.wait_for(None, "squeue -h -o %i", "empty queue", JOB_WAIT, |s| {
+            s.trim().is_empty()
+        })?;
+    }
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -482,6 +619,30 @@ pub fn all() -> Vec<Scenario> {
             about: "squeue with a running job, scancel (denied for bob)",
             compare: true,
             run: scancel,
+        },
+        Scenario {
+            name: "sinfo_long",
+            about: "sinfo -N -l, sinfo -l",
+            compare: true,
+            run: sinfo_long,
+        },
+        Scenario {
+            name: "drain_resume",
+            about: "scontrol update state=drain (refused for alice), sinfo -R, resume",
+            compare: true,
+            run: drain_resume,
+        },
+        Scenario {
+            name: "squeue_formats",
+            about: "squeue -o/-O/-u/-t PD with a running and a pending (Resources) job",
+            compare: true,
+            run: squeue_formats,
+        },
+        Scenario {
+            name: "sbatch_errors",
+            about: "sbatch refusals: no such partition, too many nodes/CPUs/GPUs",
+            compare: true,
+            run: sbatch_errors,
         },
         Scenario {
             name: "srun_hostname",

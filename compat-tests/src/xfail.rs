@@ -13,30 +13,6 @@ pub struct XFail {
 pub const XFAILS: &[XFail] = &[
     XFail {
         imp: "rs",
-        scenario: "show_config",
-        version: "22.05",
-        reason: "TaskPlugin prints (null): 22.05 clients expect the task/none default name",
-    },
-    XFail {
-        imp: "rs",
-        scenario: "show_node",
-        version: "*",
-        reason: "CfgTRES memory is not unit-converted like stock (mem=62.50G)",
-    },
-    XFail {
-        imp: "rs",
-        scenario: "show_partition",
-        version: "*",
-        reason: "TRES memory is not unit-converted like stock (mem=125G)",
-    },
-    XFail {
-        imp: "rs",
-        scenario: "show_job",
-        version: "*",
-        reason: "ReqTRES memory and TresPerNode (--gres) differ from stock",
-    },
-    XFail {
-        imp: "rs",
         scenario: "srun_hostname",
         version: "*",
         reason: "step creation and task launch (srun) not implemented yet",

@@ -128,7 +128,11 @@ pub fn build_info(c: &Controller, slurm_user_name: &str, now: i64, v: V) -> Slur
     w.slurmd_spooldir = some(&k.slurmd_spool_dir);
     w.slurmd_timeout = k.slurmd_timeout;
     w.state_save_location = some(&k.state_save_location);
-    w.task_plugin = k.task_plugin.clone();
+    // 22.05 names its no-op default; later releases print (null).
+    w.task_plugin = k
+        .task_plugin
+        .clone()
+        .or_else(|| (v < V::V23_02).then(|| some("task/none")).flatten());
     w.tmp_fs = some(&k.tmp_fs);
     w.tree_width = k.tree_width;
     w.comm_params = nonempty(&k.communication_parameters);

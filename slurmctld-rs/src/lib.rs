@@ -2,6 +2,7 @@
 //!
 //! * [`state`]: the cluster as a pure state machine (commands in, effects out).
 //! * [`sched`]: node selection over that state.
+//! * [`gres`], [`tres`]: generic resources; TRES strings as stock prints them.
 //! * [`views`]: wire replies (node/partition/job info, build info) from a snapshot.
 //! * [`handlers`]: decoded RPC -> command or read, and the reply.
 //! * [`agent`]: outbound RPCs to slurmd (effects), results fed back as commands.
@@ -11,7 +12,9 @@
 pub mod agent;
 pub mod build_info;
 pub mod daemon;
+pub mod gres;
 pub mod handlers;
 pub mod sched;
 pub mod state;
+pub mod tres;
 pub mod views;

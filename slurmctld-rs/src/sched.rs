@@ -47,6 +47,27 @@ pub fn memory_is_consumable(conf: &ClusterConf) -> bool {
         .any(|(k, _)| k.to_ascii_uppercase().ends_with("MEMORY"))
 }
 
+/// Memory a job asked for in all, as stock's `job_get_tres_mem` counts it
+/// before allocation: no request means the whole memory of the
+/// partition's first node, per node.
+pub fn requested_mem(conf: &ClusterConf, j: &Job) -> u64 {
+    let per = if j.mem == 0 {
+        conf.partitions
+            .get(j.part)
+            .and_then(|p| p.nodes.first())
+            .and_then(|&i| conf.nodes.get(i))
+            .map(|d| d.real_memory)
+            .unwrap_or(0)
+    } else {
+        j.mem
+    };
+    if j.mem != 0 && j.mem_per_cpu {
+        per.saturating_mul(u64::from(j.min_cpus))
+    } else {
+        per.saturating_mul(u64::from(j.min_nodes))
+    }
+}
+
 /// Whether the partition's configured nodes could ever run `req`, idle.
 pub fn could_ever_fit(conf: &ClusterConf, part: usize, req: &Request) -> bool {
     let Some(p) = conf.partitions.get(part) else {

@@ -7,6 +7,7 @@ use crate::state::job::Job;
 use crate::state::msgs::job_nodelist;
 use crate::state::node::Node;
 use crate::state::Controller;
+use crate::tres::Counts;
 use slurm_conf::PartitionState;
 use slurm_wire::msg::job::{JobDetails, JobInfo, JobInfoMsg, MultiCoreData};
 use slurm_wire::msg::job_desc::SelectJobinfo;
@@ -22,14 +23,44 @@ use slurm_wire::ProtocolVersion as V;
 /// `NICE_OFFSET`: nice values travel offset by 2^31.
 const NICE_OFFSET: u32 = 0x8000_0000;
 
-fn tres_str(cpus: u64, mem: u64, nodes: Option<u64>) -> String {
-    let mut s = format!("cpu={cpus},mem={mem}M");
-    if let Some(n) = nodes {
-        s.push_str(&format!(",node={n}"));
-    }
-    s.push_str(&format!(",billing={cpus}"));
-    s
+/// The `gres/...` TRES counts of a node's `Gres=` for the tracked names.
+fn gres_tres(gres: Option<&str>, tracked: &[String]) -> Vec<(String, u64)> {
+    let have = crate::gres::parse_node_gres(gres.unwrap_or(""));
+    tracked
+        .iter()
+        .map(|t| {
+            let want = t.strip_prefix("gres/").unwrap_or(t);
+            let (name, ty) = match want.split_once(':') {
+                Some((n, ty)) => (n, Some(ty)),
+                None => (want, None),
+            };
+            let n = have
+                .iter()
+                .filter(|g| g.name == name && (ty.is_none() || g.type_name.as_deref() == ty))
+                .map(|g| g.count)
+                .sum();
+            (t.clone(), n)
+        })
+        .collect()
 }
+
+/// TRES shown for the requester: `gres:` before 23.02, `gres/` since.
+fn tres_per_node_for(s: &str, v: V) -> String {
+    s.split(',')
+        .map(|t| {
+            let rest = t.strip_prefix("gres/").or_else(|| t.strip_prefix("gres:"));
+            match rest {
+                Some(r) if v < V::V23_02 => format!("gres:{r}"),
+                Some(r) => format!("gres/{r}"),
+                None => t.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `TOP_PRIORITY` of 22.05's priority/basic: each new job got one less.
+const TOP_PRIORITY: u32 = 0xffff_0000;
 
 fn node_bitmap(total: usize, set: impl IntoIterator<Item = usize>) -> BitStr {
     let mut b = BitStr::new(total as u32);
@@ -40,7 +71,7 @@ fn node_bitmap(total: usize, set: impl IntoIterator<Item = usize>) -> BitStr {
 }
 
 /// One node as `scontrol show node` receives it.
-pub fn node_info(n: &Node, v: V) -> NodeInfo {
+pub fn node_info(n: &Node, tracked: &[String], v: V) -> NodeInfo {
     let r = n.reported.as_ref();
     let old = v < V::V24_11;
     NodeInfo {
@@ -81,11 +112,12 @@ pub fn node_info(n: &Node, v: V) -> NodeInfo {
         alloc_cpus: n.alloc_cpus,
         alloc_memory: n.alloc_mem,
         alloc_tres_fmt_str: (n.alloc_cpus > 0).then(|| {
-            let mut s = format!("cpu={}", n.alloc_cpus);
-            if n.alloc_mem > 0 {
-                s.push_str(&format!(",mem={}M", n.alloc_mem));
+            Counts {
+                cpu: u64::from(n.alloc_cpus),
+                mem: n.alloc_mem,
+                ..Default::default()
             }
-            s
+            .format()
         }),
         tres_alloc_weighted: Double::from_value(f64::from(n.alloc_cpus)),
         arch: r.and_then(|r| r.arch.clone()),
@@ -106,7 +138,16 @@ pub fn node_info(n: &Node, v: V) -> NodeInfo {
         power: PowerMgmtData {
             cap_watts: if old { NO_VAL } else { 0 },
         },
-        tres_fmt_str: Some(tres_str(u64::from(n.def.cpus), n.def.real_memory, None)),
+        tres_fmt_str: Some(
+            Counts {
+                cpu: u64::from(n.def.cpus),
+                mem: n.def.real_memory,
+                billing: u64::from(n.def.cpus),
+                extra: gres_tres(n.def.gres.as_deref(), tracked),
+                ..Default::default()
+            }
+            .format(),
+        ),
         ..Default::default()
     }
 }
@@ -116,7 +157,11 @@ pub fn node_info_msg(c: &Controller, v: V) -> NodeInfoMsg {
     NodeInfoMsg {
         last_update: c.last_node_update,
         hidden_nodes: (v >= V::V24_11).then(|| BitStr::new(c.nodes.len() as u32)),
-        node_array: c.nodes.iter().map(|n| node_info(n, v)).collect(),
+        node_array: c
+            .nodes
+            .iter()
+            .map(|n| node_info(n, &c.conf.tracked_gres, v))
+            .collect(),
     }
 }
 
@@ -126,7 +171,7 @@ pub fn node_info_single(c: &Controller, name: &str, v: V) -> Option<NodeInfoMsg>
     Some(NodeInfoMsg {
         last_update: c.last_node_update,
         hidden_nodes: None,
-        node_array: vec![node_info(n, v)],
+        node_array: vec![node_info(n, &c.conf.tracked_gres, v)],
     })
 }
 
@@ -194,7 +239,30 @@ pub fn partition_info_msg(c: &Controller, _v: V) -> PartitionInfoMsg {
                 nodes: (!names.is_empty())
                     .then(|| slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","))),
                 node_inx: Some(node_bitmap(conf.nodes.len(), p.nodes.iter().copied())),
-                tres_fmt_str: Some(tres_str(cpus, mem, Some(p.nodes.len() as u64))),
+                tres_fmt_str: Some(
+                    Counts {
+                        cpu: cpus,
+                        mem,
+                        node: p.nodes.len() as u64,
+                        billing: cpus,
+                        extra: {
+                            let mut extra: Vec<(String, u64)> = Vec::new();
+                            for &i in &p.nodes {
+                                let g =
+                                    gres_tres(conf.nodes[i].gres.as_deref(), &conf.tracked_gres);
+                                if extra.is_empty() {
+                                    extra = g;
+                                } else {
+                                    for (e, (_, n)) in extra.iter_mut().zip(g) {
+                                        e.1 += n;
+                                    }
+                                }
+                            }
+                            extra
+                        },
+                    }
+                    .format(),
+                ),
                 ..Default::default()
             }
         })
@@ -206,7 +274,7 @@ pub fn partition_info_msg(c: &Controller, _v: V) -> PartitionInfoMsg {
 }
 
 /// One job as squeue / scontrol show job receive it.
-pub fn job_info(c: &Controller, j: &Job, _v: V) -> JobInfo {
+pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
     let d = &j.desc;
     let nodes = (!j.alloc.is_empty()).then(|| job_nodelist(&c.nodes, j));
     let alloc_cpus = j.alloc_cpus();
@@ -220,13 +288,25 @@ pub fn job_info(c: &Controller, j: &Job, _v: V) -> JobInfo {
     } else {
         j.alloc.len() as u32
     };
-    let req_mem = if j.mem == 0 {
-        0
-    } else if j.mem_per_cpu {
-        j.mem * u64::from(num_cpus)
+    let req_mem = crate::sched::requested_mem(&c.conf, j);
+    let track_mem = crate::sched::memory_is_consumable(&c.conf);
+    let alloc_mem: u64 = if track_mem {
+        j.alloc.iter().map(|a| a.mem).sum()
     } else {
-        j.mem * u64::from(num_nodes)
+        0
     };
+    let priority = if v < V::V23_02 {
+        let seq = j.job_id.saturating_sub(c.conf.raw.first_job_id.max(1)) + 1;
+        TOP_PRIORITY.saturating_sub(seq)
+    } else {
+        j.priority
+    };
+    // 25.11+ controllers store the default batch output name; older
+    // clients derive it from WorkDir themselves.
+    let std_out = d
+        .std_out
+        .clone()
+        .or_else(|| (v >= V::V25_11).then(|| crate::state::job::DEFAULT_BATCH_STDOUT.to_string()));
     JobInfo {
         step_id: StepId {
             sluid: 0,
@@ -250,21 +330,37 @@ pub fn job_info(c: &Controller, j: &Job, _v: V) -> JobInfo {
         mail_type: d.mail_type,
         mail_user: d.mail_user.clone().or_else(|| j.user.name.clone()),
         name: d.name.clone(),
-        priority: j.priority,
+        priority,
         site_factor: NICE_OFFSET,
         start_protocol_ver: j.submit_version.to_wire(),
         state_desc: j.state_desc.clone(),
         state_reason: j.state_reason,
         tres_alloc_str: (!j.alloc.is_empty()).then(|| {
-            format!(
-                "cpu={alloc_cpus},node={},billing={alloc_cpus}",
-                j.alloc.len()
-            )
+            Counts {
+                cpu: u64::from(alloc_cpus),
+                mem: alloc_mem,
+                node: j.alloc.len() as u64,
+                billing: u64::from(alloc_cpus),
+                extra: Vec::new(),
+            }
+            .format()
         }),
-        tres_req_str: Some(format!(
-            "cpu={num_cpus},mem={}M,node={num_nodes},billing={num_cpus}",
-            req_mem.max(1)
-        )),
+        tres_req_str: Some(
+            Counts {
+                cpu: u64::from(j.min_cpus),
+                mem: req_mem,
+                node: u64::from(j.min_nodes),
+                billing: u64::from(j.min_cpus),
+                extra: Vec::new(),
+            }
+            .format(),
+        ),
+        tres_per_node: d.tres_per_node.as_deref().map(|t| tres_per_node_for(t, v)),
+        tres_per_job: d.tres_per_job.clone(),
+        tres_per_socket: d.tres_per_socket.clone(),
+        tres_per_task: d.tres_per_task.clone(),
+        tres_bind: d.tres_bind.clone(),
+        tres_freq: d.tres_freq.clone(),
         user_id: j.user.uid,
         time_limit: j.time_limit,
         start_time: j.start_time,
@@ -283,6 +379,7 @@ pub fn job_info(c: &Controller, j: &Job, _v: V) -> JobInfo {
             submit_time: j.submit_time,
             work_dir: d.work_dir.clone(),
             features: d.features.clone(),
+            submit_line: d.submit_line.clone(),
             num_tasks: j.num_tasks,
             shared: NO_VAL16,
             ..Default::default()
@@ -303,7 +400,7 @@ pub fn job_info(c: &Controller, j: &Job, _v: V) -> JobInfo {
         exc_nodes: d.exc_nodes.clone(),
         std_err: d.std_err.clone(),
         std_in: d.std_in.clone(),
-        std_out: d.std_out.clone(),
+        std_out,
         multi_core: Some(MultiCoreData {
             sockets_per_node: NO_VAL16,
             cores_per_socket: NO_VAL16,

@@ -77,6 +77,8 @@ pub struct ClusterConf {
     pub slurm_user_uid: u32,
     /// `SlurmdParameters=config_overrides`: trust the config over what slurmd finds.
     pub config_overrides: bool,
+    /// `gres/...` TRES counted in TRES strings (AccountingStorageTRES).
+    pub tracked_gres: Vec<String>,
 }
 
 impl ClusterConf {
@@ -158,7 +160,9 @@ impl ClusterConf {
             });
         }
         let config_overrides = conf.slurmd_parameters.has("config_overrides");
+        let tracked_gres = crate::tres::tracked_gres(&conf);
         Ok(Self {
+            tracked_gres,
             raw: Arc::new(conf),
             nodes,
             node_index,

@@ -3,6 +3,9 @@
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::ProtocolVersion;
 
+/// The batch output name stock (25.11+) stores when `--output` is unset.
+pub const DEFAULT_BATCH_STDOUT: &str = "slurm-%j.out";
+
 /// `job_states` from slurm.h (the base values).
 pub mod bits {
     pub const PENDING: u32 = 0;

@@ -476,6 +476,22 @@ impl Controller {
                 n.set_reason(Some(r), reason_uid, now);
             } else if state == node::bits::RESUME || state & node::bits::UNDRAIN != 0 {
                 let n = &mut self.nodes[i];
+                // Like stock, a resumed node must prove it is alive: it is
+                // not-responding until it registers again.
+                if state == node::bits::RESUME
+                    && (n.drain || n.base == Base::Down)
+                    && n.protocol_version.is_some()
+                {
+                    n.no_respond = true;
+                    n.last_response = now;
+                    if let Some(o) = msgs::outbound(
+                        n,
+                        Message::RequestNodeRegistrationStatus(Default::default()),
+                        Purpose::Reregister,
+                    ) {
+                        fx.push(Effect::Send(Box::new(o)));
+                    }
+                }
                 n.drain = false;
                 if state == node::bits::RESUME && n.base == Base::Down {
                     n.base = if n.protocol_version.is_some() {
@@ -562,10 +578,15 @@ impl Controller {
         } else {
             desc.min_nodes
         };
-        let max_nodes = if desc.max_nodes == NO_VAL || desc.max_nodes < min_nodes {
-            min_nodes
+        // No node count asked: as many as the CPUs need, up to the partition.
+        let max_nodes = if desc.max_nodes == NO_VAL || desc.max_nodes == 0 {
+            if desc.min_nodes == NO_VAL || desc.min_nodes == 0 {
+                (pdef.nodes.len() as u32).max(min_nodes)
+            } else {
+                min_nodes
+            }
         } else {
-            desc.max_nodes
+            desc.max_nodes.max(min_nodes)
         };
         let num_tasks = if desc.num_tasks == NO_VAL || desc.num_tasks == 0 {
             // Like stock: one task per node when nothing else was asked.

@@ -178,6 +178,12 @@ pub fn batch_launch(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> O
             env.push(Some(format!("SLURM_JOB_NAME={name}")));
         }
     }
+    // 25.11+ controllers store the default output name and their stepd
+    // relies on it (with none, a 26.05 stepd crashes setting up stdio).
+    let std_out = d.std_out.clone().or_else(|| {
+        (v >= ProtocolVersion::V25_11).then(|| super::job::DEFAULT_BATCH_STDOUT.to_string())
+    });
+    arg.job_std_out = std_out.clone();
     let cpu_groups = arg.cpu_array.clone();
     let msg = BatchJobLaunchMsg {
         job_id: j.job_id,
@@ -205,7 +211,7 @@ pub fn batch_launch(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> O
         work_dir: opt(&d.work_dir),
         std_err: opt(&d.std_err),
         std_in: opt(&d.std_in),
-        std_out: opt(&d.std_out),
+        std_out,
         argv: d.argv.clone(),
         spank_job_env: d.spank_job_env.clone(),
         environment: env,
