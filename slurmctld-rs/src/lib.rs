@@ -13,5 +13,6 @@ pub mod build_info;
 pub mod daemon;
 pub mod handlers;
 pub mod sched;
+pub mod srun;
 pub mod state;
 pub mod views;
