@@ -63,9 +63,9 @@ pub async fn handle(sh: &Arc<Shared>, req: Incoming) -> Result<Message, Incoming
             Ok(match owned_job(&snap, m.step_id.job_id, uid) {
                 Err(rc) => rc_message(rc),
                 Ok(j) => match j.state {
-                    JobState::Running => Message::ResponseJobAllocationInfo(
-                        step::alloc_response(&snap, j, v),
-                    ),
+                    JobState::Running => {
+                        Message::ResponseJobAllocationInfo(step::alloc_response(&snap, j, v))
+                    }
                     JobState::Pending => rc_message(ESLURM_JOB_PENDING),
                     _ => rc_message(ESLURM_ALREADY_DONE),
                 },
@@ -184,10 +184,9 @@ async fn step_response(sh: &Arc<Shared>, job_id: u32, step_id: u32, v: ProtocolV
     };
     let mut cred = step_cred(&snap, j, st, now(), v);
     let plugin = sh.plugin.clone();
-    let signed = tokio::task::spawn_blocking(move || {
-        sign_cred(plugin.as_ref(), &mut cred, v).map(|_| cred)
-    })
-    .await;
+    let signed =
+        tokio::task::spawn_blocking(move || sign_cred(plugin.as_ref(), &mut cred, v).map(|_| cred))
+            .await;
     let cred = match signed {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {

@@ -257,7 +257,11 @@ impl Controller {
         desc.script = None;
         let immediate = desc.immediate != 0;
         let srun = SrunAddr {
-            host: desc.resp_host.clone().filter(|h| !h.is_empty()).unwrap_or(resp_host),
+            host: desc
+                .resp_host
+                .clone()
+                .filter(|h| !h.is_empty())
+                .unwrap_or(resp_host),
             alloc_resp_port: desc.alloc_resp_port,
             other_port: desc.other_port,
             version,
@@ -340,8 +344,13 @@ impl Controller {
             return Err(ESLURM_ALREADY_DONE);
         }
         // Which of the job's nodes: those named, else the first ones.
-        let alloc: Vec<(usize, u32)> = j.alloc.iter().map(|a| (a.node, u32::from(a.cpus))).collect();
-        let mut chosen: Vec<(usize, u32)> = match req.node_list.as_deref().filter(|s| !s.is_empty()) {
+        let alloc: Vec<(usize, u32)> = j
+            .alloc
+            .iter()
+            .map(|a| (a.node, u32::from(a.cpus)))
+            .collect();
+        let mut chosen: Vec<(usize, u32)> = match req.node_list.as_deref().filter(|s| !s.is_empty())
+        {
             Some(list) => {
                 let names = slurm_conf::expand(list).map_err(|_| ESLURM_INVALID_NODE_NAME)?;
                 let mut out = Vec::new();
@@ -400,9 +409,7 @@ impl Controller {
                 (req.max_nodes as usize).clamp(min_nodes, chosen.len())
             };
             let mut k = min_nodes;
-            while k < max_nodes
-                && chosen[..k].iter().map(|a| a.1 / cpt).sum::<u32>() < num_tasks
-            {
+            while k < max_nodes && chosen[..k].iter().map(|a| a.1 / cpt).sum::<u32>() < num_tasks {
                 k += 1;
             }
             chosen.truncate(k);
@@ -458,12 +465,22 @@ impl Controller {
             return SLURM_SUCCESS;
         };
         let last = (m.range_last as usize).min(st.done.len().saturating_sub(1));
-        for d in st.done.iter_mut().take(last + 1).skip(m.range_first as usize) {
+        for d in st
+            .done
+            .iter_mut()
+            .take(last + 1)
+            .skip(m.range_first as usize)
+        {
             *d = true;
         }
         st.exit_code = st.exit_code.max(m.step_rc);
         if st.done.iter().all(|&d| d) {
-            tracing::info!(job_id, step_id = st.step_id, rc = st.exit_code, "step complete");
+            tracing::info!(
+                job_id,
+                step_id = st.step_id,
+                rc = st.exit_code,
+                "step complete"
+            );
             js.steps.remove(&m.step_id.step_id);
             self.last_job_update = now;
         }
@@ -473,7 +490,11 @@ impl Controller {
 
 /// RESPONSE_RESOURCE_ALLOCATION / RESPONSE_JOB_ALLOCATION_INFO for a
 /// running job, in version `v` (field values as stock sends them).
-pub fn alloc_response(c: &Controller, j: &Job, v: ProtocolVersion) -> ResourceAllocationResponseMsg {
+pub fn alloc_response(
+    c: &Controller,
+    j: &Job,
+    v: ProtocolVersion,
+) -> ResourceAllocationResponseMsg {
     let runs = super::msgs::runs(j.alloc.iter().map(|a| a.cpus));
     let start_ver = j
         .alloc
@@ -553,7 +574,10 @@ mod tests {
     #[test]
     fn block_fills_round_robin_counts_then_numbers_per_node() {
         // One task per node when there are as many tasks as nodes.
-        assert_eq!(ids(&layout(&[16, 16], 2, dist::UNKNOWN)), vec![vec![0], vec![1]]);
+        assert_eq!(
+            ids(&layout(&[16, 16], 2, dist::UNKNOWN)),
+            vec![vec![0], vec![1]]
+        );
         // Counts by round-robin over the slots, ids consecutive per node.
         assert_eq!(
             ids(&layout(&[4, 4], 5, dist::BLOCK)),
