@@ -228,7 +228,8 @@ async fn step_response(sh: &Arc<Shared>, job_id: u32, step_id: u32, v: ProtocolV
         select_plugin_id: SELECT_CONS_TRES,
         switch_plugin_id: SWITCH_NONE,
         use_protocol_ver: st.start_protocol_ver.to_wire(),
-        state: 0,
+        // 26.05: the step is running (0 would mean queued as pending).
+        state: 1,
     })
 }
 
