@@ -13,6 +13,7 @@ use slurm_wire::auth::Audience;
 use slurm_wire::errno::*;
 use slurm_wire::msg::common::ReturnCodeMsg;
 use slurm_wire::msg::cred::{JobCred, MemAllocRep};
+use slurm_wire::msg::job::HetJobAllocationMsg;
 use slurm_wire::msg::step::{JobStepCreateResponseMsg, SlurmStepLayout};
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::types::StepId;
@@ -60,15 +61,17 @@ pub async fn handle(sh: &Arc<Shared>, req: Incoming) -> Result<Message, Incoming
         }
         Message::RequestJobAllocationInfo(m) => {
             let snap = sh.snapshot();
-            Ok(match owned_job(&snap, m.step_id.job_id, uid) {
+            Ok(match running_alloc(&snap, m.step_id.job_id, uid, v) {
+                Ok(a) => Message::ResponseJobAllocationInfo(a),
                 Err(rc) => rc_message(rc),
-                Ok(j) => match j.state {
-                    JobState::Running => {
-                        Message::ResponseJobAllocationInfo(step::alloc_response(&snap, j, v))
-                    }
-                    JobState::Pending => rc_message(ESLURM_JOB_PENDING),
-                    _ => rc_message(ESLURM_ALREADY_DONE),
-                },
+            })
+        }
+        // 22.05 srun inside an allocation: a list of one for a plain job.
+        Message::RequestHetJobAllocInfo(m) => {
+            let snap = sh.snapshot();
+            Ok(match running_alloc(&snap, m.step_id.job_id, uid, v) {
+                Ok(a) => Message::ResponseHetJobAllocation(HetJobAllocationMsg(vec![a])),
+                Err(rc) => rc_message(rc),
             })
         }
         Message::RequestJobReady(m) => {
@@ -123,6 +126,21 @@ fn rc_of(r: Reply) -> Message {
     match r {
         Reply::Rc(rc) => rc_message(rc),
         _ => rc_message(SLURM_SUCCESS),
+    }
+}
+
+/// The allocation of a running job the requester may use.
+fn running_alloc(
+    c: &Controller,
+    job_id: u32,
+    uid: u32,
+    v: ProtocolVersion,
+) -> Result<slurm_wire::msg::job::ResourceAllocationResponseMsg, i32> {
+    let j = owned_job(c, job_id, uid)?;
+    match j.state {
+        JobState::Running => Ok(step::alloc_response(c, j, v)),
+        JobState::Pending => Err(ESLURM_JOB_PENDING),
+        _ => Err(ESLURM_ALREADY_DONE),
     }
 }
 
