@@ -13,15 +13,9 @@ pub struct XFail {
 pub const XFAILS: &[XFail] = &[
     XFail {
         imp: "rs",
-        scenario: "srun_hostname",
-        version: "*",
-        reason: "step creation and task launch (srun) not implemented yet",
-    },
-    XFail {
-        imp: "rs",
         scenario: "srun_gres",
         version: "*",
-        reason: "step creation and task launch (srun) not implemented yet",
+        reason: "GPUs are not allocated to jobs/steps yet: no CUDA_VISIBLE_DEVICES",
     },
 ];
 

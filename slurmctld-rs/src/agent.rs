@@ -94,6 +94,9 @@ impl Agent {
     }
 
     async fn send(&self, sh: Arc<Shared>, mut o: Outbound) {
+        if let Purpose::Srun { uid } = o.purpose {
+            return crate::srun::notify(self, &o, uid).await;
+        }
         let ty = o.msg.msg_type();
         let res = self.exchange(&mut o).await;
         tracing::debug!(node = o.node, version = %o.version, "{ty} -> {:?}", res.as_ref().map(|m| m.msg_type()));

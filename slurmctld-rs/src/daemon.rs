@@ -36,6 +36,8 @@ pub struct Shared {
     tx: mpsc::Sender<Request>,
     ctl: mpsc::UnboundedSender<Control>,
     pub slurm_user_name: String,
+    /// Signs job credentials (step creation).
+    pub plugin: Arc<dyn slurm_wire::auth::AuthPlugin>,
 }
 
 impl Shared {
@@ -122,6 +124,7 @@ pub async fn run(
         tx: tx.clone(),
         ctl: ctl_tx.clone(),
         slurm_user_name: user_name,
+        plugin: ctx.plugin.clone(),
     });
 
     // The actor: the only writer.

@@ -33,6 +33,10 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
     let uid = req.identity.uid;
     let admin = sh.snapshot().conf.is_admin(uid);
     let ty = req.msg.msg_type();
+    let req = match crate::srun::handle(&sh, req).await {
+        Ok(reply) => return Some(reply),
+        Err(req) => req,
+    };
     let reply = match req.msg {
         Message::RequestPing(_) => rc_message(SLURM_SUCCESS),
         Message::RequestBuildInfo(_) => {
@@ -102,7 +106,7 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                     views::registration_resp(&sh.snapshot(), node),
                 ),
                 Reply::Rc(rc) => rc_message(rc),
-                Reply::Submitted { .. } => rc_message(SLURM_ERROR),
+                _ => rc_message(SLURM_ERROR),
             }
         }
         Message::RequestUpdateNode(m) => rc_of(
@@ -187,7 +191,7 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
 fn rc_of(r: Reply) -> Message {
     match r {
         Reply::Rc(rc) => rc_message(rc),
-        Reply::Submitted { .. } | Reply::Registered { .. } => rc_message(SLURM_SUCCESS),
+        _ => rc_message(SLURM_SUCCESS),
     }
 }
 

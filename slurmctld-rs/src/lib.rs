@@ -15,6 +15,7 @@ pub mod daemon;
 pub mod gres;
 pub mod handlers;
 pub mod sched;
+pub mod srun;
 pub mod state;
 pub mod tres;
 pub mod views;

@@ -318,7 +318,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
         alloc_node: d.alloc_node.clone(),
         alloc_sid: d.alloc_sid,
         array_task_id: NO_VAL,
-        batch_flag: 1,
+        batch_flag: u16::from(d.script.is_some()),
         batch_host: j.batch_host.map(|i| c.nodes[i].def.name.clone()),
         billable_tres: Double::from_value(f64::from(num_cpus)),
         comment: d.comment.clone(),

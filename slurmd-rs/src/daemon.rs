@@ -56,6 +56,8 @@ pub struct Daemon {
     pub ctld: Controller,
     pub auth: AuthCtx,
     jobs: Mutex<HashMap<u32, JobState>>,
+    /// Steps launched by srun.
+    pub steps: crate::step::Registry,
 }
 
 fn now() -> i64 {
@@ -77,6 +79,7 @@ impl Daemon {
             ctld,
             auth,
             jobs: Mutex::new(HashMap::new()),
+            steps: Default::default(),
         })
     }
 
@@ -233,6 +236,14 @@ impl Daemon {
             }
             Message::RequestReconfigure(_) => deny("reconfigure"),
             Message::RequestBatchJobLaunch(m) => Some(self.batch_launch(uid, v, m)),
+            Message::RequestLaunchTasks(m) => Some(crate::step::launch_tasks(
+                self.clone(),
+                uid,
+                v,
+                req.frame.header.orig_addr,
+                req.peer,
+                m,
+            )),
             Message::RequestTerminateJob(k)
             | Message::RequestKillTimelimit(k)
             | Message::RequestKillPreempted(k)
@@ -487,6 +498,17 @@ impl Daemon {
     /// and MESSAGE_EPILOG_COMPLETE.
     async fn terminate(self: Arc<Self>, k: KillJobMsg) {
         let job_id = k.step_id.job_id;
+        if self.steps.signal_job(job_id, Signal::SIGCONT) > 0 {
+            self.steps.signal_job(job_id, Signal::SIGTERM);
+            let wait = Duration::from_secs(u64::from(self.settings.conf.kill_wait.max(1)));
+            let deadline = tokio::time::Instant::now() + wait;
+            while self.steps.signal_job(job_id, Signal::SIGCONT) > 0
+                && tokio::time::Instant::now() < deadline
+            {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            self.steps.signal_job(job_id, Signal::SIGKILL);
+        }
         let entry = {
             let mut jobs = self.jobs();
             jobs.get_mut(&job_id).map(|j| {
@@ -559,6 +581,22 @@ impl Daemon {
     /// REQUEST_SIGNAL_TASKS for the batch step (or the whole job).
     fn signal_tasks(&self, uid: u32, s: &SignalTasksMsg) -> i32 {
         let job_id = s.step_id.job_id;
+        if s.step_id.step_id < StepId::INTERACTIVE_STEP {
+            // An srun step: srun (the owner) or the controller may signal it.
+            let owner = self.steps.owner(job_id, s.step_id.step_id);
+            if owner.is_some_and(|o| o != uid) && !self.trusted().allows(uid) {
+                tracing::error!(
+                    "security violation: signal of step {job_id}.{} from uid {uid}",
+                    s.step_id.step_id
+                );
+                return errno::ESLURM_USER_ID_MISSING;
+            }
+            let sig = Signal::try_from(i32::from(s.signal & 0xff));
+            return match sig {
+                Ok(sig) if self.steps.signal_step(job_id, s.step_id.step_id, sig) => 0,
+                _ => errno::ESLURM_INVALID_JOB_ID,
+            };
+        }
         let Some(j) = self.jobs().get(&job_id).cloned() else {
             return errno::ESLURM_INVALID_JOB_ID;
         };

@@ -14,4 +14,5 @@ pub mod hw;
 pub mod launch;
 pub mod node;
 pub mod scripts;
+pub mod step;
 pub mod track;

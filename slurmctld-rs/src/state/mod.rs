@@ -7,6 +7,7 @@ pub mod config;
 pub mod job;
 pub mod msgs;
 pub mod node;
+pub mod step;
 
 use crate::sched;
 use config::ClusterConf;
@@ -93,6 +94,31 @@ pub enum Command {
     },
     /// The configuration was re-read (SIGHUP, `scontrol reconfigure`).
     Reconfigure(Box<ClusterConf>),
+    /// REQUEST_RESOURCE_ALLOCATION: an interactive job (srun, salloc).
+    Allocate {
+        user: UserInfo,
+        desc: Box<JobDescMsg>,
+        version: ProtocolVersion,
+        /// srun's address, as the connection came from.
+        resp_host: String,
+    },
+    /// REQUEST_JOB_STEP_CREATE.
+    StepCreate {
+        uid: u32,
+        req: Box<slurm_wire::msg::step::JobStepCreateRequestMsg>,
+        version: ProtocolVersion,
+    },
+    /// REQUEST_STEP_COMPLETE.
+    StepComplete {
+        uid: u32,
+        msg: Box<slurm_wire::msg::step::StepCompleteMsg>,
+    },
+    /// REQUEST_COMPLETE_JOB_ALLOCATION: srun/salloc is done with its job.
+    CompleteAllocation {
+        uid: u32,
+        job_id: u32,
+        job_rc: u32,
+    },
 }
 
 /// The synchronous answer to a command.
@@ -107,6 +133,11 @@ pub enum Reply {
     Registered {
         node: usize,
     },
+    /// A step was created.
+    Step {
+        job_id: u32,
+        step_id: u32,
+    },
 }
 
 /// Why an outbound RPC is sent; the agent reports failures back by this.
@@ -120,6 +151,10 @@ pub enum Purpose {
     },
     Terminate {
         job_id: u32,
+    },
+    /// A message to an srun (one way, authenticated for its user).
+    Srun {
+        uid: u32,
     },
 }
 
@@ -153,6 +188,8 @@ pub struct Controller {
     pub last_part_update: Time,
     pub last_job_update: Time,
     pub last_ping: Time,
+    /// Steps and interactive-allocation callbacks, by job id.
+    pub steps: BTreeMap<u32, step::JobSteps>,
 }
 
 impl Controller {
@@ -169,6 +206,7 @@ impl Controller {
             last_part_update: now,
             last_job_update: now,
             last_ping: now,
+            steps: BTreeMap::new(),
         }
     }
 
@@ -254,6 +292,24 @@ impl Controller {
                 self.schedule(now, &mut fx);
                 Reply::Rc(SLURM_SUCCESS)
             }
+            Command::Allocate {
+                user,
+                desc,
+                version,
+                resp_host,
+            } => self.allocate(now, user, desc, version, resp_host, &mut fx),
+            Command::StepCreate { uid, req, version } => {
+                match self.step_create(now, uid, &req, version) {
+                    Ok((job_id, step_id)) => Reply::Step { job_id, step_id },
+                    Err(rc) => Reply::Rc(rc),
+                }
+            }
+            Command::StepComplete { uid, msg } => Reply::Rc(self.step_complete(now, uid, &msg)),
+            Command::CompleteAllocation {
+                uid,
+                job_id,
+                job_rc,
+            } => self.complete_allocation(now, uid, job_id, job_rc, &mut fx),
         };
         (reply, fx)
     }
@@ -751,6 +807,11 @@ impl Controller {
         self.last_job_update = now;
         self.last_node_update = now;
         let j = &self.jobs[&job_id];
+        if j.desc.script.is_none() {
+            // Interactive: srun launches the tasks itself.
+            self.on_job_started(job_id, fx);
+            return;
+        }
         if let Some(o) = msgs::batch_launch(&self.conf, &self.nodes, j, now) {
             fx.push(Effect::Send(Box::new(o)));
         }
@@ -765,6 +826,10 @@ impl Controller {
         let was_running = j.state == JobState::Running;
         j.state = state;
         j.end_time = now;
+        self.on_job_ended(job_id, fx);
+        let Some(j) = self.jobs.get_mut(&job_id) else {
+            return;
+        };
         if !was_running {
             if j.start_time == 0 {
                 j.start_time = now;
@@ -968,6 +1033,8 @@ impl Controller {
         });
         if self.jobs.len() != before {
             self.last_job_update = now;
+            let jobs = &self.jobs;
+            self.steps.retain(|id, _| jobs.contains_key(id));
         }
         self.schedule(now, fx);
     }

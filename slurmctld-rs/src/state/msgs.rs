@@ -95,7 +95,7 @@ fn identity(j: &Job) -> Identity {
     }
 }
 
-fn cred_arg(
+pub(crate) fn cred_arg(
     conf: &ClusterConf,
     nodes: &[Node],
     j: &Job,
@@ -148,7 +148,7 @@ fn cred_arg(
     }
 }
 
-fn job_mem_runs(j: &Job) -> Vec<MemAllocRep> {
+pub(crate) fn job_mem_runs(j: &Job) -> Vec<MemAllocRep> {
     runs(j.alloc.iter().map(|a| a.mem))
         .into_iter()
         .map(|(mem_alloc, rep_count)| MemAllocRep {

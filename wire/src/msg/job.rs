@@ -1395,3 +1395,49 @@ mod tests {
         }
     }
 }
+
+/// RESPONSE_HET_JOB_ALLOCATION: `u16 count` then that many allocation
+/// responses (`_pack_job_info_list_msg`, same layout 22.05..26.05). 22.05
+/// srun asks for it (REQUEST_HET_JOB_ALLOC_INFO) even for a plain job.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct HetJobAllocationMsg(pub Vec<ResourceAllocationResponseMsg>);
+
+impl Wire for HetJobAllocationMsg {
+    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
+        let at = r.position();
+        let n = r.u16()?;
+        // Each response is well over 16 bytes.
+        let n = r.check_count(u32::from(n), 16, at)?;
+        let mut out = Vec::with_capacity(n.min(64));
+        for _ in 0..n {
+            out.push(ResourceAllocationResponseMsg::decode(r, v)?);
+        }
+        Ok(Self(out))
+    }
+    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
+        let n = self.0.len().min(usize::from(u16::MAX));
+        w.u16(n as u16);
+        for m in self.0.iter().take(n) {
+            m.encode(w, v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod het_tests {
+    use super::*;
+    use crate::msg::test_util::round_trip_all;
+
+    #[test]
+    fn het_job_allocation_round_trips() {
+        round_trip_all(&HetJobAllocationMsg::default());
+        let one = ResourceAllocationResponseMsg {
+            node_cnt: 1,
+            node_list: Some("n1".into()),
+            cpus_per_node: vec![4],
+            cpu_count_reps: vec![1],
+            ..Default::default()
+        };
+        round_trip_all(&HetJobAllocationMsg(vec![one.clone(), one]));
+    }
+}

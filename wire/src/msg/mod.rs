@@ -97,6 +97,8 @@ messages! {
     RequestJobWillRun(job_desc::JobDescMsg),
     RequestJobAllocationInfo(job::JobAllocInfoMsg),
     ResponseJobAllocationInfo(job::ResourceAllocationResponseMsg),
+    RequestHetJobAllocInfo(job::JobAllocInfoMsg),
+    ResponseHetJobAllocation(job::HetJobAllocationMsg),
     RequestJobReady(job::JobIdMsg),
     ResponseJobReady(common::ReturnCodeMsg),
     RequestJobStepCreate(step::JobStepCreateRequestMsg),

@@ -1,0 +1,278 @@
+//! The srun side of the controller: interactive allocations, allocation
+//! info, job ready, step creation (with its signed credential), step and
+//! allocation completion, and one-way messages to srun.
+
+use crate::agent::{sign_cred, Agent};
+use crate::daemon::Shared;
+use crate::handlers::lookup_user;
+use crate::state::job::{Job, JobState};
+use crate::state::step::{self, Step};
+use crate::state::{Command, Controller, Outbound, Reply};
+use slurm_rpc::{rc_message, request_frame, write_frame, Incoming};
+use slurm_wire::auth::Audience;
+use slurm_wire::errno::*;
+use slurm_wire::msg::common::ReturnCodeMsg;
+use slurm_wire::msg::cred::{JobCred, MemAllocRep};
+use slurm_wire::msg::job::HetJobAllocationMsg;
+use slurm_wire::msg::step::{JobStepCreateResponseMsg, SlurmStepLayout};
+use slurm_wire::pack::NO_VAL;
+use slurm_wire::types::StepId;
+use slurm_wire::{Message, ProtocolVersion};
+use std::sync::Arc;
+
+/// select/cons_tres and switch/none plugin ids, which 22.05 peers expect.
+const SELECT_CONS_TRES: u32 = 109;
+const SWITCH_NONE: u32 = 100;
+
+fn now() -> i64 {
+    crate::daemon::now()
+}
+
+/// Handles the srun RPCs; None when `req` is not one of them.
+pub async fn handle(sh: &Arc<Shared>, req: Incoming) -> Result<Message, Incoming> {
+    let v = req.version();
+    let uid = req.identity.uid;
+    match req.msg {
+        Message::RequestResourceAllocation(desc) => {
+            let user = lookup_user(uid, req.identity.gid);
+            let host = req.peer.ip().to_string();
+            let cmd = Command::Allocate {
+                user,
+                desc: Box::new(desc),
+                version: v,
+                resp_host: host,
+            };
+            Ok(match sh.exec(cmd).await {
+                Reply::Submitted { job_id } => {
+                    let snap = sh.snapshot();
+                    match snap.jobs.get(&job_id) {
+                        Some(j) if j.state == JobState::Running => {
+                            tracing::info!(job_id, "allocation granted");
+                            Message::ResponseResourceAllocation(step::alloc_response(&snap, j, v))
+                        }
+                        _ => Message::ResponseResourceAllocation(step::alloc_pending_response(
+                            job_id, v,
+                        )),
+                    }
+                }
+                Reply::Rc(rc) => rc_message(rc),
+                _ => rc_message(SLURM_ERROR),
+            })
+        }
+        Message::RequestJobAllocationInfo(m) => {
+            let snap = sh.snapshot();
+            Ok(match running_alloc(&snap, m.step_id.job_id, uid, v) {
+                Ok(a) => Message::ResponseJobAllocationInfo(a),
+                Err(rc) => rc_message(rc),
+            })
+        }
+        // 22.05 srun inside an allocation: a list of one for a plain job.
+        Message::RequestHetJobAllocInfo(m) => {
+            let snap = sh.snapshot();
+            Ok(match running_alloc(&snap, m.step_id.job_id, uid, v) {
+                Ok(a) => Message::ResponseHetJobAllocation(HetJobAllocationMsg(vec![a])),
+                Err(rc) => rc_message(rc),
+            })
+        }
+        Message::RequestJobReady(m) => {
+            let snap = sh.snapshot();
+            Ok(match snap.jobs.get(&m.step_id.job_id) {
+                None => rc_message(ESLURM_INVALID_JOB_ID),
+                Some(j) => {
+                    let rc = match j.state {
+                        JobState::Running => {
+                            step::READY_NODE_STATE
+                                | step::READY_JOB_STATE
+                                | step::READY_PROLOG_STATE
+                        }
+                        _ => 0,
+                    };
+                    Message::ResponseJobReady(ReturnCodeMsg { return_code: rc })
+                }
+            })
+        }
+        Message::RequestJobStepCreate(m) => {
+            let cmd = Command::StepCreate {
+                uid,
+                req: Box::new(m),
+                version: v,
+            };
+            Ok(match sh.exec(cmd).await {
+                Reply::Step { job_id, step_id } => step_response(sh, job_id, step_id, v).await,
+                Reply::Rc(rc) => rc_message(rc),
+                _ => rc_message(SLURM_ERROR),
+            })
+        }
+        Message::RequestStepComplete(m) => Ok(rc_of(
+            sh.exec(Command::StepComplete {
+                uid,
+                msg: Box::new(m),
+            })
+            .await,
+        )),
+        Message::RequestCompleteJobAllocation(m) => Ok(rc_of(
+            sh.exec(Command::CompleteAllocation {
+                uid,
+                job_id: m.step_id.0.job_id,
+                job_rc: m.job_rc,
+            })
+            .await,
+        )),
+        other => Err(Incoming { msg: other, ..req }),
+    }
+}
+
+fn rc_of(r: Reply) -> Message {
+    match r {
+        Reply::Rc(rc) => rc_message(rc),
+        _ => rc_message(SLURM_SUCCESS),
+    }
+}
+
+/// The allocation of a running job the requester may use.
+fn running_alloc(
+    c: &Controller,
+    job_id: u32,
+    uid: u32,
+    v: ProtocolVersion,
+) -> Result<slurm_wire::msg::job::ResourceAllocationResponseMsg, i32> {
+    let j = owned_job(c, job_id, uid)?;
+    match j.state {
+        JobState::Running => Ok(step::alloc_response(c, j, v)),
+        JobState::Pending => Err(ESLURM_JOB_PENDING),
+        _ => Err(ESLURM_ALREADY_DONE),
+    }
+}
+
+fn owned_job(c: &Controller, job_id: u32, uid: u32) -> Result<&Job, i32> {
+    let j = c.jobs.get(&job_id).ok_or(ESLURM_INVALID_JOB_ID)?;
+    if j.user.uid != uid && !c.conf.is_admin(uid) {
+        return Err(ESLURM_ACCESS_DENIED);
+    }
+    Ok(j)
+}
+
+/// The step's credential, unsigned, packed at `v`.
+pub fn step_cred(c: &Controller, j: &Job, st: &Step, now: i64, v: ProtocolVersion) -> JobCred {
+    let mut arg = crate::state::msgs::cred_arg(&c.conf, &c.nodes, j, v, now, st.step_id);
+    arg.step_hostlist = Some(step::nodelist(&c.nodes, &st.nodes));
+    // The step's cores: the job's, on the step's nodes only.
+    if let Some(bm) = &arg.job_core_bitmap {
+        let mut sb = bm.clone();
+        let mut off = 0u32;
+        for a in &j.alloc {
+            let n = &c.nodes[a.node].def;
+            let cores = u32::from(n.sockets) * u32::from(n.cores);
+            if !st.nodes.contains(&a.node) {
+                for b in off..off + cores {
+                    sb.set(b, false);
+                }
+            }
+            off += cores;
+        }
+        arg.step_core_bitmap = Some(sb);
+    }
+    arg.job_mem_alloc = crate::state::msgs::job_mem_runs(j);
+    let step_mem = j
+        .alloc
+        .iter()
+        .filter(|a| st.nodes.contains(&a.node))
+        .map(|a| a.mem);
+    arg.step_mem_alloc = crate::state::msgs::runs(step_mem)
+        .into_iter()
+        .map(|(mem_alloc, rep_count)| MemAllocRep {
+            mem_alloc,
+            rep_count,
+        })
+        .collect();
+    JobCred {
+        arg,
+        signature: None,
+    }
+}
+
+/// RESPONSE_JOB_STEP_CREATE for a step just created.
+async fn step_response(sh: &Arc<Shared>, job_id: u32, step_id: u32, v: ProtocolVersion) -> Message {
+    let snap = sh.snapshot();
+    let (Some(j), Some(st)) = (
+        snap.jobs.get(&job_id),
+        snap.steps.get(&job_id).and_then(|s| s.steps.get(&step_id)),
+    ) else {
+        return rc_message(ESLURM_ALREADY_DONE);
+    };
+    let mut cred = step_cred(&snap, j, st, now(), v);
+    let plugin = sh.plugin.clone();
+    let signed =
+        tokio::task::spawn_blocking(move || sign_cred(plugin.as_ref(), &mut cred, v).map(|_| cred))
+            .await;
+    let cred = match signed {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            tracing::error!(job_id, step_id, "cannot sign the step credential: {e}");
+            return rc_message(ESLURM_INVALID_JOB_CREDENTIAL);
+        }
+        Err(e) => {
+            tracing::error!(job_id, step_id, "credential signer failed: {e}");
+            return rc_message(SLURM_ERROR);
+        }
+    };
+    let (cpt_a, cpt_r) = if st.cpus_per_task > 1 {
+        (vec![st.cpus_per_task], vec![st.nodes.len() as u32])
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    Message::ResponseJobStepCreate(JobStepCreateResponseMsg {
+        def_cpu_bind_type: 0,
+        resv_ports: None,
+        step_id: StepId {
+            sluid: 0,
+            job_id,
+            step_id,
+            step_het_comp: NO_VAL,
+        },
+        step_layout: Some(SlurmStepLayout {
+            front_end: None,
+            node_list: Some(step::nodelist(&snap.nodes, &st.nodes)),
+            start_protocol_ver: st.start_protocol_ver.to_wire(),
+            task_cnt: st.num_tasks,
+            task_dist: st.task_dist,
+            tids: st.tids.clone(),
+            cpt_compact_array: cpt_a,
+            cpt_compact_reps: cpt_r,
+            net_cred: None,
+        }),
+        stepmgr: None,
+        cred: Some(Box::new(cred)),
+        select_plugin_id: SELECT_CONS_TRES,
+        switch_plugin_id: SWITCH_NONE,
+        use_protocol_ver: st.start_protocol_ver.to_wire(),
+        // 26.05: the step is running (0 would mean queued as pending).
+        state: 1,
+    })
+}
+
+/// Sends a one-way message to srun (SRUN_JOB_COMPLETE, a deferred
+/// RESPONSE_RESOURCE_ALLOCATION): srun reads it and sends no reply.
+pub async fn notify(agent: &Agent, o: &Outbound, uid: u32) {
+    let ty = o.msg.msg_type();
+    let res = async {
+        let f = request_frame(&agent.ctx, o.version, &o.msg, Audience::Uid(uid))?;
+        let addr = tokio::net::lookup_host((o.addr.as_str(), o.port))
+            .await?
+            .next()
+            .ok_or_else(|| std::io::Error::other(format!("cannot resolve {}", o.addr)))?;
+        let mut s = tokio::time::timeout(agent.timeout, tokio::net::TcpStream::connect(addr))
+            .await
+            .map_err(|_| slurm_rpc::RpcError::Timeout)??;
+        tokio::time::timeout(agent.timeout, write_frame(&mut s, &f))
+            .await
+            .map_err(|_| slurm_rpc::RpcError::Timeout)??;
+        Ok::<_, slurm_rpc::RpcError>(())
+    }
+    .await;
+    match res {
+        Ok(()) => tracing::debug!("{ty} sent to {}:{}", o.addr, o.port),
+        // srun may be gone already: not an error worth more than a note.
+        Err(e) => tracing::info!("{ty} to {}:{} failed: {e}", o.addr, o.port),
+    }
+}
