@@ -3,6 +3,7 @@
 //! patterns) lives in its own modules with unit tests; `daemon` is the thin
 //! tokio shell around it.
 
+pub mod cgroup;
 pub mod cred;
 pub mod ctld;
 pub mod daemon;
