@@ -3,6 +3,7 @@
 //! patterns) lives in its own modules with unit tests; `daemon` is the thin
 //! tokio shell around it.
 
+pub mod alloc;
 pub mod cgroup;
 pub mod cred;
 pub mod ctld;
@@ -15,4 +16,5 @@ pub mod hw;
 pub mod launch;
 pub mod node;
 pub mod scripts;
+pub mod stepd;
 pub mod track;

@@ -168,6 +168,8 @@ async fn scenario(v: V, pin: bool) {
         ),
     )
     .unwrap();
+    // A cgroup tree of our own (the host's cgroups when mounted).
+    let cg_root = format!("slurm_rs_test_{}_{}", std::process::id(), v.release());
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_slurmd-rs"));
     cmd.args([
         "-D",
@@ -177,6 +179,8 @@ async fn scenario(v: V, pin: bool) {
         &p("slurm.conf"),
         "-L",
         &p("slurmd.log"),
+        "--cgroup-root",
+        &cg_root,
     ]);
     if pin {
         cmd.args(["--ctld-protocol", v.release()]);
