@@ -352,6 +352,16 @@ impl Daemon {
     /// The job's and the batch step's cgroup limits from its credential.
     pub fn limits(&self, a: &JobCredArg) -> (Limits, Limits) {
         let s = &self.settings;
+        // Stock constrains only through task/cgroup; without it cgroups
+        // just track the job.
+        let task_cgroup = s
+            .conf
+            .task_plugin
+            .as_deref()
+            .is_some_and(|t| t.split(',').any(|p| p.trim() == "task/cgroup"));
+        if !task_cgroup {
+            return (Limits::default(), Limits::default());
+        }
         // Batch credentials carry this node's memory first (stock: rep 0).
         let job_mem = a.job_mem_alloc.first().map_or(0, |r| r.mem_alloc);
         let step_mem = a.step_mem_alloc.first().map_or(0, |r| r.mem_alloc);

@@ -410,7 +410,8 @@ pub fn spawn_supervisor(dir: &StateDir) -> std::io::Result<std::process::Child> 
     use std::os::unix::process::CommandExt;
     let err = std::fs::File::create(dir.file("stepd.err"))?;
     let mut cmd = std::process::Command::new("/proc/self/exe");
-    cmd.arg("--stepd")
+    cmd.arg0("slurmd-rs")
+        .arg("--stepd")
         .arg(&dir.0)
         .env_clear()
         .env(
