@@ -154,11 +154,76 @@ pub fn gres_files(g: Option<&slurm_conf::GresConf>, node: &str) -> Vec<GresFile>
     out
 }
 
-/// GRES indices of `name` the job was given on this node. The
-/// credential's GRES state list is decoded only in its empty form so
-/// far, so a job decoded here holds no GRES.
-pub fn allocated_gres(_a: &JobCredArg, _name: &str, _node: &str) -> Vec<u32> {
+/// One GRES record of the credential's job GRES list, reduced to what a
+/// node needs: the plugin (hash of the name) and this node's bitmap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeGres {
+    pub plugin_id: u32,
+    pub bits: Option<slurm_wire::types::BitStr>,
+}
+
+/// The credential's job GRES records for this node. The wire crate
+/// decodes only the empty GRES state list so far (the non-empty form,
+/// `gres_job_state_pack`, is being added there); until it does, a job
+/// decoded here holds no GRES. Map each record's `gres_bit_alloc[node
+/// index]` here once it lands.
+pub fn node_gres(_a: &JobCredArg, _node: &str) -> Vec<NodeGres> {
     Vec::new()
+}
+
+/// Indices set in the bitmaps of the records of GRES `name`.
+pub fn indices_of(recs: &[NodeGres], name: &str) -> Vec<u32> {
+    let id = crate::gres::plugin_id(name);
+    let mut out: Vec<u32> = recs
+        .iter()
+        .filter(|r| r.plugin_id == id)
+        .filter_map(|r| r.bits.as_ref())
+        .flat_map(|b| (0..b.len()).filter(move |&i| b.get(i)))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// GRES indices of `name` the job was given on this node.
+pub fn allocated_gres(a: &JobCredArg, name: &str, node: &str) -> Vec<u32> {
+    indices_of(&node_gres(a, node), name)
+}
+
+/// The GPU variables of a job given GPUs `indices` (stock's
+/// `gres_common_gpu_set_env` for the job): SLURM_JOB_GPUS with the node's
+/// GPU indices, the vendor variables with the indices as the job sees
+/// them (renumbered from 0 when ConstrainDevices hides the others).
+pub fn gpu_env(indices: &[u32], local_index: bool) -> Vec<(&'static str, String)> {
+    if indices.is_empty() {
+        return Vec::new();
+    }
+    let join = |v: Vec<u32>| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let global = join(indices.to_vec());
+    let local = if local_index {
+        join((0..indices.len() as u32).collect())
+    } else {
+        global.clone()
+    };
+    let mut out = vec![
+        ("SLURM_GPUS_ON_NODE", indices.len().to_string()),
+        ("SLURM_JOB_GPUS", global),
+    ];
+    // gres.conf without Flags= sets every vendor's variable.
+    for var in [
+        "CUDA_VISIBLE_DEVICES",
+        "ROCR_VISIBLE_DEVICES",
+        "ZE_AFFINITY_MASK",
+        "GPU_DEVICE_ORDINAL",
+    ] {
+        out.push((var, local.clone()));
+    }
+    out
 }
 
 /// Devices of GRES files not allocated to the job (ConstrainDevices).
@@ -270,5 +335,34 @@ mod tests {
         );
         // A job without GRES may use none of them.
         assert_eq!(denied_devices(&f, &cred(), "n1").len(), 3);
+    }
+
+    #[test]
+    fn gres_indices_and_gpu_env() {
+        let recs = vec![
+            NodeGres {
+                plugin_id: crate::gres::plugin_id("gpu"),
+                bits: Some(bits(4, &[1, 3])),
+            },
+            NodeGres {
+                plugin_id: crate::gres::plugin_id("nic"),
+                bits: Some(bits(2, &[0])),
+            },
+            NodeGres {
+                plugin_id: crate::gres::plugin_id("gpu"),
+                bits: None,
+            },
+        ];
+        assert_eq!(indices_of(&recs, "gpu"), vec![1, 3]);
+        assert_eq!(indices_of(&recs, "nic"), vec![0]);
+        assert!(indices_of(&recs, "mps").is_empty());
+        let e = gpu_env(&[1, 3], true);
+        let get = |k: &str| e.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("SLURM_JOB_GPUS"), Some("1,3"));
+        assert_eq!(get("CUDA_VISIBLE_DEVICES"), Some("0,1"));
+        assert_eq!(get("SLURM_GPUS_ON_NODE"), Some("2"));
+        let e = gpu_env(&[1, 3], false);
+        assert!(e.contains(&("CUDA_VISIBLE_DEVICES", "1,3".to_string())));
+        assert!(gpu_env(&[], true).is_empty());
     }
 }

@@ -476,6 +476,13 @@ impl Daemon {
             cgroup_root: s.cgroups.as_ref().map(|_| s.cgroup_root.clone()),
             log_file: s.log_file.clone(),
             log_level: s.log_level.clone(),
+            extra_env: crate::alloc::gpu_env(
+                &crate::alloc::allocated_gres(a, "gpu", &s.node.name),
+                s.cgroups.is_some() && s.cgroup_conf.constrain_devices,
+            )
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
         };
         let sd = StateDir::new(&s.spool_dir, job_id);
         let launch = slurm_wire::pack::encode_to_vec(&m, v);

@@ -59,6 +59,8 @@ pub struct JobRecord {
     pub cgroup_root: Option<String>,
     pub log_file: Option<String>,
     pub log_level: String,
+    /// Variables the daemon adds to the job's environment (GRES).
+    pub extra_env: Vec<(String, String)>,
 }
 
 impl Default for JobRecord {
@@ -77,6 +79,7 @@ impl Default for JobRecord {
             cgroup_root: None,
             log_file: None,
             log_level: "INFO".into(),
+            extra_env: Vec::new(),
         }
     }
 }
@@ -148,6 +151,9 @@ impl JobRecord {
         if let Some(v) = self.ctld_protocol {
             kv.push(("ctld_protocol", v.release().to_string()));
         }
+        for (k, v) in &self.extra_env {
+            kv.push(("env", format!("{k}={v}")));
+        }
         kv.iter()
             .map(|(k, v)| format!("{k}={}\n", esc(v)))
             .collect()
@@ -202,6 +208,10 @@ impl JobRecord {
                 "cgroup_root" => r.cgroup_root = Some(v),
                 "log_file" => r.log_file = Some(v),
                 "log_level" => r.log_level = v,
+                "env" => {
+                    let (n, val) = v.split_once('=').ok_or_else(|| bad("env: no '='"))?;
+                    r.extra_env.push((n.to_string(), val.to_string()));
+                }
                 // Newer daemons may add keys; an older supervisor skips them.
                 _ => continue,
             }
@@ -515,6 +525,10 @@ fn supervise(rec: &JobRecord, sd: &StateDir) -> (u32, i32) {
             return (0, errno::ESLURMD_EXECVE_FAILED);
         }
     };
+    let mut plan = plan;
+    for (k, v) in &rec.extra_env {
+        plan.env.set(k, v.as_str());
+    }
     if sd.killed() {
         tracing::info!("[job {job_id}] terminated before its script started");
         crate::exec::remove_batch_dir(&plan.batch_dir);
@@ -634,6 +648,10 @@ mod tests {
             cgroup_root: Some("slurm".into()),
             log_file: None,
             log_level: "INFO".into(),
+            extra_env: vec![
+                ("SLURM_JOB_GPUS".into(), "1,3".into()),
+                ("X".into(), "a=b".into()),
+            ],
         }
     }
 
@@ -641,7 +659,7 @@ mod tests {
     fn record_round_trip() {
         let r = rec();
         let t = r.to_text();
-        assert_eq!(t.lines().count(), 21, "{t}");
+        assert_eq!(t.lines().count(), 23, "{t}");
         assert_eq!(JobRecord::from_text(&t).unwrap(), r);
         let mut none = rec();
         none.partition = None;
