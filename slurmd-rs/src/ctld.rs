@@ -18,6 +18,22 @@ use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// host:port of each SlurmctldHost in slurm.conf, primary first.
+pub fn hosts_from_conf(conf: &slurm_conf::SlurmConf) -> Vec<String> {
+    let port = conf.slurmctld_port.first;
+    conf.slurmctld_hosts
+        .iter()
+        .map(|h| {
+            let host = if h.addr.is_empty() {
+                &h.hostname
+            } else {
+                &h.addr
+            };
+            format!("{host}:{port}")
+        })
+        .collect()
+}
+
 /// How one attempt ended, for the probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -183,6 +199,61 @@ impl Controller {
             Err(CtldError::NoVersion(last))
         } else {
             Err(CtldError::Unreachable(last))
+        }
+    }
+}
+
+impl Controller {
+    /// REQUEST_COMPLETE_BATCH_SCRIPT, retried every 15 s until the
+    /// controller answers (it may be down or restarting).
+    pub async fn complete_batch(
+        &self,
+        node_name: &str,
+        job_id: u32,
+        uid: u32,
+        job_rc: u32,
+        slurm_rc: i32,
+    ) {
+        use slurm_wire::errno;
+        use slurm_wire::msg::step::CompleteBatchScriptMsg;
+        use slurm_wire::types::StepId;
+        let msg = Message::RequestCompleteBatchScript(CompleteBatchScriptMsg {
+            step_id: StepId {
+                sluid: 0,
+                job_id,
+                step_id: StepId::BATCH_SCRIPT,
+                step_het_comp: slurm_wire::pack::NO_VAL,
+            },
+            job_rc,
+            slurm_rc: slurm_rc as u32,
+            user_id: uid,
+            node_name: Some(node_name.to_string()),
+            ..Default::default()
+        });
+        loop {
+            match self.rpc(&msg).await {
+                Ok((Message::ResponseSlurmRc(rc), _)) => {
+                    let rc = rc.return_code as i32;
+                    if rc != 0
+                        && rc != errno::ESLURM_ALREADY_DONE
+                        && rc != errno::ESLURM_INVALID_JOB_ID
+                    {
+                        tracing::warn!(
+                            "job {job_id}: completion answered {}",
+                            errno::name(rc).unwrap_or("error")
+                        );
+                    }
+                    return;
+                }
+                Ok((other, _)) => {
+                    tracing::warn!("job {job_id}: completion answered {}", other.msg_type());
+                    return;
+                }
+                Err(e) => {
+                    tracing::info!("retrying job {job_id} completion in 15s: {e}");
+                    tokio::time::sleep(Duration::from_secs(15)).await;
+                }
+            }
         }
     }
 }

@@ -1,21 +1,24 @@
 //! The tokio shell: registration, the RPC handler, and each batch job's
 //! life (prolog, script, completion, termination, epilog).
 
+use crate::cgroup::{Hierarchy, Limits, MemPolicy, StepCg};
 use crate::cred::{check_batch_cred, Trusted};
 use crate::ctld::Controller;
-use crate::launch::{plan_batch, NodeCtx, Owner};
+use crate::launch::{NodeCtx, Owner};
 use crate::node::NodeCfg;
 use crate::scripts::{self, Context, ScriptJob};
-use crate::{exec, hw, track};
+use crate::stepd::{self, JobRecord, StateDir};
+use crate::{hw, track};
 use nix::sys::signal::Signal;
-use slurm_conf::SlurmConf;
+use slurm_conf::{CgroupConf, SlurmConf};
 use slurm_rpc::{rc_message, AuthCtx, Incoming};
 use slurm_wire::errno;
 use slurm_wire::msg::common::{PingSlurmdRespMsg, SignalTasksMsg};
+use slurm_wire::msg::cred::JobCredArg;
 use slurm_wire::msg::kill::{EpilogCompleteMsg, KillJobMsg};
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
 use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
-use slurm_wire::msg::step::{CompleteBatchScriptMsg, JobIdOrStepId};
+use slurm_wire::msg::step::JobIdOrStepId;
 use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion};
 use std::collections::HashMap;
@@ -34,13 +37,27 @@ pub struct Settings {
     pub spool_dir: String,
     pub start_time: i64,
     pub gres: Vec<crate::gres::GresRec>,
+    /// This node's GRES device files (gres.conf File=), in index order
+    /// per GRES name.
+    pub gres_files: Vec<crate::alloc::GresFile>,
+    /// The hierarchy jobs are contained in (None: CgroupPlugin=disabled or
+    /// nothing mounted; jobs are then tracked by session).
+    pub cgroups: Option<Hierarchy>,
+    pub cgroup_conf: CgroupConf,
+    /// Top directory of our cgroup tree.
+    pub cgroup_root: String,
+    /// Where supervisors log, and how much.
+    pub log_file: Option<String>,
+    pub log_level: String,
 }
 
 /// A job this node runs.
 #[derive(Debug, Clone, Default)]
 struct JobState {
-    /// The script's pid, also its session id, once started.
-    sid: Option<i32>,
+    /// The supervisor's pid, once started.
+    stepd: Option<i32>,
+    /// The supervisor has exited: the script is over and reported.
+    done: bool,
     /// A termination arrived: do not start it, or stop it.
     killed: bool,
     uid: u32,
@@ -111,7 +128,7 @@ impl Daemon {
         let steps: Vec<StepId> = self
             .jobs()
             .iter()
-            .filter(|(_, j)| j.sid.is_some())
+            .filter(|(_, j)| j.stepd.is_some() && !j.done)
             .map(|(id, _)| StepId {
                 sluid: 0,
                 job_id: *id,
@@ -310,7 +327,8 @@ impl Daemon {
             jobs.insert(
                 job_id,
                 JobState {
-                    sid: None,
+                    stepd: None,
+                    done: false,
                     killed: false,
                     uid: a.id.uid,
                     gid: a.id.gid,
@@ -342,7 +360,52 @@ impl Daemon {
         }
     }
 
-    /// Prolog, script, completion report.
+    /// The job's and the batch step's cgroup limits from its credential.
+    pub fn limits(&self, a: &JobCredArg) -> (Limits, Limits) {
+        let s = &self.settings;
+        // Stock constrains only through task/cgroup; without it cgroups
+        // just track the job.
+        let task_cgroup = s
+            .conf
+            .task_plugin
+            .as_deref()
+            .is_some_and(|t| t.split(',').any(|p| p.trim() == "task/cgroup"));
+        if !task_cgroup {
+            return (Limits::default(), Limits::default());
+        }
+        // Batch credentials carry this node's memory first (stock: rep 0).
+        let job_mem = a.job_mem_alloc.first().map_or(0, |r| r.mem_alloc);
+        let step_mem = a.step_mem_alloc.first().map_or(0, |r| r.mem_alloc);
+        let step_mem = if step_mem == 0 { job_mem } else { step_mem };
+        let total = s
+            .conf
+            .node(&s.node.name)
+            .map(|n| n.real_memory)
+            .filter(|m| *m > 0)
+            .unwrap_or(s.node.hw.real_memory);
+        let pol = MemPolicy::from_conf(&s.cgroup_conf, total);
+        let cores = crate::alloc::cpus_for(a, &s.node, s.cgroup_conf.constrain_cores);
+        let deny = if s.cgroup_conf.constrain_devices {
+            crate::alloc::denied_devices(&s.gres_files, a, &s.node.name)
+        } else {
+            Vec::new()
+        };
+        (
+            Limits {
+                mem: pol.limits(job_mem),
+                cpus: cores.as_ref().map(|c| c.0.clone()),
+                deny_devices: deny.clone(),
+            },
+            Limits {
+                mem: pol.limits(step_mem),
+                cpus: cores.map(|c| c.1),
+                deny_devices: deny,
+            },
+        )
+    }
+
+    /// Prolog, then the job's cgroup, its state directory and its
+    /// supervisor, which runs the script and reports the completion.
     async fn run_batch(self: Arc<Self>, job_id: u32, v: ProtocolVersion, m: BatchJobLaunchMsg) {
         let s = &self.settings;
         let Some(state) = self.jobs().get(&job_id).cloned() else {
@@ -374,123 +437,242 @@ impl Daemon {
         } else {
             a.id.gids.clone()
         };
-        let owner = Owner {
-            uid: state.uid,
-            gid: state.gid,
-            user_name: state.user_name.clone(),
-            groups,
-        };
-        let node = NodeCtx {
-            node_name: s.node.name.clone(),
-            hostname: s.node.hostname.clone(),
-            cluster_name: s.conf.cluster_name.clone().unwrap_or_default(),
-            conf_path: s.conf_path.clone(),
-            spool_dir: s.spool_dir.clone(),
-            job_file_append: s.conf.raw("JobFileAppend").is_some_and(|x| x.trim() == "1"),
-            rlimits_except: s
-                .conf
-                .raw("PropagateResourceLimitsExcept")
-                .map(|x| x.split(',').map(|s| s.trim().to_string()).collect())
-                .unwrap_or_default(),
-        };
-        // The environment follows the release we pose as to the controller.
-        let env_v = self.ctld.version().unwrap_or(v).max(v);
-        let plan = match plan_batch(&m, a, job_id, owner, &node, env_v) {
-            Ok(p) => p,
-            Err(e) => {
-                tracing::error!("job {job_id}: {e}");
-                self.complete_batch(job_id, state.uid, 0, errno::ESLURMD_EXECVE_FAILED)
+        let cg = StepCg::batch(state.uid, job_id);
+        if let Some(h) = &s.cgroups {
+            let (job_l, step_l) = self.limits(a);
+            if let Some(mem) = job_l.mem {
+                tracing::info!(
+                    "[job {job_id}] memory limit {} MB (alloc {} MB)",
+                    mem.limit >> 20,
+                    a.job_mem_alloc.first().map_or(0, |r| r.mem_alloc)
+                );
+            }
+            if let Err(e) = h.create_step(&cg, &job_l, &step_l) {
+                tracing::error!("[job {job_id}] cannot create its cgroup: {e}");
+                let _ = h.remove_job(&cg);
+                self.complete_batch(job_id, state.uid, 0, errno::ESLURMD_SETUP_ENVIRONMENT_ERROR)
                     .await;
                 return;
             }
+        }
+        let rec = JobRecord {
+            job_id,
+            owner: Owner {
+                uid: state.uid,
+                gid: state.gid,
+                user_name: state.user_name.clone(),
+                groups,
+            },
+            node_list: state.node_list.clone(),
+            partition: state.partition.clone(),
+            work_dir: state.work_dir.clone(),
+            node: NodeCtx {
+                node_name: s.node.name.clone(),
+                hostname: s.node.hostname.clone(),
+                cluster_name: s.conf.cluster_name.clone().unwrap_or_default(),
+                conf_path: s.conf_path.clone(),
+                spool_dir: s.spool_dir.clone(),
+                job_file_append: s.conf.raw("JobFileAppend").is_some_and(|x| x.trim() == "1"),
+                rlimits_except: s
+                    .conf
+                    .raw("PropagateResourceLimitsExcept")
+                    .map(|x| x.split(',').map(|s| s.trim().to_string()).collect())
+                    .unwrap_or_default(),
+            },
+            protocol: v,
+            // The environment follows the release we pose as to the controller.
+            env_protocol: self.ctld.version().unwrap_or(v).max(v),
+            ctld_protocol: self.ctld.version(),
+            slurm_user_uid: s.slurm_user_uid,
+            cgroup_root: s.cgroups.as_ref().map(|_| s.cgroup_root.clone()),
+            log_file: s.log_file.clone(),
+            log_level: s.log_level.clone(),
+            extra_env: crate::alloc::gpu_env(
+                &crate::alloc::allocated_gres(a, "gpu", &s.node.name),
+                s.cgroups.is_some() && s.cgroup_conf.constrain_devices,
+            )
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
         };
-        let spawned = tokio::task::spawn_blocking({
-            let plan = plan.clone();
-            move || exec::spawn_batch(&plan)
-        })
-        .await;
-        let pid = match spawned {
-            Ok(Ok(pid)) => pid,
-            Ok(Err(e)) => {
-                tracing::error!("job {job_id}: launch failed: {e}");
-                exec::remove_batch_dir(&plan.batch_dir);
-                self.complete_batch(job_id, state.uid, 0, e.errno()).await;
-                return;
-            }
+        let sd = StateDir::new(&s.spool_dir, job_id);
+        let launch = slurm_wire::pack::encode_to_vec(&m, v);
+        let child = sd
+            .create(&rec, &launch)
+            .map_err(|e| e.to_string())
+            .and_then(|()| stepd::spawn_supervisor(&sd).map_err(|e| e.to_string()));
+        let mut child = match child {
+            Ok(c) => c,
             Err(e) => {
-                tracing::error!("job {job_id}: launcher panicked: {e}");
-                self.complete_batch(job_id, state.uid, 0, errno::ESLURMD_EXECVE_FAILED)
-                    .await;
-                return;
-            }
-        };
-        tracing::info!(
-            "launched batch job {job_id} for uid {} (pid {pid})",
-            state.uid
-        );
-        let killed = {
-            let mut jobs = self.jobs();
-            match jobs.get_mut(&job_id) {
-                Some(j) => {
-                    j.sid = Some(pid);
-                    j.killed
+                tracing::error!("[job {job_id}] cannot start its supervisor: {e}");
+                sd.remove();
+                if let Some(h) = &s.cgroups {
+                    let _ = h.remove_job(&cg);
                 }
-                None => true,
+                self.complete_batch(job_id, state.uid, 0, errno::ESLURMD_EXECVE_FAILED)
+                    .await;
+                return;
             }
+        };
+        let pid = child.id();
+        let _ = sd.set_stepd_pid(pid);
+        tracing::info!("[job {job_id}] supervisor started (pid {pid})");
+        let killed = match self.jobs().get_mut(&job_id) {
+            Some(j) => {
+                j.stepd = Some(pid as i32);
+                j.killed
+            }
+            None => true,
         };
         if killed {
-            track::signal_session(pid, Signal::SIGKILL);
+            // A termination raced the start: it may have found nothing yet.
+            let me = self.clone();
+            let uid = state.uid;
+            tokio::spawn(async move { me.kill_job(job_id, uid).await });
         }
-        let status = tokio::task::spawn_blocking(move || exec::wait_blocking(pid))
-            .await
-            .unwrap_or(0);
-        // The job is over when its script is: nothing of it may linger.
-        track::signal_session(pid, Signal::SIGKILL);
-        tracing::info!("job {job_id} script ended, status {status:#x}");
-        exec::remove_batch_dir(&plan.batch_dir);
-        self.complete_batch(job_id, state.uid, status as u32, 0)
-            .await;
+        // Reap it; a restarted daemon watches adopted ones through /proc.
+        let _ = tokio::task::spawn_blocking(move || child.wait()).await;
+        self.supervisor_ended(job_id);
     }
 
-    /// REQUEST_COMPLETE_BATCH_SCRIPT, retried until the controller answers.
-    async fn complete_batch(&self, job_id: u32, uid: u32, job_rc: u32, slurm_rc: i32) {
-        let msg = Message::RequestCompleteBatchScript(CompleteBatchScriptMsg {
-            step_id: StepId {
-                sluid: 0,
-                job_id,
-                step_id: StepId::BATCH_SCRIPT,
-                step_het_comp: slurm_wire::pack::NO_VAL,
-            },
-            job_rc,
-            slurm_rc: rc32(slurm_rc),
-            user_id: uid,
-            node_name: Some(self.node_name().to_string()),
-            ..Default::default()
-        });
-        loop {
-            match self.ctld.rpc(&msg).await {
-                Ok((Message::ResponseSlurmRc(rc), _)) => {
-                    let rc = rc.return_code as i32;
-                    if rc != 0
-                        && rc != errno::ESLURM_ALREADY_DONE
-                        && rc != errno::ESLURM_INVALID_JOB_ID
-                    {
-                        tracing::warn!(
-                            "job {job_id}: completion answered {}",
-                            errno::name(rc).unwrap_or("error")
-                        );
-                    }
-                    return;
-                }
-                Ok((other, _)) => {
-                    tracing::warn!("job {job_id}: completion answered {}", other.msg_type());
-                    return;
-                }
+    fn supervisor_ended(&self, job_id: u32) {
+        tracing::debug!("[job {job_id}] supervisor ended");
+        if let Some(j) = self.jobs().get_mut(&job_id) {
+            j.done = true;
+        }
+    }
+
+    /// Finds the jobs a previous instance left running (or finished while
+    /// no daemon was up) through their state directories, and cgroups no
+    /// job owns any more.
+    pub fn adopt(self: &Arc<Self>) {
+        let s = &self.settings;
+        for (job_id, sd) in StateDir::list(&s.spool_dir) {
+            let rec = match sd.record() {
+                Ok(r) => r,
                 Err(e) => {
-                    tracing::info!("retrying job {job_id} completion in 15s: {e}");
-                    tokio::time::sleep(Duration::from_secs(15)).await;
+                    tracing::error!("[job {job_id}] unreadable state, removed: {e}");
+                    sd.remove();
+                    continue;
+                }
+            };
+            let alive = sd.supervisor_alive();
+            self.jobs().insert(
+                job_id,
+                JobState {
+                    stepd: sd.stepd_pid(),
+                    done: !alive,
+                    killed: sd.killed(),
+                    uid: rec.owner.uid,
+                    gid: rec.owner.gid,
+                    user_name: rec.owner.user_name.clone(),
+                    node_list: rec.node_list.clone(),
+                    partition: rec.partition.clone(),
+                    work_dir: rec.work_dir.clone(),
+                },
+            );
+            if alive {
+                tracing::info!(
+                    "[job {job_id}] re-adopted: supervisor pid {} still running",
+                    sd.stepd_pid().unwrap_or(0)
+                );
+                let me = self.clone();
+                tokio::spawn(async move {
+                    while sd.supervisor_alive() {
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
+                    me.supervisor_ended(job_id);
+                });
+            } else if !sd.reported() {
+                // The supervisor died before its report: make it.
+                let (job_rc, slurm_rc) = sd.result().unwrap_or((libc::SIGKILL as u32, 0));
+                tracing::warn!(
+                    "[job {job_id}] supervisor gone before reporting; reporting job_rc {job_rc:#x}"
+                );
+                let cg = rec.step_cg();
+                if let Some(h) = &s.cgroups {
+                    h.signal(&cg, true, libc::SIGKILL);
+                }
+                let me = self.clone();
+                tokio::spawn(async move {
+                    me.complete_batch(job_id, rec.owner.uid, job_rc, slurm_rc)
+                        .await;
+                    let _ = sd.set_reported();
+                });
+            } else {
+                tracing::info!("[job {job_id}] finished while the daemon was down");
+            }
+        }
+        // Empty cgroups of jobs nobody knows (left by a crash) go.
+        if let Some(h) = &s.cgroups {
+            let known: Vec<u32> = self.jobs().keys().copied().collect();
+            for (uid, job_id) in h.jobs() {
+                let cg = StepCg::batch(uid, job_id);
+                if !known.contains(&job_id) && h.job_pids(&cg).is_empty() {
+                    let _ = h.remove_job(&cg);
                 }
             }
+        }
+    }
+
+    async fn complete_batch(&self, job_id: u32, uid: u32, job_rc: u32, slurm_rc: i32) {
+        self.ctld
+            .complete_batch(self.node_name(), job_id, uid, job_rc, slurm_rc)
+            .await
+    }
+
+    /// Processes of the job: its cgroup's, or the script's session's.
+    fn job_pids(&self, job_id: u32, uid: u32, sd: &StateDir) -> Vec<i32> {
+        match &self.settings.cgroups {
+            Some(h) => h.job_pids(&StepCg::batch(uid, job_id)),
+            None => sd
+                .script_pid()
+                .map(track::session_members)
+                .unwrap_or_default(),
+        }
+    }
+
+    fn signal_job(&self, job_id: u32, uid: u32, sd: &StateDir, sig: Signal) -> usize {
+        match &self.settings.cgroups {
+            Some(h) => h.signal(&StepCg::batch(uid, job_id), true, sig as i32),
+            None => sd
+                .script_pid()
+                .map(|p| track::signal_session(p, sig))
+                .unwrap_or(0),
+        }
+    }
+
+    /// SIGCONT+SIGTERM, then SIGKILL after KillWait until the job's
+    /// processes and its supervisor are gone (bounded).
+    async fn kill_job(&self, job_id: u32, uid: u32) {
+        let sd = StateDir::new(&self.settings.spool_dir, job_id);
+        let _ = sd.set_killed();
+        self.signal_job(job_id, uid, &sd, Signal::SIGCONT);
+        self.signal_job(job_id, uid, &sd, Signal::SIGTERM);
+        let wait = Duration::from_secs(u64::from(self.settings.conf.kill_wait.max(1)));
+        let deadline = tokio::time::Instant::now() + wait;
+        while !self.job_pids(job_id, uid, &sd).is_empty() && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = self.job_pids(job_id, uid, &sd);
+            if left.is_empty() && !sd.supervisor_alive() {
+                return;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                tracing::error!("[job {job_id}] still running after SIGKILL: {left:?}");
+                return;
+            }
+            if !left.is_empty() {
+                tracing::info!(
+                    "[job {job_id}] SIGKILL to {} process(es) that outlived KillWait",
+                    left.len()
+                );
+                self.signal_job(job_id, uid, &sd, Signal::SIGKILL);
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
         }
     }
 
@@ -516,19 +698,8 @@ impl Daemon {
                 j.clone()
             })
         };
-        if let Some(sid) = entry.as_ref().and_then(|j| j.sid) {
-            track::signal_session(sid, Signal::SIGCONT);
-            track::signal_session(sid, Signal::SIGTERM);
-            let wait = Duration::from_secs(u64::from(self.settings.conf.kill_wait.max(5)));
-            let deadline = tokio::time::Instant::now() + wait;
-            while !track::session_members(sid).is_empty() && tokio::time::Instant::now() < deadline
-            {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            if track::signal_session(sid, Signal::SIGKILL) > 0 {
-                tracing::info!("job {job_id}: killed what outlived KillWait");
-            }
-        }
+        let uid = entry.as_ref().map_or(k.job_uid, |j| j.uid);
+        self.kill_job(job_id, uid).await;
         let mut sj = match &entry {
             Some(j) => self.script_job(job_id, j),
             None => ScriptJob {
@@ -557,6 +728,15 @@ impl Daemon {
                 tracing::error!("[job {job_id}] epilog failed status={st}");
                 rc = errno::ESLURMD_EPILOG_FAILED;
             }
+        }
+        if let Some(h) = &self.settings.cgroups {
+            if let Err(e) = h.remove_job(&StepCg::batch(uid, job_id)) {
+                tracing::warn!("[job {job_id}] cgroup left behind: {e}");
+            }
+        }
+        let sd = StateDir::new(&self.settings.spool_dir, job_id);
+        if !sd.supervisor_alive() {
+            sd.remove();
         }
         self.jobs().remove(&job_id);
         let msg = Message::MessageEpilogComplete(EpilogCompleteMsg {
@@ -607,13 +787,12 @@ impl Daemon {
         let Ok(sig) = Signal::try_from(i32::from(s.signal & 0xff)) else {
             return errno::ESLURM_INVALID_JOB_ID;
         };
-        match j.sid {
-            Some(sid) => {
-                track::signal_session(sid, sig);
-                0
-            }
-            None => errno::ESLURM_INVALID_JOB_ID,
+        let sd = StateDir::new(&self.settings.spool_dir, job_id);
+        if j.stepd.is_none() || j.done {
+            return errno::ESLURM_INVALID_JOB_ID;
         }
+        self.signal_job(job_id, j.uid, &sd, sig);
+        0
     }
 }
 

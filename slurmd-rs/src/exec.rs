@@ -27,6 +27,8 @@ pub enum SpawnError {
     Open(String, std::io::Error),
     #[error("cannot execute {0}: {1}")]
     Exec(String, std::io::Error),
+    #[error("cannot join the job's cgroup {0}: {1}")]
+    Cgroup(String, std::io::Error),
 }
 
 impl SpawnError {
@@ -36,6 +38,7 @@ impl SpawnError {
             SpawnError::BatchDir(..) => ESLURMD_CREATE_BATCH_DIR_ERROR,
             SpawnError::Identity { .. } => ESLURMD_SET_UID_OR_GID_ERROR,
             SpawnError::Open(..) => ESLURMD_IO_ERROR,
+            SpawnError::Cgroup(..) => ESLURMD_SETUP_ENVIRONMENT_ERROR,
             _ => ESLURMD_EXECVE_FAILED,
         }
     }
@@ -46,6 +49,8 @@ const STAGE_STDIN: u8 = 2;
 const STAGE_STDOUT: u8 = 3;
 const STAGE_STDERR: u8 = 4;
 const STAGE_EXEC: u8 = 5;
+/// Index of the failed cgroup file is added to this.
+const STAGE_CGROUP: u8 = 16;
 
 /// Width reserved for SLURM_TASK_PID's digits, filled in by the child.
 const PID_DIGITS: usize = 10;
@@ -83,7 +88,12 @@ pub fn remove_batch_dir(plan_dir: &std::path::Path) {
 }
 
 /// Starts the script; returns its pid (also its session and group id).
-pub fn spawn_batch(plan: &BatchPlan) -> Result<i32, SpawnError> {
+/// The child first joins the cgroups whose `cgroup.procs` files are
+/// `cgroup_procs`, so everything it ever forks is tracked from the start.
+pub fn spawn_batch(
+    plan: &BatchPlan,
+    cgroup_procs: &[std::path::PathBuf],
+) -> Result<i32, SpawnError> {
     write_script(plan)?;
 
     let path = CString::new(plan.script_path.as_os_str().as_bytes())
@@ -123,6 +133,11 @@ pub fn spawn_batch(plan: &BatchPlan) -> Result<i32, SpawnError> {
             libc::O_TRUNC
         };
 
+    let cg_files: Vec<CString> = cgroup_procs
+        .iter()
+        .map(|p| CString::new(p.as_os_str().as_bytes()).map_err(|_| SpawnError::Nul("cgroup path")))
+        .collect::<Result<_, _>>()?;
+    let cg_ptrs: Vec<&CString> = cg_files.iter().take(200).collect();
     let rlimits = plan.rlimits.clone();
     let umask = plan.umask;
     let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
@@ -159,6 +174,7 @@ pub fn spawn_batch(plan: &BatchPlan) -> Result<i32, SpawnError> {
         unsafe {
             child(ChildArgs {
                 wr,
+                cgroups: &cg_ptrs,
                 groups: &groups,
                 uid,
                 gid,
@@ -218,12 +234,20 @@ pub fn spawn_batch(plan: &BatchPlan) -> Result<i32, SpawnError> {
         STAGE_STDIN => SpawnError::Open(plan.stdin.clone(), err),
         STAGE_STDOUT => SpawnError::Open(plan.stdout.clone(), err),
         STAGE_STDERR => SpawnError::Open(plan.stderr.clone(), err),
+        s if s >= STAGE_CGROUP => SpawnError::Cgroup(
+            cgroup_procs
+                .get(usize::from(s - STAGE_CGROUP))
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            err,
+        ),
         _ => SpawnError::Exec(plan.script_path.display().to_string(), err),
     })
 }
 
 struct ChildArgs<'a> {
     wr: libc::c_int,
+    cgroups: &'a [&'a CString],
     groups: &'a [libc::gid_t],
     uid: u32,
     gid: u32,
@@ -269,6 +293,14 @@ unsafe fn child(a: ChildArgs<'_>) -> ! {
             libc::SIGCHLD,
         ] {
             libc::signal(s, libc::SIG_DFL);
+        }
+        // Into the job's cgroups while still root ("0" = the writer).
+        for (i, f) in a.cgroups.iter().enumerate() {
+            let fd = libc::open(f.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 || libc::write(fd, b"0".as_ptr() as *const libc::c_void, 1) != 1 {
+                fail(STAGE_CGROUP + i as u8);
+            }
+            libc::close(fd);
         }
         libc::setsid();
         if libc::setgroups(a.groups.len(), a.groups.as_ptr()) != 0

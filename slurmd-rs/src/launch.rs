@@ -13,7 +13,7 @@ pub const OPEN_MODE_APPEND: u8 = 1;
 pub const OPEN_MODE_TRUNCATE: u8 = 2;
 
 /// The job owner, from the credential (names resolved by the caller).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Owner {
     pub uid: u32,
     pub gid: u32,
@@ -23,7 +23,7 @@ pub struct Owner {
 }
 
 /// This node, as the plan needs it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeCtx {
     pub node_name: String,
     pub hostname: String,

@@ -3,6 +3,8 @@
 //! patterns) lives in its own modules with unit tests; `daemon` is the thin
 //! tokio shell around it.
 
+pub mod alloc;
+pub mod cgroup;
 pub mod cred;
 pub mod ctld;
 pub mod daemon;
@@ -15,4 +17,5 @@ pub mod launch;
 pub mod node;
 pub mod scripts;
 pub mod step;
+pub mod stepd;
 pub mod track;

@@ -85,10 +85,21 @@ struct Args {
     /// probing for the newest one it accepts.
     #[arg(long = "ctld-protocol", value_name = "release")]
     ctld_protocol: Option<String>,
+    /// Top directory of the job cgroup tree (default "slurm"; another name
+    /// lets several daemons share a host's cgroups, as tests do).
+    #[arg(long = "cgroup-root", value_name = "name", hide = true)]
+    cgroup_root: Option<String>,
+    /// Internal: run as the supervisor of the batch job whose state is in
+    /// this directory.
+    #[arg(long = "stepd", value_name = "dir", hide = true)]
+    stepd_dir: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(dir) = &args.stepd_dir {
+        return slurmd::stepd::main(dir);
+    }
     if args.print_config {
         let hw = hw::detect();
         print!(
@@ -115,12 +126,8 @@ fn run(args: Args) -> Result<(), String> {
         .logfile
         .clone()
         .or_else(|| conf.slurmd_log_file.as_ref().map(PathBuf::from));
-    daemon::init_logging(
-        logfile.as_deref(),
-        daemon::log_level(conf.slurmd_debug, args.verbose),
-        args.foreground,
-        "SLURMD_RS_LOG",
-    )?;
+    let level = daemon::log_level(conf.slurmd_debug, args.verbose);
+    daemon::init_logging(logfile.as_deref(), level, args.foreground, "SLURMD_RS_LOG")?;
     for w in &conf.warnings {
         tracing::warn!("slurm.conf: {w}");
     }
@@ -143,21 +150,7 @@ fn run(args: Args) -> Result<(), String> {
         .or_else(|| conf.slurm_user.parse().ok())
         .ok_or_else(|| format!("SlurmUser {} does not exist", conf.slurm_user))?;
     let auth = daemon::auth_ctx(&conf, slurm_user_uid);
-    let port = conf.slurmctld_port.first;
-    let hosts = conf
-        .slurmctld_hosts
-        .iter()
-        .map(|h| {
-            format!(
-                "{}:{port}",
-                if h.addr.is_empty() {
-                    &h.hostname
-                } else {
-                    &h.addr
-                }
-            )
-        })
-        .collect();
+    let hosts = slurmd::ctld::hosts_from_conf(&conf);
     let timeout = Duration::from_secs(u64::from(conf.message_timeout.max(1)));
     let ctld = Controller::new(auth.clone(), hosts, pinned, timeout);
     let spool_dir = node::expand_node_path(&conf.slurmd_spool_dir, &node.name, &host);
@@ -192,6 +185,23 @@ fn run(args: Args) -> Result<(), String> {
     } else {
         None
     };
+    let cgroup_root = args
+        .cgroup_root
+        .clone()
+        .unwrap_or_else(|| slurmd::cgroup::DEFAULT_ROOT.to_string());
+    let (cgroups, cgroup_conf) = match slurmd::stepd::hierarchy(&conf_path, &cgroup_root)? {
+        Some((h, c)) => {
+            tracing::info!("jobs are contained in cgroup {:?} hierarchies", h.version());
+            (Some(h), c)
+        }
+        None => {
+            tracing::info!(
+                "no cgroups (CgroupPlugin disabled or none mounted): jobs are tracked by session"
+            );
+            (None, slurm_conf::CgroupConf::default())
+        }
+    };
+    let gres_files = slurmd::alloc::gres_files(gres_conf.as_ref(), &node.name);
     let gres = slurmd::gres::node_records(
         gres_conf.as_ref(),
         conf.node(&node.name),
@@ -207,6 +217,12 @@ fn run(args: Args) -> Result<(), String> {
         slurm_user_uid,
         spool_dir,
         start_time,
+        gres_files,
+        cgroups,
+        cgroup_conf,
+        cgroup_root,
+        log_file: logfile.as_ref().map(|p| p.display().to_string()),
+        log_level: level.to_string(),
     };
     let rt = tokio::runtime::Runtime::new().map_err(|e| format!("tokio: {e}"))?;
     rt.block_on(async move {
@@ -214,6 +230,7 @@ fn run(args: Args) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot listen on port {port}: {e}"))?;
         let d = Daemon::new(settings, ctld, auth.clone());
+        d.adopt();
         tokio::spawn(d.clone().register_loop(0));
         let handler = move |req| d.clone().handle(req);
         slurm_rpc::serve(listener, auth, timeout, handler)

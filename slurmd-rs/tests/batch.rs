@@ -2,130 +2,22 @@
 //! encoded RPCs over loopback in 22.05, 24.11 and 26.05. Needs root (the
 //! job runs as another user) and munged; without them the tests fail.
 
+mod common;
+
+use common::*;
 use slurm_rpc::testing::Munged;
-use slurm_rpc::{call, read_frame, reply_frame, write_frame, AuthCtx};
-use slurm_wire::auth::{Audience, AuthPlugin, VerifyPolicy};
+use slurm_rpc::{call, AuthCtx};
+use slurm_wire::auth::{Audience, VerifyPolicy};
 use slurm_wire::msg::common::ReturnCodeMsg;
-use slurm_wire::msg::cred::{CpuArrayRep, Identity, JobCred, JobCredArg, VersionedCred};
 use slurm_wire::msg::kill::KillJobMsg;
-use slurm_wire::msg::launch::BatchJobLaunchMsg;
-use slurm_wire::pack::NO_VAL;
 use slurm_wire::types::StepId;
-use slurm_wire::{Frame, Message, ProtocolVersion as V};
+use slurm_wire::{Message, ProtocolVersion as V};
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
-const T: Duration = Duration::from_secs(20);
-const NOBODY: u32 = 65534;
-
-/// A missing prerequisite fails the test with the fix, never skips it.
-fn require_prerequisites() {
-    assert!(
-        nix::unistd::geteuid().is_root(),
-        "these tests run jobs as another user: run them as root"
-    );
-    assert!(
-        Path::new("/usr/sbin/munged").exists(),
-        "munged is not installed: run scripts/setup"
-    );
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// One request to the fake controller; frames in other versions than
-/// `accept` are dropped unanswered (as an older controller does).
-async fn next_request(l: &TcpListener, ctx: &AuthCtx, accept: V) -> (Message, TcpStream, V) {
-    loop {
-        let (mut s, _) = tokio::time::timeout(T, l.accept())
-            .await
-            .expect("slurmd did not call the controller")
-            .unwrap();
-        let raw = read_frame(&mut s).await.unwrap();
-        let f = Frame::decode(&raw).unwrap();
-        if f.header.version != accept {
-            continue;
-        }
-        let id = slurm_rpc::authenticate(ctx, &f).unwrap();
-        assert_eq!(id.uid, 0, "slurmd runs as root");
-        return (f.message().unwrap(), s, f.header.version);
-    }
-}
-
-async fn answer(mut s: TcpStream, ctx: &AuthCtx, v: V, rc: u32) {
-    let m = Message::ResponseSlurmRc(ReturnCodeMsg { return_code: rc });
-    let f = reply_frame(ctx, v, 0, &m).unwrap();
-    write_frame(&mut s, &f).await.unwrap();
-}
-
-fn launch(job_id: u32, v: V, auth: &dyn AuthPlugin, dir: &Path, node: &str) -> BatchJobLaunchMsg {
-    let mut cred = JobCred {
-        arg: JobCredArg {
-            step_id: StepId {
-                sluid: 0,
-                job_id,
-                step_id: StepId::BATCH_SCRIPT,
-                step_het_comp: NO_VAL,
-            },
-            id: Identity {
-                uid: NOBODY,
-                gid: NOBODY,
-                pw_name: Some("nobody".into()),
-                gids: vec![NOBODY],
-                gr_names: vec![Some("nogroup".into())],
-                ..Default::default()
-            },
-            job_hostlist: Some(node.into()),
-            job_nhosts: 1,
-            cpu_array: vec![CpuArrayRep { cpus: 1, reps: 1 }],
-            ..Default::default()
-        },
-        signature: None,
-    };
-    cred.signature = Some(auth.create(&cred.signed_bytes(v), Audience::Any).unwrap());
-    BatchJobLaunchMsg {
-        job_id,
-        uid: NOBODY,
-        gid: NOBODY,
-        user_name: Some("nobody".into()),
-        partition: Some("p".into()),
-        array_task_id: NO_VAL,
-        cpus_per_task: 1,
-        cpu_groups: vec![CpuArrayRep { cpus: 1, reps: 1 }],
-        nodes: Some(node.into()),
-        script: Some(
-            "#!/bin/sh\necho \"$SLURM_JOB_ID $SLURM_JOB_NAME $SLURM_NODEID $SLURM_JOB_USER $(id -u)\"\nexit 3\n"
-                .into(),
-        ),
-        work_dir: Some(dir.display().to_string()),
-        std_out: Some("out-%j-%x.txt".into()),
-        environment: vec![
-            Some("PATH=/usr/bin:/bin".into()),
-            Some("SLURM_JOB_NAME=itest".into()),
-        ],
-        cred: VersionedCred {
-            cred_version: v.to_wire(),
-            cred: Box::new(cred),
-        },
-        ..Default::default()
-    }
-}
-
-struct Daemon(std::process::Child);
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+/// Prints its environment's essentials, exits 3.
+const SCRIPT: &str = "#!/bin/sh\necho \"$SLURM_JOB_ID $SLURM_JOB_NAME $SLURM_NODEID $SLURM_JOB_USER $(id -u)\"\nexit 3\n";
 
 /// Registration, launch, completion, termination and epilog in `v`;
 /// `pin` makes the daemon use `v` instead of probing for it.
@@ -168,6 +60,8 @@ async fn scenario(v: V, pin: bool) {
         ),
     )
     .unwrap();
+    // A cgroup tree of our own (the host's cgroups when mounted).
+    let cg_root = format!("slurm_rs_test_{}_{}", std::process::id(), v.release());
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_slurmd-rs"));
     cmd.args([
         "-D",
@@ -177,6 +71,8 @@ async fn scenario(v: V, pin: bool) {
         &p("slurm.conf"),
         "-L",
         &p("slurmd.log"),
+        "--cgroup-root",
+        &cg_root,
     ]);
     if pin {
         cmd.args(["--ctld-protocol", v.release()]);
@@ -216,7 +112,7 @@ async fn scenario(v: V, pin: bool) {
 
     // A forged credential (signed, then altered) is refused.
     let auth = munged.auth();
-    let mut bad = launch(8, v, &auth, dir.path(), "t1");
+    let mut bad = launch(8, v, &auth, dir.path(), "t1", SCRIPT);
     bad.cred.cred.arg.id.uid = 0;
     let r = call(
         &ctx,
@@ -237,7 +133,7 @@ async fn scenario(v: V, pin: bool) {
     );
 
     // The real launch.
-    let m = launch(7, v, &auth, dir.path(), "t1");
+    let m = launch(7, v, &auth, dir.path(), "t1", SCRIPT);
     let r = call(
         &ctx,
         addr,
@@ -298,6 +194,17 @@ async fn scenario(v: V, pin: bool) {
         std::fs::read_to_string(p("epilog.out")).unwrap(),
         "7 epilog_slurmd\n"
     );
+    for c in ["freezer", "memory", "cpuset", "devices", "pids"] {
+        let r = std::path::Path::new("/sys/fs/cgroup")
+            .join(c)
+            .join(&cg_root);
+        assert!(
+            !r.join(format!("uid_{NOBODY}")).exists(),
+            "cgroups left in {}",
+            r.display()
+        );
+        let _ = std::fs::remove_dir(r);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
