@@ -10,14 +10,12 @@ pub struct XFail {
     pub reason: &'static str,
 }
 
-pub const XFAILS: &[XFail] = &[
-    XFail {
-        imp: "rs",
-        scenario: "srun_gres",
-        version: "*",
-        reason: "GPUs are not allocated to jobs/steps yet: no CUDA_VISIBLE_DEVICES",
-    },
-];
+pub const XFAILS: &[XFail] = &[XFail {
+    imp: "rs",
+    scenario: "srun_gres",
+    version: "*",
+    reason: "GPUs are not allocated to jobs/steps yet: no CUDA_VISIBLE_DEVICES",
+}];
 
 pub fn lookup(imp: &str, scenario: &str, version: &str) -> Option<&'static str> {
     XFAILS
