@@ -86,6 +86,38 @@ pub fn init_msg(
     w.into_vec()
 }
 
+/// Cuts task output into frames that end at line boundaries, as stock's
+/// stepd does, so that srun never interleaves two tasks' lines mid-line.
+/// A line longer than a frame is split at the frame size.
+#[derive(Debug, Default)]
+pub struct LineFramer {
+    pending: Vec<u8>,
+}
+
+impl LineFramer {
+    /// Adds bytes read from a task; returns the payloads ready to send.
+    pub fn push(&mut self, data: &[u8]) -> Vec<Vec<u8>> {
+        self.pending.extend_from_slice(data);
+        let mut out = Vec::new();
+        loop {
+            let limit = self.pending.len().min(MAX_MSG_LEN);
+            let head = self.pending.get(..limit).unwrap_or_default();
+            let cut = match head.iter().rposition(|&b| b == b'\n') {
+                Some(nl) => nl + 1,
+                None if self.pending.len() >= MAX_MSG_LEN => MAX_MSG_LEN,
+                None => break,
+            };
+            out.push(self.pending.drain(..cut).collect());
+        }
+        out
+    }
+
+    /// What is left at end of file (a last line without newline).
+    pub fn finish(&mut self) -> Option<Vec<u8>> {
+        (!self.pending.is_empty()).then(|| std::mem::take(&mut self.pending))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +165,18 @@ mod tests {
         (0..s.len() / 2)
             .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn output_frames_end_at_line_boundaries() {
+        let mut f = LineFramer::default();
+        assert!(f.push(b"partial").is_empty());
+        assert_eq!(f.push(b" line\nnext"), vec![b"partial line\n".to_vec()]);
+        let long = vec![b'x'; MAX_MSG_LEN + 10];
+        let frames = f.push(&long);
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0].len(), MAX_MSG_LEN);
+        assert_eq!(f.finish().map(|r| r.len()), Some(14));
+        assert_eq!(f.finish(), None);
     }
 }

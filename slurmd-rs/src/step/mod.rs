@@ -252,16 +252,20 @@ async fn pump<R: tokio::io::AsyncRead + Unpin>(
     tx: mpsc::Sender<Vec<u8>>,
 ) {
     let mut buf = vec![0u8; io::MAX_MSG_LEN];
+    let mut framer = io::LineFramer::default();
     loop {
         match r.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                if tx.send(io::frame(ty, gtid, ltid, &buf[..n])).await.is_err() {
-                    // srun is gone: keep draining so the task never blocks.
-                    continue;
+                for chunk in framer.push(buf.get(..n).unwrap_or_default()) {
+                    // If srun is gone, keep draining so the task never blocks.
+                    let _ = tx.send(io::frame(ty, gtid, ltid, &chunk)).await;
                 }
             }
         }
+    }
+    if let Some(rest) = framer.finish() {
+        let _ = tx.send(io::frame(ty, gtid, ltid, &rest)).await;
     }
     let _ = tx.send(io::frame(ty, gtid, ltid, b"")).await;
 }
