@@ -313,6 +313,9 @@ fn run_scenarios(
                 raw
             }
         };
+        if matches!(raw, Raw::Err(_)) {
+            reset_after_failure(cluster, client);
+        }
         let outcome = judge(cluster.imp, s.name, client, raw);
         say(&format!(
             "compat: {:<15} {:<6} {:<5} {} ({:.1}s)",
@@ -337,6 +340,21 @@ fn run_scenarios(
             outcome,
             secs: t0.elapsed().as_secs_f64(),
         });
+    }
+}
+
+/// A failed scenario may leave jobs or drained nodes behind; clear them so
+/// that the next scenario is judged on its own.
+fn reset_after_failure(cluster: &Cluster, client: &str) {
+    let cmd = "for u in alice bob root; do scancel -u $u; done; \
+               scontrol update nodename=ALL state=resume 2>/dev/null; \
+               for i in $(seq 60); do [ -z \"$(squeue -h -o %i)\" ] && exit 0; sleep 1; done; exit 1";
+    let o = cluster.exec(client, None, cmd, 90);
+    if o.rc != 0 {
+        say(&format!(
+            "compat: could not clear the queue after a failure on {client}:\n{}",
+            o.both()
+        ));
     }
 }
 
