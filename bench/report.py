@@ -115,7 +115,14 @@ def main():
                 why = failure(t, phase, ekeys)
                 cells.append(f"failed: {why}" if why else "—")
             else:
-                cells.append(fmt(v))
+                cell = fmt(v)
+                # a latency over a queue that is not what it should be says so
+                if key.startswith(("squeue_ms@", "sinfo_ms@")):
+                    n = value(t, key.replace("_ms@", "_lines@"))
+                    want = key.split("@")[1].removeprefix("nodes")
+                    if n is not None and key.startswith("squeue") and int(n) != int(want):
+                        cell += f" ({int(n):,} listed)"
+                cells.append(cell)
         if "rs" in present:
             factors = []
             for s in stocks:

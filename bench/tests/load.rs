@@ -92,6 +92,14 @@ fn replies_are_checked() {
         check_reply(Kind::Submit { hold: true }, &sub).map(|a| a.records),
         Ok(1)
     );
+    // a held job is accepted with ESLURM_JOB_HELD (stock); not so a runnable one
+    let held = Message::ResponseSubmitBatchJob(SubmitResponseMsg {
+        step_id: StepId::job(8),
+        error_code: slurm_wire::errno::ESLURM_JOB_HELD as u32,
+        job_submit_user_msg: None,
+    });
+    assert!(check_reply(Kind::Submit { hold: true }, &held).is_ok());
+    assert!(check_reply(Kind::Submit { hold: false }, &held).is_err());
     // a refused submission is a failure named by its error code
     let refused = rc_message(slurm_wire::errno::ESLURM_INVALID_PARTITION_NAME);
     let e = check_reply(Kind::Submit { hold: true }, &refused).unwrap_err();
@@ -104,6 +112,10 @@ fn replies_are_checked() {
         job_array: vec![JobInfo::default(), JobInfo::default()],
     });
     assert_eq!(check_reply(Kind::JobInfo, &jobs).map(|a| a.records), Ok(2));
+    // the count read without decoding is the count the listing carries
+    let body = jobs.encode_to_vec(ProtocolVersion::V22_05);
+    assert_eq!(slurm_bench::requests::listing_count(&body), Ok(2));
+    assert!(slurm_bench::requests::listing_count(&body[..3]).is_err());
     // the right reply type for the wrong request is no success
     assert!(check_reply(Kind::NodeInfo, &jobs).is_err());
 }
@@ -167,6 +179,7 @@ async fn closed_loop_counts_requests_and_failures_over_real_munge() {
             audience: Audience::Uid(me),
             timeout: Duration::from_secs(10),
             who: who(),
+            full_decode: v == ProtocolVersion::V24_11,
         });
         let limit = Limit {
             count: Some(50),

@@ -35,6 +35,9 @@ struct Cli {
     /// Metric name prefix for the sample lines
     #[arg(long, default_value = "load")]
     metric: String,
+    /// Decode every record of job/node listings (default: read their count only)
+    #[arg(long)]
+    full_decode: bool,
     /// Submit to this partition (default: the controller's default)
     #[arg(long)]
     partition: Option<String>,
@@ -154,6 +157,7 @@ fn target(cli: &Cli) -> Result<Target, String> {
             host,
             partition: cli.partition.clone(),
         },
+        full_decode: cli.full_decode,
     })
 }
 
