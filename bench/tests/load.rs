@@ -122,7 +122,7 @@ fn replies_are_checked() {
 
 /// A tiny controller: numbers submissions, lists as many jobs as were
 /// submitted, answers pings; refuses node info (to see errors counted).
-async fn fake_ctld(ctx: AuthCtx) -> std::net::SocketAddr {
+async fn fake_ctld(ctx: AuthCtx, delay: Duration) -> std::net::SocketAddr {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     let next = Arc::new(AtomicU32::new(1));
@@ -133,6 +133,7 @@ async fn fake_ctld(ctx: AuthCtx) -> std::net::SocketAddr {
         move |req: Incoming| {
             let next = next.clone();
             async move {
+                tokio::time::sleep(delay).await;
                 Some(match req.msg {
                     Message::RequestSubmitBatchJob(d) => {
                         assert_eq!(d.priority, 0, "held submission");
@@ -171,7 +172,7 @@ async fn closed_loop_counts_requests_and_failures_over_real_munge() {
         policy: VerifyPolicy::default(),
     };
     for v in VERSIONS {
-        let addr = fake_ctld(ctx.clone()).await;
+        let addr = fake_ctld(ctx.clone(), Duration::ZERO).await;
         let t = Arc::new(Target {
             ctx: ctx.clone(),
             addr,
@@ -261,4 +262,35 @@ fn signed_frames_carry_the_submission() {
         assert!(slurm_rpc::authenticate(&ctx, &back).is_ok());
         assert_eq!(back.message().unwrap().encode_to_vec(v), m.encode_to_vec(v));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_slower_than_the_run_still_count() {
+    let munged = Munged::start();
+    // SAFETY: getuid cannot fail.
+    let me = unsafe { libc::getuid() };
+    let ctx = AuthCtx {
+        plugin: Arc::new(munged.auth()),
+        slurm_user_uid: me,
+        policy: VerifyPolicy::default(),
+    };
+    let addr = fake_ctld(ctx.clone(), Duration::from_millis(400)).await;
+    let t = Arc::new(Target {
+        ctx,
+        addr,
+        version: ProtocolVersion::V24_11,
+        audience: Audience::Uid(me),
+        timeout: Duration::from_secs(10),
+        who: who(),
+        full_decode: false,
+    });
+    let limit = Limit {
+        count: None,
+        duration: Duration::from_millis(100),
+    };
+    let o = load::closed_loop(t, Kind::Ping, 3, limit).await;
+    // one request per worker, each finished after the deadline
+    assert_eq!(o.ok, 3, "{:?}", o.errors);
+    assert!(o.elapsed >= Duration::from_millis(400));
+    assert!(o.rate() > 0.0 && o.rate() < 10.0, "{}", o.rate());
 }
