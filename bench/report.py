@@ -106,6 +106,7 @@ def main():
     for phase, key, ekeys, label, unit, higher, goal, goal_txt in rows(meta):
         cells = [label, unit]
         got = {}
+        wrong_depth = set()
         for t, _ in TARGETS:
             if t not in present:
                 continue
@@ -122,6 +123,7 @@ def main():
                     want = key.split("@")[1].removeprefix("nodes")
                     if n is not None and key.startswith("squeue") and int(n) != int(want):
                         cell += f" ({int(n):,} listed)"
+                        wrong_depth.add(t)
                 cells.append(cell)
         if "rs" in present:
             factors = []
@@ -142,6 +144,8 @@ def main():
                 met = "yes" if min(factors) >= goal else "no"
             elif goal:
                 met = "no (no figure)" if got.get("rs") is None else "?"
+            if wrong_depth and met:
+                met = "not comparable (queue depth)"
             cells.append(met)
         print("| " + " | ".join(cells) + " |")
     print()
