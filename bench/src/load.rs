@@ -1,0 +1,214 @@
+//! Closed-loop load: `conns` workers, each sending one authenticated RPC at
+//! a time on a fresh connection (Slurm's one-request-per-connection rule),
+//! until a request count or a deadline is reached.
+
+use crate::requests::{check_reply, listing_count, request, Kind, Submitter};
+use crate::stats::Samples;
+use slurm_rpc::{read_frame, request_frame, write_frame, AuthCtx, RpcError};
+use slurm_wire::auth::Audience;
+use slurm_wire::{Frame, Message, MsgType, ProtocolVersion};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpStream;
+
+/// Where and how to talk to the controller.
+#[derive(Clone)]
+pub struct Target {
+    pub ctx: AuthCtx,
+    pub addr: SocketAddr,
+    pub version: ProtocolVersion,
+    /// Who may decode our credentials (SlurmUser, as the real clients do).
+    pub audience: Audience,
+    pub timeout: Duration,
+    pub who: Submitter,
+    /// Decode every record of job/node listings (costs the generator CPU that
+    /// the controller then lacks); otherwise only their record count is read.
+    pub full_decode: bool,
+}
+
+/// When a run stops: after `count` requests (all workers together) or at
+/// `duration`, whichever comes first; requests in flight at the deadline
+/// are waited for, and the rate is taken over the time until the last ends.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit {
+    pub count: Option<u64>,
+    pub duration: Duration,
+}
+
+/// What one run did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub ok: u64,
+    /// Failure reason -> how often.
+    pub errors: BTreeMap<String, u64>,
+    /// Latency of the successful requests, signing and reply check included.
+    pub latency: Samples,
+    pub elapsed: Duration,
+    /// Records in the last successful reply (jobs or nodes listed).
+    pub last_records: usize,
+}
+
+impl Outcome {
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    /// Successful requests per second of wall time.
+    pub fn rate(&self) -> f64 {
+        let s = self.elapsed.as_secs_f64();
+        if s > 0.0 {
+            self.ok as f64 / s
+        } else {
+            0.0
+        }
+    }
+
+    fn merge(&mut self, o: Outcome) {
+        self.ok += o.ok;
+        for (k, v) in o.errors {
+            *self.errors.entry(k).or_default() += v;
+        }
+        self.latency.extend(o.latency);
+        self.last_records = self.last_records.max(o.last_records);
+    }
+}
+
+/// Signs `msg` (a blocking munged round trip, so off the async workers),
+/// sends it, and reads the reply frame, its credential checked when it has one.
+pub async fn exchange(t: &Target, msg: Message) -> Result<Frame, RpcError> {
+    let (ctx, v, aud) = (t.ctx.clone(), t.version, t.audience);
+    let req = tokio::task::spawn_blocking(move || request_frame(&ctx, v, &msg, aud))
+        .await
+        .map_err(|e| RpcError::Io(std::io::Error::other(e)))??;
+    let io = async {
+        let mut s = TcpStream::connect(t.addr).await?;
+        s.set_nodelay(true)?;
+        write_frame(&mut s, &req).await?;
+        read_frame(&mut s).await
+    };
+    let raw = tokio::time::timeout(t.timeout, io)
+        .await
+        .map_err(|_| RpcError::Timeout)??;
+    let f = Frame::decode(&raw)?;
+    if f.auth.is_none() {
+        return Ok(f);
+    }
+    // 22.05 replies carry a credential and real clients check it.
+    let ctx = t.ctx.clone();
+    tokio::task::spawn_blocking(move || slurm_rpc::authenticate(&ctx, &f).map(|_| f))
+        .await
+        .map_err(|e| RpcError::Io(std::io::Error::other(e)))?
+        .map_err(RpcError::from)
+}
+
+/// One request of `kind`, timed: Ok(latency, records) or the failure reason.
+pub async fn one(t: &Target, kind: Kind) -> Result<(Duration, usize), String> {
+    let t0 = Instant::now();
+    let f = exchange(t, request(kind, &t.who))
+        .await
+        .map_err(|e| short_reason(&e))?;
+    let listing = matches!(
+        (kind, f.header.typed_msg_type()),
+        (Kind::JobInfo, Ok(MsgType::ResponseJobInfo))
+            | (Kind::NodeInfo, Ok(MsgType::ResponseNodeInfo))
+    );
+    let records = if listing && !t.full_decode {
+        listing_count(&f.body)?
+    } else {
+        let reply = f.message().map_err(|e| format!("malformed reply: {e}"))?;
+        check_reply(kind, &reply)?.records
+    };
+    Ok((t0.elapsed(), records))
+}
+
+/// Error text without per-request detail, so equal failures group.
+fn short_reason(e: &RpcError) -> String {
+    match e {
+        RpcError::Io(io) => format!("i/o: {:?}", io.kind()),
+        other => other.to_string(),
+    }
+}
+
+/// Runs `conns` closed-loop workers of `kind` until `limit`.
+pub async fn closed_loop(t: Arc<Target>, kind: Kind, conns: usize, limit: Limit) -> Outcome {
+    let start = Instant::now();
+    let deadline = start + limit.duration;
+    let claimed = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::with_capacity(conns);
+    for _ in 0..conns.max(1) {
+        let (t, claimed) = (t.clone(), claimed.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut o = Outcome::default();
+            loop {
+                if Instant::now() >= deadline {
+                    break;
+                }
+                if let Some(n) = limit.count {
+                    if claimed.fetch_add(1, Ordering::Relaxed) >= n {
+                        break;
+                    }
+                }
+                // A request started before the deadline runs to its end (or
+                // its own timeout): cutting it off would make a controller
+                // whose replies take longer than the run look like it did nothing.
+                match one(&t, kind).await {
+                    Ok((d, records)) => {
+                        o.ok += 1;
+                        o.latency.push(d);
+                        o.last_records = records;
+                    }
+                    Err(reason) => *o.errors.entry(reason).or_default() += 1,
+                }
+            }
+            o
+        }));
+    }
+    let mut total = Outcome::default();
+    for task in tasks {
+        match task.await {
+            Ok(o) => total.merge(o),
+            Err(e) => *total.errors.entry(format!("worker died: {e}")).or_default() += 1,
+        }
+    }
+    total.elapsed = start.elapsed();
+    total
+}
+
+/// Ping latency while `storm_conns` workers hammer job info: the storm's
+/// outcome and the pings' outcome.
+pub async fn storm(
+    t: Arc<Target>,
+    storm_conns: usize,
+    duration: Duration,
+    warmup: Duration,
+    ping_interval: Duration,
+) -> (Outcome, Outcome) {
+    let limit = Limit {
+        count: None,
+        duration: warmup + duration,
+    };
+    let storm = tokio::spawn(closed_loop(t.clone(), Kind::JobInfo, storm_conns, limit));
+    tokio::time::sleep(warmup).await;
+    let start = Instant::now();
+    let mut pings = Outcome::default();
+    while start.elapsed() < duration {
+        match one(&t, Kind::Ping).await {
+            Ok((d, _)) => {
+                pings.ok += 1;
+                pings.latency.push(d);
+            }
+            Err(reason) => *pings.errors.entry(reason).or_default() += 1,
+        }
+        tokio::time::sleep(ping_interval).await;
+    }
+    pings.elapsed = start.elapsed();
+    let storm = storm.await.unwrap_or_else(|e| {
+        let mut o = Outcome::default();
+        o.errors.insert(format!("storm died: {e}"), 1);
+        o
+    });
+    (storm, pings)
+}
