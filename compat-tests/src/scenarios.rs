@@ -564,6 +564,34 @@ fn sbatch_errors(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+fn sbatch_gres(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    // two jobs at once: the second must get the other devices
+    let o = c.ok_as(
+        alice,
+        "sbatch -p gpu_nodes --gres=gpu:2 -o g1.out --wrap 'echo $CUDA_VISIBLE_DEVICES; sleep 5'",
+    )?;
+    let a = submitted_id(&o)?;
+    c.job(&a);
+    let o = c.ok_as(
+        alice,
+        "sbatch -p gpu_nodes --gres=gpu:a100:2 -o g2.out --wrap 'echo $CUDA_VISIBLE_DEVICES'",
+    )?;
+    let b = submitted_id(&o)?;
+    c.job(&b);
+    c.wait_state(&a, "COMPLETED", JOB_WAIT)?;
+    c.wait_state(&b, "COMPLETED", JOB_WAIT)?;
+    let o = c.ok_as(alice, "cat g1.out g2.out")?;
+    if o.stdout != "0,1\n2,3\n" {
+        return Err(format!(
+            "CUDA_VISIBLE_DEVICES: expected 0,1 then 2,3, got {:?}",
+            o.stdout
+        ));
+    }
+    c.record("CUDA_VISIBLE_DEVICES of two jobs", &o.stdout);
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -643,6 +671,12 @@ pub fn all() -> Vec<Scenario> {
             about: "sbatch refusals: no such partition, too many nodes/CPUs/GPUs",
             compare: true,
             run: sbatch_errors,
+        },
+        Scenario {
+            name: "sbatch_gres",
+            about: "two sbatch --gres jobs on one node get distinct CUDA_VISIBLE_DEVICES",
+            compare: true,
+            run: sbatch_gres,
         },
         Scenario {
             name: "srun_hostname",

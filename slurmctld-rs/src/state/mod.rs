@@ -610,8 +610,32 @@ impl Controller {
         } else {
             (desc.pn_min_memory, false)
         };
+        let gres_req = match desc
+            .tres_per_node
+            .as_deref()
+            .map(crate::gres::parse_per_node)
+        {
+            None => Vec::new(),
+            Some(Ok(g)) => g,
+            Some(Err(e)) => {
+                tracing::info!("submit refused: {e}");
+                return Reply::Rc(ESLURM_INVALID_GRES);
+            }
+        };
+        // A GRES name or type no node in the cluster has is invalid.
+        for g in &gres_req {
+            if !self
+                .conf
+                .nodes
+                .iter()
+                .any(|d| g.available_in(&d.gres_list) > 0)
+            {
+                return Reply::Rc(ESLURM_INVALID_GRES);
+            }
+        }
         // A request no set of partition nodes could ever satisfy is refused.
         let req = sched::Request {
+            gres: &gres_req,
             min_nodes,
             max_nodes,
             cpus: min_cpus,
@@ -655,6 +679,7 @@ impl Controller {
             min_cpus,
             mem,
             mem_per_cpu,
+            gres_req,
             alloc: Vec::new(),
             batch_host: None,
             exit_code: 0,
@@ -735,6 +760,7 @@ impl Controller {
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
             }
+            n.mark_gres(&a.gres, true);
             n.jobs.insert(job_id);
             n.last_busy = now;
         }
@@ -779,6 +805,7 @@ impl Controller {
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_sub(a.mem);
             }
+            n.mark_gres(&a.gres, false);
             n.jobs.remove(&job_id);
             n.completing.insert(job_id);
             n.last_busy = now;
@@ -985,6 +1012,13 @@ impl Controller {
             .cloned()
             .map(|d| match old.remove(&d.name) {
                 Some(mut n) => {
+                    if n.def.gres_list != d.gres_list {
+                        // Devices changed: start from free; running jobs'
+                        // devices are marked again below.
+                        n.gres_used = node::gres_slots(&d);
+                    } else {
+                        n.gres_used.resize_with(d.gres_list.len(), Vec::new);
+                    }
                     n.def = d;
                     n
                 }
@@ -1020,6 +1054,15 @@ impl Controller {
             });
             j.completing = j.completing.iter().filter_map(|&i| remap(i)).collect();
             j.batch_host = j.batch_host.and_then(remap);
+        }
+        for j in self.jobs.values() {
+            if j.state == JobState::Running {
+                for a in &j.alloc {
+                    if let Some(n) = self.nodes.get_mut(a.node) {
+                        n.mark_gres(&a.gres, true);
+                    }
+                }
+            }
         }
         self.conf = Arc::new(conf);
         self.last_node_update = now;

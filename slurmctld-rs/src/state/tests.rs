@@ -356,3 +356,83 @@ fn drain_and_resume_are_admin_only() {
     assert_eq!(sends(&fx).len(), 1, "the waiting job starts on resume");
     assert_eq!(c.nodes[0].reason, None);
 }
+
+const GPU_NODES: &str = "NodeName=g[1-2] CPUs=8 RealMemory=1000 Gres=gpu:a100:4,gpu:v100:2\n\
+PartitionName=gpu Nodes=g[1-2] State=UP\n";
+
+fn launch_gres(fx: &[Effect]) -> Vec<(u64, String)> {
+    sends(fx)
+        .iter()
+        .filter_map(|o| match &o.msg {
+            Message::RequestBatchJobLaunch(m) => Some(m),
+            _ => None,
+        })
+        .flat_map(|m| m.cred.cred.arg.job_gres_list.0.clone())
+        .map(|g| {
+            let bits = g.gres_bit_alloc.unwrap()[0].clone().unwrap();
+            (g.total_gres, bits.to_hex())
+        })
+        .collect()
+}
+
+#[test]
+fn gres_devices_are_allocated_per_node_and_freed() {
+    let mut c = ctrl(GPU_NODES);
+    c.apply(1001, reg("g1", 8, 1000));
+    let gpu = |g: &'static str| {
+        move |d: &mut JobDescMsg| {
+            d.partition = Some("gpu".into());
+            d.tres_per_node = Some(g.into());
+        }
+    };
+    let (r1, fx) = submit(&mut c, 1002, gpu("gres/gpu:a100:3"));
+    assert_eq!(launch_gres(&fx), vec![(3, "0x07".to_string())]);
+    // Any type: the last a100 and both v100s (indexes 3, 4, 5 of 6).
+    let (_, fx) = submit(&mut c, 1003, gpu("gres:gpu:3"));
+    assert_eq!(launch_gres(&fx), vec![(3, "0x38".to_string())]);
+    // No a100 is left: the next one waits for resources.
+    let (r2, fx) = submit(&mut c, 1004, gpu("gres/gpu:a100:3"));
+    assert!(launch_gres(&fx).is_empty());
+    let Reply::Submitted { job_id: j2 } = r2 else {
+        panic!("{r2:?}")
+    };
+    assert_eq!(c.jobs[&j2].state_reason, job::reason::WAIT_RESOURCES);
+    // The first job ends: its devices go to the waiting one.
+    let Reply::Submitted { job_id: j1 } = r1 else {
+        panic!("{r1:?}")
+    };
+    let (_, fx) = c.apply(
+        1010,
+        Command::BatchComplete {
+            uid: 0,
+            job_id: j1,
+            job_rc: 0,
+            slurm_rc: 0,
+            node: Some("g1".into()),
+        },
+    );
+    assert_eq!(launch_gres(&fx), vec![(3, "0x07".to_string())]);
+    assert_eq!(c.jobs[&j2].state, JobState::Running);
+}
+
+#[test]
+fn gres_that_can_never_run_is_refused_at_submit() {
+    let mut c = ctrl(GPU_NODES);
+    let with = |g: &'static str| {
+        move |d: &mut JobDescMsg| {
+            d.partition = Some("gpu".into());
+            d.tres_per_node = Some(g.into());
+        }
+    };
+    let (r, _) = submit(&mut c, 1002, with("gres/gpu:a100:5"));
+    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    let (r, _) = submit(&mut c, 1002, with("gres/gpu:h100:1"));
+    assert_eq!(r, Reply::Rc(ESLURM_INVALID_GRES));
+    let (r, _) = submit(&mut c, 1002, with("gres/gpu:6"));
+    assert!(matches!(r, Reply::Submitted { .. }), "{r:?}");
+    // The debug partition's nodes have no GPUs at all.
+    let (r, _) = submit(&mut c, 1002, |d| {
+        d.tres_per_node = Some("gres/gpu:1".into())
+    });
+    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+}
