@@ -172,6 +172,50 @@ impl Controller {
         }
     }
 
+    /// Recomputes what nodes hold (CPUs, memory, GRES, job sets) from the
+    /// jobs, after they were restored from saved state.
+    pub fn rebuild_node_usage(&mut self) {
+        let track_mem = sched::memory_is_consumable(&self.conf);
+        for n in &mut self.nodes {
+            n.alloc_cpus = 0;
+            n.alloc_mem = 0;
+            n.jobs.clear();
+            n.completing.clear();
+            n.gres_used = node::gres_slots(&n.def);
+        }
+        for j in self.jobs.values() {
+            if j.state == JobState::Running {
+                for a in &j.alloc {
+                    let n = &mut self.nodes[a.node];
+                    n.alloc_cpus = n.alloc_cpus.saturating_add(a.cpus);
+                    if track_mem {
+                        n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
+                    }
+                    n.mark_gres(&a.gres, true);
+                    n.jobs.insert(j.job_id);
+                }
+            }
+            for &i in &j.completing {
+                self.nodes[i].completing.insert(j.job_id);
+            }
+        }
+    }
+
+    /// After a restart with saved state: nodes get a fresh SlurmdTimeout
+    /// to register again (running jobs stay, and re-attach then).
+    pub fn restarted(&mut self, now: Time) {
+        for n in &mut self.nodes {
+            if n.protocol_version.is_some() {
+                n.last_response = now;
+            }
+        }
+        self.boot_time = now;
+        self.last_ping = now;
+        self.last_node_update = now;
+        self.last_job_update = now;
+        self.last_part_update = now;
+    }
+
     pub fn node_index(&self, name: &str) -> Option<usize> {
         self.conf.node_index.get(name).copied()
     }
