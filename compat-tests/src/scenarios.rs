@@ -480,7 +480,8 @@ fn drain_resume(c: &mut Ctx) -> Result<(), String> {
         "sinfo -N -h -o '%N %T' | sort",
         "n2 idle",
         JOB_WAIT,
-        |s| s.contains("n2 idle"),
+        // stock marks a resumed node not-responding (idle*) until it registers again
+        |s| s.lines().any(|l| l == "n2 idle") && !s.contains('*'),
     )?;
     c.record("sinfo -N (resumed)", &o);
     let o = c.ok("sinfo -R -h")?;

@@ -31,6 +31,8 @@ pub mod reason {
     pub const FAIL_LAUNCH: u32 = 23;
     pub const FAIL_EXIT_CODE: u32 = 24;
     pub const FAIL_TIMEOUT: u32 = 25;
+    /// Generic partition configuration reason (same value 22.05..26.05).
+    pub const WAIT_PART_CONFIG: u32 = 178;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

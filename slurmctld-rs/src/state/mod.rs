@@ -666,13 +666,14 @@ impl Controller {
                 return Reply::Rc(ESLURM_INVALID_GRES);
             }
         };
-        // A GRES name or type no node in the cluster has is invalid.
+        // A GRES name no node in the cluster has is invalid (an unknown
+        // type of a known name is merely unsatisfiable, as in stock).
         for g in &gres_req {
             if !self
                 .conf
                 .nodes
                 .iter()
-                .any(|d| g.available_in(&d.gres_list) > 0)
+                .any(|d| d.gres_list.iter().any(|x| x.name == g.name))
             {
                 return Reply::Rc(ESLURM_INVALID_GRES);
             }
@@ -688,7 +689,30 @@ impl Controller {
             mem_per_cpu,
         };
         if !sched::could_ever_fit(&self.conf, part, &req) {
-            return Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+            // What no single node can hold (memory, GRES) is refused by
+            // every release; more CPUs or nodes than the partition has only
+            // by 24.x, while 22.05 and 26.05 queue the job with a partition
+            // reason.
+            let one_task = sched::could_ever_fit(
+                &self.conf,
+                part,
+                &sched::Request {
+                    min_nodes: 1,
+                    max_nodes: 1,
+                    cpus: u32::from(cpus_per_task),
+                    ..req
+                },
+            );
+            let v24 = version >= ProtocolVersion::V24_05 && version < ProtocolVersion::V25_05;
+            if !one_task || v24 {
+                return Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+            }
+            reason = if version >= ProtocolVersion::V25_05 && min_nodes as usize > pdef.nodes.len()
+            {
+                job::reason::WAIT_PART_NODE_LIMIT
+            } else {
+                job::reason::WAIT_PART_CONFIG
+            };
         }
         if (pdef.conf.max_nodes != INFINITE && min_nodes > pdef.conf.max_nodes)
             || min_nodes < pdef.conf.min_nodes
@@ -766,7 +790,9 @@ impl Controller {
             let old_reason = j.state_reason;
             if matches!(
                 old_reason,
-                job::reason::WAIT_PART_TIME_LIMIT | job::reason::WAIT_PART_NODE_LIMIT
+                job::reason::WAIT_PART_TIME_LIMIT
+                    | job::reason::WAIT_PART_NODE_LIMIT
+                    | job::reason::WAIT_PART_CONFIG
             ) {
                 continue;
             }

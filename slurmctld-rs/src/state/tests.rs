@@ -35,6 +35,15 @@ fn reg(name: &str, cpus: u16, mem: u64) -> Command {
 }
 
 fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> (Reply, Vec<Effect>) {
+    submit_as(c, now, ProtocolVersion::V22_05, f)
+}
+
+fn submit_as(
+    c: &mut Controller,
+    now: Time,
+    version: ProtocolVersion,
+    f: impl FnOnce(&mut JobDescMsg),
+) -> (Reply, Vec<Effect>) {
     let mut d = JobDescMsg {
         time_limit: NO_VAL,
         min_nodes: NO_VAL,
@@ -60,7 +69,7 @@ fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> (Re
         Command::Submit {
             user,
             desc: Box::new(d),
-            version: ProtocolVersion::V22_05,
+            version,
         },
     )
 }
@@ -222,8 +231,33 @@ fn submit_errors_match_stock() {
     c.apply(1001, reg("n1", 4, 1000));
     let r = submit(&mut c, 1002, |d| d.partition = Some("nosuch".into())).0;
     assert_eq!(r, Reply::Rc(ESLURM_INVALID_PARTITION_NAME));
-    let r = submit(&mut c, 1002, |d| d.min_nodes = 3).0;
+    // More nodes or CPUs than the partition has: 24.x refuses, 22.05
+    // and 26.05 queue with a partition reason.
+    let r = submit_as(&mut c, 1002, ProtocolVersion::V24_11, |d| d.min_nodes = 3).0;
     assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    for (v, f, want) in [
+        (ProtocolVersion::V22_05, 3, job::reason::WAIT_PART_CONFIG),
+        (
+            ProtocolVersion::V26_05,
+            3,
+            job::reason::WAIT_PART_NODE_LIMIT,
+        ),
+        (ProtocolVersion::V26_05, 0, job::reason::WAIT_PART_CONFIG),
+    ] {
+        let (Reply::Submitted { job_id }, fx) = submit_as(&mut c, 1002, v, |d| {
+            if f > 0 {
+                d.min_nodes = f;
+            } else {
+                d.min_cpus = 64;
+                d.num_tasks = 64;
+            }
+        }) else {
+            panic!("{v}")
+        };
+        assert!(fx.is_empty());
+        assert_eq!(c.jobs[&job_id].state_reason, want, "{v}");
+    }
+    // A bigger node than any there is: refused by every release.
     let r = submit(&mut c, 1002, |d| d.pn_min_memory = 2000).0;
     assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
     // Over MaxTime: pending with PartitionTimeLimit by default ...
@@ -426,7 +460,10 @@ fn gres_that_can_never_run_is_refused_at_submit() {
     };
     let (r, _) = submit(&mut c, 1002, with("gres/gpu:a100:5"));
     assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    // an unknown type is unsatisfiable, an unknown name invalid
     let (r, _) = submit(&mut c, 1002, with("gres/gpu:h100:1"));
+    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    let (r, _) = submit(&mut c, 1002, with("gres/foo:1"));
     assert_eq!(r, Reply::Rc(ESLURM_INVALID_GRES));
     let (r, _) = submit(&mut c, 1002, with("gres/gpu:6"));
     assert!(matches!(r, Reply::Submitted { .. }), "{r:?}");
