@@ -134,6 +134,14 @@ impl Cluster {
         run_cmd(&mut c)
     }
 
+    /// Run `bash -c CMD` as root on host `host` (ctl, n1 ...).
+    pub fn exec_host(&self, host: &str, cmd: &str, limit_s: u32) -> Out {
+        let mut c = Command::new(cluster_script());
+        c.args(["exec", "--name", &self.name, "--host", host]);
+        c.args(["--", "timeout", &limit_s.to_string(), "bash", "-c", cmd]);
+        run_cmd(&mut c)
+    }
+
     pub fn logs_tail(&self, lines: u32) -> String {
         run_cmd(Command::new(cluster_script()).args([
             "logs",

@@ -12,6 +12,7 @@
 //! - `COMPAT_BUILD_RS`  1 (default): `cargo build -p slurmctld-rs -p slurmd-rs` before the rs run
 //! - `COMPAT_REPORT`    report path (default: <target dir>/compat-report.md)
 //! - `COMPAT_KEEP`      1: leave clusters up afterwards (for debugging)
+//! - `COMPAT_NAME`      suffix of the cluster names (default: the checkout's directory name)
 
 pub mod cluster;
 pub mod normalize;
@@ -30,6 +31,24 @@ pub const ALL_VERSIONS: &[&str] = &["22.05", "24.11", "26.05"];
 /// Where scripts/setup keeps the rootfs and the munge key (as in scripts/lib/common.sh).
 fn cache_dir() -> PathBuf {
     PathBuf::from(std::env::var("SLURM_RS_CACHE").unwrap_or_else(|_| "/var/cache/slurm-rs".into()))
+}
+
+/// Suffix of this checkout's cluster names, so that runs from several
+/// worktrees on one machine never bring down each other's clusters:
+/// `COMPAT_NAME` if set, else the checkout directory's name (letters and
+/// digits, at most 12).
+pub fn name_tag() -> String {
+    let raw = std::env::var("COMPAT_NAME").unwrap_or_else(|_| {
+        repo_root()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    raw.to_ascii_lowercase()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(12)
+        .collect()
 }
 
 /// Progress and report lines go straight to stderr, past libtest's capture.
@@ -383,7 +402,7 @@ pub fn run_matrix(opts: &Options) -> Report {
 
     if opts.impls.contains(&Impl::Stock) {
         for v in &opts.versions {
-            let name = format!("cstock{}", &v[..2]);
+            let name = format!("cs{}{}", &v[..2], name_tag());
             say(&format!("compat: bringing up stock {v} cluster ({name})"));
             match Cluster::up(&name, Impl::Stock, v, opts.nodes) {
                 Ok(c) => {
@@ -425,7 +444,8 @@ pub fn run_matrix(opts: &Options) -> Report {
 
     if opts.impls.contains(&Impl::Rs) {
         // one rs controller serves login hosts of all three client versions
-        let name = "crs";
+        let name = format!("crs{}", name_tag());
+        let name = name.as_str();
         let first = opts
             .versions
             .first()

@@ -26,6 +26,19 @@ pub enum StartError {
     Bind { port: u16, err: std::io::Error },
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error("saved state: {0}")]
+    State(#[from] crate::persist::PersistError),
+}
+
+/// How the daemon treats StateSaveLocation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// `-c`: discard saved state.
+    pub clear_state: bool,
+    /// `-i`: start empty when the saved state cannot be read.
+    pub ignore_errors: bool,
+    /// Keep no state on disk at all (tests).
+    pub no_state: bool,
 }
 
 type Request = (Command, oneshot::Sender<Reply>);
@@ -94,6 +107,48 @@ pub async fn run(
     conf_path: PathBuf,
     listener: Option<tokio::net::TcpListener>,
 ) -> Result<(), StartError> {
+    run_with(conf_path, listener, RunOptions::default()).await
+}
+
+/// Loads the saved state (or starts empty, per `opts`).
+fn open_state(
+    cluster: ClusterConf,
+    opts: RunOptions,
+) -> Result<(Controller, Option<crate::persist::Store>), StartError> {
+    let t = now();
+    if opts.no_state {
+        return Ok((Controller::new(cluster, t), None));
+    }
+    let dir = PathBuf::from(&cluster.raw.state_save_location);
+    let fresh = Controller::new(cluster.clone(), t);
+    match crate::persist::Store::open(&dir, fresh, opts.clear_state) {
+        Ok((store, loaded)) => {
+            tracing::info!(
+                "recovered {} jobs from {} ({} logged commands replayed)",
+                loaded.jobs,
+                dir.display(),
+                loaded.replayed
+            );
+            let mut ctrl = loaded.controller;
+            ctrl.restarted(t);
+            Ok((ctrl, Some(store)))
+        }
+        Err(e) if opts.ignore_errors => {
+            tracing::error!("{e}; -i given: starting without the saved state");
+            let fresh = Controller::new(cluster, t);
+            let (store, loaded) = crate::persist::Store::open(&dir, fresh, true)?;
+            Ok((loaded.controller, Some(store)))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// [`run`] with options from the command line.
+pub async fn run_with(
+    conf_path: PathBuf,
+    listener: Option<tokio::net::TcpListener>,
+    opts: RunOptions,
+) -> Result<(), StartError> {
     let (cluster, user_name, slurmd_uid) = load(&conf_path)?;
     let raw = cluster.raw.clone();
     let port = raw.slurmctld_port.first;
@@ -116,7 +171,7 @@ pub async fn run(
         slurmd_uid,
         timeout,
     };
-    let ctrl = Controller::new(cluster, now());
+    let (ctrl, mut store) = open_state(cluster, opts)?;
     let (tx, mut rx) = mpsc::channel::<Request>(1024);
     let (ctl_tx, mut ctl_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
@@ -132,7 +187,27 @@ pub async fn run(
     let actor = tokio::spawn(async move {
         let mut ctrl = ctrl;
         while let Some((cmd, reply)) = rx.recv().await {
-            let (r, fx) = ctrl.apply(now(), cmd);
+            let t = now();
+            let reconf = matches!(cmd, Command::Reconfigure(_));
+            // Write-ahead: a command the client is promised is on disk
+            // before it takes effect and is answered.
+            if let Some(s) = store.as_mut() {
+                if let Err(e) = s.log(t, &cmd, crate::persist::must_sync(&cmd)) {
+                    tracing::error!("cannot log command: {e}");
+                    if crate::persist::must_sync(&cmd) {
+                        let _ = reply.send(Reply::Rc(slurm_wire::errno::ESLURM_WRITING_TO_FILE));
+                        continue;
+                    }
+                }
+            }
+            let (r, fx) = ctrl.apply(t, cmd);
+            if let Some(s) = store.as_mut() {
+                if reconf || s.snapshot_due() {
+                    if let Err(e) = s.snapshot(&ctrl) {
+                        tracing::error!("cannot write state snapshot: {e}");
+                    }
+                }
+            }
             sh.snap.store(Arc::new(ctrl.clone()));
             agent.dispatch(&sh, fx);
             let _ = reply.send(r);

@@ -82,6 +82,12 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             let ids = m.job_ids.as_deref();
             Message::ResponseJobInfo(views::job_info_msg(&snap, ids, None, v))
         }
+        Message::RequestJobUserInfo(m) => Message::ResponseJobInfo(views::job_info_msg(
+            &sh.snapshot(),
+            None,
+            Some(m.user_id),
+            v,
+        )),
         Message::RequestJobInfoSingle(m) => {
             let snap = sh.snapshot();
             if snap.jobs.contains_key(&m.step_id.job_id) {
@@ -118,6 +124,7 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         ),
         Message::RequestSubmitBatchJob(desc) => {
             let user = lookup_user(uid, req.identity.gid);
+            let part = desc.partition.clone();
             match sh
                 .exec(Command::Submit {
                     user,
@@ -136,6 +143,16 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                     error_code: 0,
                     job_submit_user_msg: None,
                 }),
+                // Stock explains which name it did not know; clients print it.
+                Reply::Rc(ESLURM_INVALID_PARTITION_NAME) => {
+                    Message::ResponseSlurmRcMsg(slurm_wire::msg::common::ReturnCodeMsgWithText {
+                        return_code: ESLURM_INVALID_PARTITION_NAME as u32,
+                        err_msg: Some(format!(
+                            "invalid partition specified: {}",
+                            part.as_deref().unwrap_or("")
+                        )),
+                    })
+                }
                 r => rc_of(r),
             }
         }

@@ -96,7 +96,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(slurmctld::daemon::run(path, None)) {
+    let opts = slurmctld::daemon::RunOptions {
+        clear_state: args.clear_state,
+        ignore_errors: args.ignore_errors,
+        no_state: false,
+    };
+    match rt.block_on(slurmctld::daemon::run_with(path, None, opts)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("fatal: {e}");

@@ -1,13 +1,14 @@
 //! Node selection, cons_tres-like: CPUs (and memory when it is a consumable
 //! resource) are counted per node. Pure functions over the state.
 
+use crate::gres::GresReq;
 use crate::state::config::ClusterConf;
 use crate::state::job::{Job, NodeAlloc};
 use crate::state::node::Node;
 
 /// What a job needs, normalised from its description.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Request {
+pub struct Request<'a> {
     pub min_nodes: u32,
     pub max_nodes: u32,
     /// CPUs in all.
@@ -16,10 +17,12 @@ pub struct Request {
     /// MiB, per node or (with `mem_per_cpu`) per CPU; 0 = unset.
     pub mem: u64,
     pub mem_per_cpu: bool,
+    /// GRES wanted on each node.
+    pub gres: &'a [GresReq],
 }
 
-impl Request {
-    pub fn of(j: &Job) -> Self {
+impl<'a> Request<'a> {
+    pub fn of(j: &'a Job) -> Self {
         Request {
             min_nodes: j.min_nodes,
             max_nodes: j.max_nodes,
@@ -27,6 +30,7 @@ impl Request {
             cpus_per_task: j.cpus_per_task,
             mem: j.mem,
             mem_per_cpu: j.mem_per_cpu,
+            gres: &j.gres_req,
         }
     }
 
@@ -79,7 +83,12 @@ pub fn could_ever_fit(conf: &ClusterConf, part: usize, req: &Request) -> bool {
         .iter()
         .filter_map(|&i| conf.nodes.get(i))
         .filter(|d| {
-            u32::from(d.cpus) >= cpt && req.mem_on(req.cpus_per_task.max(1)) <= d.real_memory
+            u32::from(d.cpus) >= cpt
+                && req.mem_on(req.cpus_per_task.max(1)) <= d.real_memory
+                && req
+                    .gres
+                    .iter()
+                    .all(|g| g.available_in(&d.gres_list) >= g.count)
         })
         .map(|d| u32::from(d.cpus) / cpt * cpt)
         .collect();
@@ -111,6 +120,7 @@ pub fn select(
                 && n.free_cpus() >= cpt
                 && (!track_mem || req.mem_on(cpt) <= n.free_memory())
                 && req.mem_on(cpt) <= n.def.real_memory
+                && req.gres.iter().all(|g| n.free_gres(g) >= g.count)
         })
         .collect();
     // Lowest weight first, then config order (stock's default).
@@ -137,13 +147,21 @@ pub fn select(
             continue;
         }
         let take = take.div_ceil(u32::from(cpt)) * u32::from(cpt);
+        let Some(gres) = n.pick_gres(req.gres) else {
+            continue;
+        };
         let cpus = u16::try_from(take).unwrap_or(u16::MAX);
         let mem = if req.mem == 0 && track_mem {
             n.free_memory()
         } else {
             req.mem_on(cpus)
         };
-        out.push(NodeAlloc { node: i, cpus, mem });
+        out.push(NodeAlloc {
+            node: i,
+            cpus,
+            mem,
+            gres,
+        });
         remaining = remaining.saturating_sub(take);
         if remaining == 0 && out.len() as u32 >= req.min_nodes {
             return Some(out);

@@ -380,6 +380,13 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
             work_dir: d.work_dir.clone(),
             features: d.features.clone(),
             submit_line: d.submit_line.clone(),
+            // 26.05 controllers send the node count range of pending jobs
+            // (a job cannot use more nodes than it has tasks).
+            max_nodes: if v >= V::V26_05 && j.state == crate::state::job::JobState::Pending {
+                j.max_nodes.min(j.num_tasks.max(j.min_nodes))
+            } else {
+                0
+            },
             num_tasks: j.num_tasks,
             shared: NO_VAL16,
             ..Default::default()

@@ -36,6 +36,8 @@ pub struct NodeDef {
     pub weight: u32,
     pub features: Option<String>,
     pub gres: Option<String>,
+    /// `gres` parsed, in line order.
+    pub gres_list: Vec<crate::gres::NodeGres>,
     /// `State=` from the config (FUTURE, DOWN, DRAIN, ...), upper-cased.
     pub state: Option<String>,
     pub reason: Option<String>,
@@ -122,6 +124,7 @@ impl ClusterConf {
                     weight: nc.weight.max(1),
                     features: nc.features.clone(),
                     gres: nc.gres.clone(),
+                    gres_list: crate::gres::parse_node_gres(nc.gres.as_deref().unwrap_or("")),
                     state: nc.state.as_ref().map(|s| s.to_ascii_uppercase()),
                     reason: nc.reason.clone(),
                 });

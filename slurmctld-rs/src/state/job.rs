@@ -31,6 +31,8 @@ pub mod reason {
     pub const FAIL_LAUNCH: u32 = 23;
     pub const FAIL_EXIT_CODE: u32 = 24;
     pub const FAIL_TIMEOUT: u32 = 25;
+    /// Generic partition configuration reason (same value 22.05..26.05).
+    pub const WAIT_PART_CONFIG: u32 = 178;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,12 +76,25 @@ pub struct UserInfo {
     pub gids: Vec<u32>,
 }
 
+/// GRES devices of one name held on one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GresAlloc {
+    pub name: String,
+    /// The type the job asked for (None: any).
+    pub type_name: Option<String>,
+    /// Device indexes among the node's GRES of this name (all types).
+    pub indices: Vec<u32>,
+    /// How many of this name the node has (the bitmap size).
+    pub total: u32,
+}
+
 /// Resources held on one node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeAlloc {
     pub node: usize,
     pub cpus: u16,
     pub mem: u64,
+    pub gres: Vec<GresAlloc>,
 }
 
 #[derive(Debug, Clone)]
@@ -108,6 +123,8 @@ pub struct Job {
     /// MiB per node, or per CPU when `mem_per_cpu`.
     pub mem: u64,
     pub mem_per_cpu: bool,
+    /// GRES wanted on each node (`--gres`).
+    pub gres_req: Vec<crate::gres::GresReq>,
     pub alloc: Vec<NodeAlloc>,
     pub batch_host: Option<usize>,
     /// Wait status of the batch script (upstream's `exit_code`).

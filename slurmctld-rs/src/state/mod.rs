@@ -210,6 +210,50 @@ impl Controller {
         }
     }
 
+    /// Recomputes what nodes hold (CPUs, memory, GRES, job sets) from the
+    /// jobs, after they were restored from saved state.
+    pub fn rebuild_node_usage(&mut self) {
+        let track_mem = sched::memory_is_consumable(&self.conf);
+        for n in &mut self.nodes {
+            n.alloc_cpus = 0;
+            n.alloc_mem = 0;
+            n.jobs.clear();
+            n.completing.clear();
+            n.gres_used = node::gres_slots(&n.def);
+        }
+        for j in self.jobs.values() {
+            if j.state == JobState::Running {
+                for a in &j.alloc {
+                    let n = &mut self.nodes[a.node];
+                    n.alloc_cpus = n.alloc_cpus.saturating_add(a.cpus);
+                    if track_mem {
+                        n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
+                    }
+                    n.mark_gres(&a.gres, true);
+                    n.jobs.insert(j.job_id);
+                }
+            }
+            for &i in &j.completing {
+                self.nodes[i].completing.insert(j.job_id);
+            }
+        }
+    }
+
+    /// After a restart with saved state: nodes get a fresh SlurmdTimeout
+    /// to register again (running jobs stay, and re-attach then).
+    pub fn restarted(&mut self, now: Time) {
+        for n in &mut self.nodes {
+            if n.protocol_version.is_some() {
+                n.last_response = now;
+            }
+        }
+        self.boot_time = now;
+        self.last_ping = now;
+        self.last_node_update = now;
+        self.last_job_update = now;
+        self.last_part_update = now;
+    }
+
     pub fn node_index(&self, name: &str) -> Option<usize> {
         self.conf.node_index.get(name).copied()
     }
@@ -666,8 +710,33 @@ impl Controller {
         } else {
             (desc.pn_min_memory, false)
         };
+        let gres_req = match desc
+            .tres_per_node
+            .as_deref()
+            .map(crate::gres::parse_per_node)
+        {
+            None => Vec::new(),
+            Some(Ok(g)) => g,
+            Some(Err(e)) => {
+                tracing::info!("submit refused: {e}");
+                return Reply::Rc(ESLURM_INVALID_GRES);
+            }
+        };
+        // A GRES name no node in the cluster has is invalid (an unknown
+        // type of a known name is merely unsatisfiable, as in stock).
+        for g in &gres_req {
+            if !self
+                .conf
+                .nodes
+                .iter()
+                .any(|d| d.gres_list.iter().any(|x| x.name == g.name))
+            {
+                return Reply::Rc(ESLURM_INVALID_GRES);
+            }
+        }
         // A request no set of partition nodes could ever satisfy is refused.
         let req = sched::Request {
+            gres: &gres_req,
             min_nodes,
             max_nodes,
             cpus: min_cpus,
@@ -676,7 +745,30 @@ impl Controller {
             mem_per_cpu,
         };
         if !sched::could_ever_fit(&self.conf, part, &req) {
-            return Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+            // What no single node can hold (memory, GRES) is refused by
+            // every release; more CPUs or nodes than the partition has only
+            // by 24.x, while 22.05 and 26.05 queue the job with a partition
+            // reason.
+            let one_task = sched::could_ever_fit(
+                &self.conf,
+                part,
+                &sched::Request {
+                    min_nodes: 1,
+                    max_nodes: 1,
+                    cpus: u32::from(cpus_per_task),
+                    ..req
+                },
+            );
+            let v24 = version >= ProtocolVersion::V24_05 && version < ProtocolVersion::V25_05;
+            if !one_task || v24 {
+                return Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+            }
+            reason = if version >= ProtocolVersion::V25_05 && min_nodes as usize > pdef.nodes.len()
+            {
+                job::reason::WAIT_PART_NODE_LIMIT
+            } else {
+                job::reason::WAIT_PART_CONFIG
+            };
         }
         if (pdef.conf.max_nodes != INFINITE && min_nodes > pdef.conf.max_nodes)
             || min_nodes < pdef.conf.min_nodes
@@ -711,6 +803,7 @@ impl Controller {
             min_cpus,
             mem,
             mem_per_cpu,
+            gres_req,
             alloc: Vec::new(),
             batch_host: None,
             exit_code: 0,
@@ -753,7 +846,9 @@ impl Controller {
             let old_reason = j.state_reason;
             if matches!(
                 old_reason,
-                job::reason::WAIT_PART_TIME_LIMIT | job::reason::WAIT_PART_NODE_LIMIT
+                job::reason::WAIT_PART_TIME_LIMIT
+                    | job::reason::WAIT_PART_NODE_LIMIT
+                    | job::reason::WAIT_PART_CONFIG
             ) {
                 continue;
             }
@@ -791,6 +886,7 @@ impl Controller {
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
             }
+            n.mark_gres(&a.gres, true);
             n.jobs.insert(job_id);
             n.last_busy = now;
         }
@@ -844,6 +940,7 @@ impl Controller {
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_sub(a.mem);
             }
+            n.mark_gres(&a.gres, false);
             n.jobs.remove(&job_id);
             n.completing.insert(job_id);
             n.last_busy = now;
@@ -1052,6 +1149,13 @@ impl Controller {
             .cloned()
             .map(|d| match old.remove(&d.name) {
                 Some(mut n) => {
+                    if n.def.gres_list != d.gres_list {
+                        // Devices changed: start from free; running jobs'
+                        // devices are marked again below.
+                        n.gres_used = node::gres_slots(&d);
+                    } else {
+                        n.gres_used.resize_with(d.gres_list.len(), Vec::new);
+                    }
                     n.def = d;
                     n
                 }
@@ -1087,6 +1191,15 @@ impl Controller {
             });
             j.completing = j.completing.iter().filter_map(|&i| remap(i)).collect();
             j.batch_host = j.batch_host.and_then(remap);
+        }
+        for j in self.jobs.values() {
+            if j.state == JobState::Running {
+                for a in &j.alloc {
+                    if let Some(n) = self.nodes.get_mut(a.node) {
+                        n.mark_gres(&a.gres, true);
+                    }
+                }
+            }
         }
         self.conf = Arc::new(conf);
         self.last_node_update = now;

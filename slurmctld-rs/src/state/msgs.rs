@@ -9,6 +9,7 @@ use super::{Outbound, Purpose, Time};
 use slurm_wire::msg::cred::{
     CpuArrayRep, Identity, JobCred, JobCredArg, MemAllocRep, SockCoreRep, VersionedCred,
 };
+use slurm_wire::msg::gres::{gres_plugin_id, GresJobState, GresJobStateList};
 use slurm_wire::msg::kill::{KillJobMsg, OptCred};
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
 use slurm_wire::pack::{NO_VAL, NO_VAL16};
@@ -111,6 +112,7 @@ pub(crate) fn cred_arg(
         .collect();
     let d = &j.desc;
     JobCredArg {
+        job_gres_list: job_gres_states(j),
         step_id: StepId {
             sluid: 0,
             job_id: j.job_id,
@@ -146,6 +148,48 @@ pub(crate) fn cred_arg(
         job_hostlist: Some(hostlist),
         ..Default::default()
     }
+}
+
+/// The job's allocated GRES as the credential carries them (one record
+/// per requested name/type), from which slurmd sets CUDA_VISIBLE_DEVICES.
+pub fn job_gres_states(j: &Job) -> GresJobStateList {
+    let nodes = j.alloc.len();
+    GresJobStateList(
+        j.gres_req
+            .iter()
+            .enumerate()
+            .map(|(k, r)| {
+                let per: Vec<Option<&super::job::GresAlloc>> =
+                    j.alloc.iter().map(|a| a.gres.get(k)).collect();
+                let counts: Vec<u64> = per
+                    .iter()
+                    .map(|g| g.map(|g| g.indices.len() as u64).unwrap_or(0))
+                    .collect();
+                let bits = per
+                    .iter()
+                    .map(|g| {
+                        g.map(|g| {
+                            let mut b = BitStr::new(g.total);
+                            for &i in &g.indices {
+                                b.set(i, true);
+                            }
+                            b
+                        })
+                    })
+                    .collect();
+                GresJobState {
+                    plugin_id: gres_plugin_id(&r.name),
+                    gres_per_node: r.count,
+                    total_gres: counts.iter().sum(),
+                    type_name: r.type_name.clone(),
+                    node_cnt: nodes as u32,
+                    gres_cnt_node_alloc: Some(counts),
+                    gres_bit_alloc: Some(bits),
+                    ..Default::default()
+                }
+            })
+            .collect(),
+    )
 }
 
 pub(crate) fn job_mem_runs(j: &Job) -> Vec<MemAllocRep> {

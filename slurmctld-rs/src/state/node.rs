@@ -81,10 +81,24 @@ pub struct Node {
     pub last_busy: i64,
     pub alloc_cpus: u16,
     pub alloc_mem: u64,
+    /// Per item of `def.gres_list`: which devices are allocated.
+    pub gres_used: Vec<Vec<bool>>,
     /// Jobs running here.
     pub jobs: BTreeSet<u32>,
     /// Jobs whose epilog has not completed here yet.
     pub completing: BTreeSet<u32>,
+}
+
+/// Largest GRES count tracked device by device; bigger counts (shared
+/// GRES like mps) are not allocated by index.
+pub const MAX_GRES_BITS: u64 = 4096;
+
+/// Empty allocation bitmaps for a node's GRES items.
+pub fn gres_slots(def: &NodeDef) -> Vec<Vec<bool>> {
+    def.gres_list
+        .iter()
+        .map(|g| vec![false; g.count.min(MAX_GRES_BITS) as usize])
+        .collect()
 }
 
 impl Node {
@@ -95,7 +109,9 @@ impl Node {
             Some("DRAIN") => (Base::Unknown, None, true),
             _ => (Base::Unknown, None, false),
         };
+        let gres_used = gres_slots(&def);
         Node {
+            gres_used,
             reason: def.reason.clone(),
             def,
             base,
@@ -161,6 +177,72 @@ impl Node {
 
     pub fn free_memory(&self) -> u64 {
         self.def.real_memory.saturating_sub(self.alloc_mem)
+    }
+
+    /// Free devices that could serve `r`.
+    pub fn free_gres(&self, r: &crate::gres::GresReq) -> u64 {
+        self.def
+            .gres_list
+            .iter()
+            .zip(&self.gres_used)
+            .filter(|(g, _)| r.matches(g))
+            .map(|(_, used)| used.iter().filter(|u| !**u).count() as u64)
+            .sum()
+    }
+
+    /// Picks free devices for each request (None if any falls short).
+    pub fn pick_gres(&self, reqs: &[crate::gres::GresReq]) -> Option<Vec<super::job::GresAlloc>> {
+        let mut out = Vec::new();
+        for r in reqs {
+            let mut need = r.count;
+            let mut indices = Vec::new();
+            let mut offset = 0u32;
+            let mut total = 0u32;
+            for (g, used) in self.def.gres_list.iter().zip(&self.gres_used) {
+                if g.name != r.name {
+                    continue;
+                }
+                if r.matches(g) {
+                    for (b, u) in used.iter().enumerate() {
+                        if need > 0 && !*u {
+                            indices.push(offset + b as u32);
+                            need -= 1;
+                        }
+                    }
+                }
+                offset += used.len() as u32;
+                total += used.len() as u32;
+            }
+            if need > 0 {
+                return None;
+            }
+            out.push(super::job::GresAlloc {
+                name: r.name.clone(),
+                type_name: r.type_name.clone(),
+                indices,
+                total,
+            });
+        }
+        Some(out)
+    }
+
+    /// Marks (or frees) the devices of `allocs`.
+    pub fn mark_gres(&mut self, allocs: &[super::job::GresAlloc], used: bool) {
+        for a in allocs {
+            let mut offset = 0u32;
+            for (g, bits) in self.def.gres_list.iter().zip(self.gres_used.iter_mut()) {
+                if g.name != a.name {
+                    continue;
+                }
+                let len = bits.len() as u32;
+                for &i in &a.indices {
+                    if i >= offset && i < offset + len {
+                        bits[(i - offset) as usize] = used;
+                    }
+                }
+                offset += len;
+            }
+        }
     }
 
     pub fn set_reason(&mut self, reason: Option<String>, uid: u32, now: i64) {

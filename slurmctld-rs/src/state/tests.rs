@@ -35,6 +35,15 @@ fn reg(name: &str, cpus: u16, mem: u64) -> Command {
 }
 
 fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> (Reply, Vec<Effect>) {
+    submit_as(c, now, ProtocolVersion::V22_05, f)
+}
+
+fn submit_as(
+    c: &mut Controller,
+    now: Time,
+    version: ProtocolVersion,
+    f: impl FnOnce(&mut JobDescMsg),
+) -> (Reply, Vec<Effect>) {
     let mut d = JobDescMsg {
         time_limit: NO_VAL,
         min_nodes: NO_VAL,
@@ -60,7 +69,7 @@ fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> (Re
         Command::Submit {
             user,
             desc: Box::new(d),
-            version: ProtocolVersion::V22_05,
+            version,
         },
     )
 }
@@ -222,8 +231,33 @@ fn submit_errors_match_stock() {
     c.apply(1001, reg("n1", 4, 1000));
     let r = submit(&mut c, 1002, |d| d.partition = Some("nosuch".into())).0;
     assert_eq!(r, Reply::Rc(ESLURM_INVALID_PARTITION_NAME));
-    let r = submit(&mut c, 1002, |d| d.min_nodes = 3).0;
+    // More nodes or CPUs than the partition has: 24.x refuses, 22.05
+    // and 26.05 queue with a partition reason.
+    let r = submit_as(&mut c, 1002, ProtocolVersion::V24_11, |d| d.min_nodes = 3).0;
     assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    for (v, f, want) in [
+        (ProtocolVersion::V22_05, 3, job::reason::WAIT_PART_CONFIG),
+        (
+            ProtocolVersion::V26_05,
+            3,
+            job::reason::WAIT_PART_NODE_LIMIT,
+        ),
+        (ProtocolVersion::V26_05, 0, job::reason::WAIT_PART_CONFIG),
+    ] {
+        let (Reply::Submitted { job_id }, fx) = submit_as(&mut c, 1002, v, |d| {
+            if f > 0 {
+                d.min_nodes = f;
+            } else {
+                d.min_cpus = 64;
+                d.num_tasks = 64;
+            }
+        }) else {
+            panic!("{v}")
+        };
+        assert!(fx.is_empty());
+        assert_eq!(c.jobs[&job_id].state_reason, want, "{v}");
+    }
+    // A bigger node than any there is: refused by every release.
     let r = submit(&mut c, 1002, |d| d.pn_min_memory = 2000).0;
     assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
     // Over MaxTime: pending with PartitionTimeLimit by default ...
@@ -355,4 +389,87 @@ fn drain_and_resume_are_admin_only() {
     let (_, fx) = c.apply(1003, upd(0, node::bits::RESUME, None));
     assert_eq!(sends(&fx).len(), 1, "the waiting job starts on resume");
     assert_eq!(c.nodes[0].reason, None);
+}
+
+const GPU_NODES: &str = "NodeName=g[1-2] CPUs=8 RealMemory=1000 Gres=gpu:a100:4,gpu:v100:2\n\
+PartitionName=gpu Nodes=g[1-2] State=UP\n";
+
+fn launch_gres(fx: &[Effect]) -> Vec<(u64, String)> {
+    sends(fx)
+        .iter()
+        .filter_map(|o| match &o.msg {
+            Message::RequestBatchJobLaunch(m) => Some(m),
+            _ => None,
+        })
+        .flat_map(|m| m.cred.cred.arg.job_gres_list.0.clone())
+        .map(|g| {
+            let bits = g.gres_bit_alloc.unwrap()[0].clone().unwrap();
+            (g.total_gres, bits.to_hex())
+        })
+        .collect()
+}
+
+#[test]
+fn gres_devices_are_allocated_per_node_and_freed() {
+    let mut c = ctrl(GPU_NODES);
+    c.apply(1001, reg("g1", 8, 1000));
+    let gpu = |g: &'static str| {
+        move |d: &mut JobDescMsg| {
+            d.partition = Some("gpu".into());
+            d.tres_per_node = Some(g.into());
+        }
+    };
+    let (r1, fx) = submit(&mut c, 1002, gpu("gres/gpu:a100:3"));
+    assert_eq!(launch_gres(&fx), vec![(3, "0x07".to_string())]);
+    // Any type: the last a100 and both v100s (indexes 3, 4, 5 of 6).
+    let (_, fx) = submit(&mut c, 1003, gpu("gres:gpu:3"));
+    assert_eq!(launch_gres(&fx), vec![(3, "0x38".to_string())]);
+    // No a100 is left: the next one waits for resources.
+    let (r2, fx) = submit(&mut c, 1004, gpu("gres/gpu:a100:3"));
+    assert!(launch_gres(&fx).is_empty());
+    let Reply::Submitted { job_id: j2 } = r2 else {
+        panic!("{r2:?}")
+    };
+    assert_eq!(c.jobs[&j2].state_reason, job::reason::WAIT_RESOURCES);
+    // The first job ends: its devices go to the waiting one.
+    let Reply::Submitted { job_id: j1 } = r1 else {
+        panic!("{r1:?}")
+    };
+    let (_, fx) = c.apply(
+        1010,
+        Command::BatchComplete {
+            uid: 0,
+            job_id: j1,
+            job_rc: 0,
+            slurm_rc: 0,
+            node: Some("g1".into()),
+        },
+    );
+    assert_eq!(launch_gres(&fx), vec![(3, "0x07".to_string())]);
+    assert_eq!(c.jobs[&j2].state, JobState::Running);
+}
+
+#[test]
+fn gres_that_can_never_run_is_refused_at_submit() {
+    let mut c = ctrl(GPU_NODES);
+    let with = |g: &'static str| {
+        move |d: &mut JobDescMsg| {
+            d.partition = Some("gpu".into());
+            d.tres_per_node = Some(g.into());
+        }
+    };
+    let (r, _) = submit(&mut c, 1002, with("gres/gpu:a100:5"));
+    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    // an unknown type is unsatisfiable, an unknown name invalid
+    let (r, _) = submit(&mut c, 1002, with("gres/gpu:h100:1"));
+    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    let (r, _) = submit(&mut c, 1002, with("gres/foo:1"));
+    assert_eq!(r, Reply::Rc(ESLURM_INVALID_GRES));
+    let (r, _) = submit(&mut c, 1002, with("gres/gpu:6"));
+    assert!(matches!(r, Reply::Submitted { .. }), "{r:?}");
+    // The debug partition's nodes have no GPUs at all.
+    let (r, _) = submit(&mut c, 1002, |d| {
+        d.tres_per_node = Some("gres/gpu:1".into())
+    });
+    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
 }

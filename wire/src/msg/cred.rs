@@ -14,7 +14,7 @@ use crate::types::{BitStr, SlurmAddr, StepId};
 use crate::wire_struct;
 use crate::ProtocolVersion;
 
-use super::gres::GresStateList;
+use super::gres::{GresJobStateList, GresStateList};
 
 type V = ProtocolVersion;
 
@@ -60,7 +60,7 @@ pub struct MemAllocRep {
 pub struct JobCredArg {
     pub step_id: StepId,
     pub id: Identity,
-    pub job_gres_list: GresStateList,
+    pub job_gres_list: GresJobStateList,
     pub step_gres_list: GresStateList,
     pub job_core_spec: u16,
     pub job_account: Option<String>,
@@ -187,7 +187,7 @@ impl Wire for JobCredArg {
         let mut c = Self {
             step_id: field!(StepId::decode(r, v), "step_id"),
             id: field!(Identity::decode(r, v), "id"),
-            job_gres_list: field!(GresStateList::decode(r, v), "job_gres_list"),
+            job_gres_list: field!(GresJobStateList::decode(r, v), "job_gres_list"),
             step_gres_list: field!(GresStateList::decode(r, v), "step_gres_list"),
             job_core_spec: field!(r.u16(), "job_core_spec"),
             job_account: field!(r.str(), "job_account"),

@@ -93,6 +93,15 @@ wire_struct! {
 }
 
 wire_struct! {
+    /// `job_user_id_msg_t` (REQUEST_JOB_USER_INFO: `squeue -u`); unchanged
+    /// since 22.05. UNVERIFIED against a capture.
+    pub struct JobUserIdMsg {
+        pub user_id: u32,
+        pub show_flags: u16,
+    }
+}
+
+wire_struct! {
     /// `job_step_kill_msg_t` (REQUEST_KILL_JOB, REQUEST_CANCEL_JOB_STEP);
     /// unchanged since 22.05 apart from the step id's sluid.
     pub struct JobStepKillMsg {

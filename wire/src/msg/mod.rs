@@ -87,6 +87,7 @@ messages! {
     RequestNodeInfoSingle(node::NodeInfoSingleMsg),
     ResponsePartitionInfo(partition::PartitionInfoMsg),
     RequestJobInfoSingle(job::JobIdMsg),
+    RequestJobUserInfo(job::JobUserIdMsg),
     RequestUpdateJob(job_desc::JobDescMsg),
     RequestUpdateNode(node::UpdateNodeMsg),
     RequestResourceAllocation(job_desc::JobDescMsg),

@@ -1,0 +1,960 @@
+//! Durable controller state in StateSaveLocation: a snapshot of the jobs
+//! and nodes plus a write-ahead log of the commands applied since. The
+//! state machine is deterministic, so loading is "restore the snapshot,
+//! apply the logged commands again with their recorded times".
+//!
+//! Files (each starts with an 8-byte magic and a `u32` format version):
+//! * `rs_state.snap`: sequence number of the last command it contains,
+//!   then the jobs and the nodes' administrative state.
+//! * `rs_state.wal`: records `len u32 | seq u64 | time i64 | command |
+//!   fnv1a u32`. A torn last record (crash mid-write) is dropped: its
+//!   command was never acknowledged.
+//!
+//! A snapshot is written to a temporary file, synced and renamed; records
+//! whose sequence number it already covers are skipped on load, so a crash
+//! between the rename and the log's truncation replays nothing twice.
+//! Encoding uses the wire codec's primitives (and the wire encodings of
+//! job descriptions and registrations, in their own protocol version).
+
+use crate::state::job::{GresAlloc, Job, JobState, NodeAlloc, UserInfo};
+use crate::state::node::{Base, DownCause, Node};
+use crate::state::{Command, Controller, Time};
+use slurm_wire::msg::job_desc::JobDescMsg;
+use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
+use slurm_wire::pack::{Reader, Wire, Writer};
+use slurm_wire::ProtocolVersion;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Version of the files' layout; bump on any change to it.
+pub const FORMAT_VERSION: u32 = 1;
+const SNAP_MAGIC: &[u8; 8] = b"SRSSNAP\0";
+const WAL_MAGIC: &[u8; 8] = b"SRSWAL\0\0";
+pub const SNAP_FILE: &str = "rs_state.snap";
+pub const WAL_FILE: &str = "rs_state.wal";
+/// Log records after which the state is compacted into a new snapshot.
+const SNAPSHOT_EVERY: u64 = 1000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PersistError {
+    #[error("{path}: {err}")]
+    Io { path: PathBuf, err: std::io::Error },
+    #[error("{path}: not a slurmctld-rs state file")]
+    BadMagic { path: PathBuf },
+    #[error(
+        "{path}: state format version {found} is newer than this slurmctld-rs supports ({supported}); \
+         use the newer slurmctld-rs, or start with -c to discard the saved state"
+    )]
+    Newer {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+    #[error("{path}: corrupt at byte {offset}: {what}")]
+    Corrupt {
+        path: PathBuf,
+        offset: usize,
+        what: String,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PersistError + '_ {
+    move |err| PersistError::Io {
+        path: path.to_path_buf(),
+        err,
+    }
+}
+
+fn fnv1a(b: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for x in b {
+        h ^= u32::from(*x);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+type DecResult<T> = std::result::Result<T, slurm_wire::DecodeError>;
+
+// ------------------------------------------------------------ commands
+
+mod tag {
+    pub const TICK: u8 = 0;
+    pub const REGISTER: u8 = 1;
+    pub const NODE_UNREACHABLE: u8 = 3;
+    pub const UPDATE_NODE: u8 = 4;
+    pub const SUBMIT: u8 = 5;
+    pub const KILL: u8 = 6;
+    pub const BATCH_COMPLETE: u8 = 7;
+    pub const EPILOG_COMPLETE: u8 = 8;
+    pub const TERMINATE_DONE: u8 = 9;
+    pub const LAUNCH_FAILED: u8 = 10;
+    pub const ALLOCATE: u8 = 11;
+    pub const STEP_CREATE: u8 = 12;
+    pub const STEP_COMPLETE: u8 = 13;
+    pub const COMPLETE_ALLOCATION: u8 = 14;
+}
+
+/// StepCompleteMsg carries no version of its own; the newest layout keeps
+/// every field.
+const STEP_COMPLETE_V: ProtocolVersion = ProtocolVersion::V26_05;
+
+/// The version UpdateNodeMsg is logged in (the one with `reason_uid`).
+const UPDATE_NODE_V: ProtocolVersion = ProtocolVersion::V22_05;
+
+fn put_user(w: &mut Writer, u: &UserInfo) {
+    w.u32(u.uid);
+    w.u32(u.gid);
+    w.str(u.name.as_deref());
+    w.str(u.gecos.as_deref());
+    w.str(u.dir.as_deref());
+    w.str(u.shell.as_deref());
+    w.count(u.gids.len());
+    for g in &u.gids {
+        w.u32(*g);
+    }
+}
+
+fn get_user(r: &mut Reader<'_>) -> DecResult<UserInfo> {
+    let uid = r.u32()?;
+    let gid = r.u32()?;
+    let name = r.str()?;
+    let gecos = r.str()?;
+    let dir = r.str()?;
+    let shell = r.str()?;
+    let n = r.count(4)?;
+    let mut gids = Vec::with_capacity(n);
+    for _ in 0..n {
+        gids.push(r.u32()?);
+    }
+    Ok(UserInfo {
+        uid,
+        gid,
+        name,
+        gecos,
+        dir,
+        shell,
+        gids,
+    })
+}
+
+fn version(r: &mut Reader<'_>) -> DecResult<ProtocolVersion> {
+    let at = r.position();
+    let raw = r.u16()?;
+    ProtocolVersion::from_wire(raw).ok_or_else(|| {
+        slurm_wire::DecodeError::new(
+            slurm_wire::DecodeErrorKind::BadValue {
+                what: "protocol version",
+                value: u64::from(raw),
+            },
+            at,
+        )
+    })
+}
+
+fn put_nested<T: Wire>(w: &mut Writer, t: &T, v: ProtocolVersion) {
+    let mut inner = Writer::new();
+    t.encode(&mut inner, v);
+    w.mem(inner.as_slice());
+}
+
+fn get_nested<T: Wire>(r: &mut Reader<'_>, v: ProtocolVersion) -> DecResult<T> {
+    let b = r.mem()?;
+    slurm_wire::pack::decode_exact(b, v)
+}
+
+/// The log form of a command; None for those not logged (liveness only,
+/// or reconfiguration, after which a snapshot is written instead).
+pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
+    let mut w = Writer::new();
+    match cmd {
+        Command::Tick => w.u8(tag::TICK),
+        Command::Register { msg, version, uid } => {
+            w.u8(tag::REGISTER);
+            w.u16(version.to_wire());
+            w.u32(*uid);
+            put_nested(&mut w, msg.as_ref(), *version);
+        }
+        Command::NodeUnreachable { node } => {
+            w.u8(tag::NODE_UNREACHABLE);
+            w.str(Some(node));
+        }
+        Command::UpdateNode { uid, msg } => {
+            w.u8(tag::UPDATE_NODE);
+            w.u32(*uid);
+            put_nested(&mut w, msg.as_ref(), UPDATE_NODE_V);
+        }
+        Command::Submit {
+            user,
+            desc,
+            version,
+        } => {
+            w.u8(tag::SUBMIT);
+            put_user(&mut w, user);
+            w.u16(version.to_wire());
+            put_nested(&mut w, desc.as_ref(), *version);
+        }
+        Command::Kill {
+            uid,
+            job_id,
+            signal,
+        } => {
+            w.u8(tag::KILL);
+            w.u32(*uid);
+            w.u32(*job_id);
+            w.u16(*signal);
+        }
+        Command::BatchComplete {
+            uid,
+            job_id,
+            job_rc,
+            slurm_rc,
+            node,
+        } => {
+            w.u8(tag::BATCH_COMPLETE);
+            w.u32(*uid);
+            w.u32(*job_id);
+            w.u32(*job_rc);
+            w.u32(*slurm_rc);
+            w.str(node.as_deref());
+        }
+        Command::EpilogComplete {
+            uid,
+            job_id,
+            node,
+            rc,
+        } => {
+            w.u8(tag::EPILOG_COMPLETE);
+            w.u32(*uid);
+            w.u32(*job_id);
+            w.str(node.as_deref());
+            w.u32(*rc);
+        }
+        Command::TerminateDone { job_id, node } => {
+            w.u8(tag::TERMINATE_DONE);
+            w.u32(*job_id);
+            w.str(Some(node));
+        }
+        Command::LaunchFailed { job_id, node, rc } => {
+            w.u8(tag::LAUNCH_FAILED);
+            w.u32(*job_id);
+            w.str(Some(node));
+            w.u32(*rc as u32);
+        }
+        Command::Allocate {
+            user,
+            desc,
+            version,
+            resp_host,
+        } => {
+            w.u8(tag::ALLOCATE);
+            put_user(&mut w, user);
+            w.u16(version.to_wire());
+            put_nested(&mut w, desc.as_ref(), *version);
+            w.str(Some(resp_host));
+        }
+        Command::StepCreate { uid, req, version } => {
+            w.u8(tag::STEP_CREATE);
+            w.u32(*uid);
+            w.u16(version.to_wire());
+            put_nested(&mut w, req.as_ref(), *version);
+        }
+        Command::StepComplete { uid, msg } => {
+            w.u8(tag::STEP_COMPLETE);
+            w.u32(*uid);
+            put_nested(&mut w, msg.as_ref(), STEP_COMPLETE_V);
+        }
+        Command::CompleteAllocation {
+            uid,
+            job_id,
+            job_rc,
+        } => {
+            w.u8(tag::COMPLETE_ALLOCATION);
+            w.u32(*uid);
+            w.u32(*job_id);
+            w.u32(*job_rc);
+        }
+        Command::NodeResponded { .. } | Command::Reconfigure(_) => return None,
+    }
+    Some(w.into_vec())
+}
+
+fn req_str(r: &mut Reader<'_>) -> DecResult<String> {
+    Ok(r.str()?.unwrap_or_default())
+}
+
+pub fn decode_command(b: &[u8]) -> DecResult<Command> {
+    let mut r = Reader::new(b);
+    let at = r.position();
+    let cmd = match r.u8()? {
+        tag::TICK => Command::Tick,
+        tag::REGISTER => {
+            let version = version(&mut r)?;
+            let uid = r.u32()?;
+            let msg: SlurmNodeRegistrationStatusMsg = get_nested(&mut r, version)?;
+            Command::Register {
+                msg: Box::new(msg),
+                version,
+                uid,
+            }
+        }
+        tag::NODE_UNREACHABLE => Command::NodeUnreachable {
+            node: req_str(&mut r)?,
+        },
+        tag::UPDATE_NODE => {
+            let uid = r.u32()?;
+            let msg: UpdateNodeMsg = get_nested(&mut r, UPDATE_NODE_V)?;
+            Command::UpdateNode {
+                uid,
+                msg: Box::new(msg),
+            }
+        }
+        tag::SUBMIT => {
+            let user = get_user(&mut r)?;
+            let version = version(&mut r)?;
+            let desc: JobDescMsg = get_nested(&mut r, version)?;
+            Command::Submit {
+                user,
+                desc: Box::new(desc),
+                version,
+            }
+        }
+        tag::KILL => Command::Kill {
+            uid: r.u32()?,
+            job_id: r.u32()?,
+            signal: r.u16()?,
+        },
+        tag::BATCH_COMPLETE => Command::BatchComplete {
+            uid: r.u32()?,
+            job_id: r.u32()?,
+            job_rc: r.u32()?,
+            slurm_rc: r.u32()?,
+            node: r.str()?,
+        },
+        tag::EPILOG_COMPLETE => Command::EpilogComplete {
+            uid: r.u32()?,
+            job_id: r.u32()?,
+            node: r.str()?,
+            rc: r.u32()?,
+        },
+        tag::TERMINATE_DONE => Command::TerminateDone {
+            job_id: r.u32()?,
+            node: req_str(&mut r)?,
+        },
+        tag::LAUNCH_FAILED => Command::LaunchFailed {
+            job_id: r.u32()?,
+            node: req_str(&mut r)?,
+            rc: r.u32()? as i32,
+        },
+        tag::ALLOCATE => {
+            let user = get_user(&mut r)?;
+            let version = version(&mut r)?;
+            let desc: JobDescMsg = get_nested(&mut r, version)?;
+            Command::Allocate {
+                user,
+                desc: Box::new(desc),
+                version,
+                resp_host: req_str(&mut r)?,
+            }
+        }
+        tag::STEP_CREATE => {
+            let uid = r.u32()?;
+            let version = version(&mut r)?;
+            let req: slurm_wire::msg::step::JobStepCreateRequestMsg = get_nested(&mut r, version)?;
+            Command::StepCreate {
+                uid,
+                req: Box::new(req),
+                version,
+            }
+        }
+        tag::STEP_COMPLETE => {
+            let uid = r.u32()?;
+            let msg: slurm_wire::msg::step::StepCompleteMsg = get_nested(&mut r, STEP_COMPLETE_V)?;
+            Command::StepComplete {
+                uid,
+                msg: Box::new(msg),
+            }
+        }
+        tag::COMPLETE_ALLOCATION => Command::CompleteAllocation {
+            uid: r.u32()?,
+            job_id: r.u32()?,
+            job_rc: r.u32()?,
+        },
+        t => {
+            return Err(slurm_wire::DecodeError::new(
+                slurm_wire::DecodeErrorKind::BadValue {
+                    what: "command tag",
+                    value: u64::from(t),
+                },
+                at,
+            ))
+        }
+    };
+    r.finish()?;
+    Ok(cmd)
+}
+
+/// Commands whose reply promises something to a client: durable (synced)
+/// before they are applied and answered.
+pub fn must_sync(cmd: &Command) -> bool {
+    !matches!(
+        cmd,
+        Command::Tick | Command::NodeResponded { .. } | Command::NodeUnreachable { .. }
+    )
+}
+
+// ------------------------------------------------------------ snapshot
+
+fn job_state_code(s: JobState) -> u8 {
+    match s {
+        JobState::Pending => 0,
+        JobState::Running => 1,
+        JobState::Complete => 2,
+        JobState::Cancelled => 3,
+        JobState::Failed => 4,
+        JobState::Timeout => 5,
+        JobState::NodeFail => 6,
+    }
+}
+
+fn job_state_of(c: u8) -> Option<JobState> {
+    Some(match c {
+        0 => JobState::Pending,
+        1 => JobState::Running,
+        2 => JobState::Complete,
+        3 => JobState::Cancelled,
+        4 => JobState::Failed,
+        5 => JobState::Timeout,
+        6 => JobState::NodeFail,
+        _ => return None,
+    })
+}
+
+fn bad(r: &Reader<'_>, what: &'static str, value: u64) -> slurm_wire::DecodeError {
+    slurm_wire::DecodeError::new(
+        slurm_wire::DecodeErrorKind::BadValue { what, value },
+        r.position(),
+    )
+}
+
+fn put_job(w: &mut Writer, c: &Controller, j: &Job) {
+    let node_name = |i: usize| c.nodes.get(i).map(|n| n.name().to_string());
+    w.u32(j.job_id);
+    put_user(w, &j.user);
+    w.str(c.conf.partitions.get(j.part).map(|p| p.name()));
+    w.u8(job_state_code(j.state));
+    w.count(j.completing.len());
+    for &i in &j.completing {
+        w.str(node_name(i).as_deref());
+    }
+    w.u32(j.state_reason);
+    w.str(j.state_desc.as_deref());
+    for t in [j.submit_time, j.eligible_time, j.start_time, j.end_time] {
+        w.time(t);
+    }
+    w.u32(j.time_limit);
+    w.u32(j.priority);
+    w.u32(j.min_nodes);
+    w.u32(j.max_nodes);
+    w.u32(j.num_tasks);
+    w.u16(j.cpus_per_task);
+    w.u32(j.min_cpus);
+    w.u64(j.mem);
+    w.bool(j.mem_per_cpu);
+    w.count(j.alloc.len());
+    for a in &j.alloc {
+        w.str(node_name(a.node).as_deref());
+        w.u16(a.cpus);
+        w.u64(a.mem);
+        w.count(a.gres.len());
+        for g in &a.gres {
+            w.str(Some(&g.name));
+            w.str(g.type_name.as_deref());
+            w.u32(g.total);
+            w.count(g.indices.len());
+            for i in &g.indices {
+                w.u32(*i);
+            }
+        }
+    }
+    w.str(j.batch_host.and_then(node_name).as_deref());
+    w.u32(j.exit_code);
+    w.u32(j.derived_ec);
+    w.u16(j.submit_version.to_wire());
+    put_nested(w, j.desc.as_ref(), j.submit_version);
+    w.bool(j.launch_failed);
+    w.u32(j.cancelled_by.unwrap_or(u32::MAX));
+}
+
+fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
+    let node = |n: Option<String>| n.and_then(|n| c.node_index(&n));
+    let job_id = r.u32()?;
+    let user = get_user(r)?;
+    let part_name = r.str()?;
+    let code = r.u8()?;
+    let state = job_state_of(code).ok_or_else(|| bad(r, "job state", u64::from(code)))?;
+    let n = r.count(4)?;
+    let mut completing = Vec::with_capacity(n);
+    for _ in 0..n {
+        if let Some(i) = node(r.str()?) {
+            completing.push(i);
+        }
+    }
+    let state_reason = r.u32()?;
+    let state_desc = r.str()?;
+    let submit_time = r.time()?;
+    let eligible_time = r.time()?;
+    let start_time = r.time()?;
+    let end_time = r.time()?;
+    let time_limit = r.u32()?;
+    let priority = r.u32()?;
+    let min_nodes = r.u32()?;
+    let max_nodes = r.u32()?;
+    let num_tasks = r.u32()?;
+    let cpus_per_task = r.u16()?;
+    let min_cpus = r.u32()?;
+    let mem = r.u64()?;
+    let mem_per_cpu = r.bool()?;
+    let n = r.count(14)?;
+    let mut alloc = Vec::with_capacity(n);
+    let mut lost_node = false;
+    for _ in 0..n {
+        let name = r.str()?;
+        let cpus = r.u16()?;
+        let amem = r.u64()?;
+        let g = r.count(12)?;
+        let mut gres = Vec::with_capacity(g);
+        for _ in 0..g {
+            let gname = req_str(r)?;
+            let type_name = r.str()?;
+            let total = r.u32()?;
+            let k = r.count(4)?;
+            let mut indices = Vec::with_capacity(k);
+            for _ in 0..k {
+                indices.push(r.u32()?);
+            }
+            gres.push(GresAlloc {
+                name: gname,
+                type_name,
+                indices,
+                total,
+            });
+        }
+        match node(name) {
+            Some(i) => alloc.push(NodeAlloc {
+                node: i,
+                cpus,
+                mem: amem,
+                gres,
+            }),
+            None => lost_node = true,
+        }
+    }
+    let batch_host = node(r.str()?);
+    let exit_code = r.u32()?;
+    let derived_ec = r.u32()?;
+    let submit_version = version(r)?;
+    let desc: JobDescMsg = get_nested(r, submit_version)?;
+    let launch_failed = r.bool()?;
+    let cancelled_by = Some(r.u32()?).filter(|u| *u != u32::MAX);
+    let gres_req = desc
+        .tres_per_node
+        .as_deref()
+        .and_then(|t| crate::gres::parse_per_node(t).ok())
+        .unwrap_or_default();
+    let part = part_name
+        .and_then(|p| c.conf.partition_index(&p))
+        .or(c.conf.default_partition);
+    let Some(part) = part else {
+        tracing::error!(
+            job_id,
+            "saved job's partition is gone and there is no default: dropped"
+        );
+        return Ok(None);
+    };
+    let mut j = Job {
+        job_id,
+        user,
+        part,
+        state,
+        completing,
+        state_reason,
+        state_desc,
+        submit_time,
+        eligible_time,
+        start_time,
+        end_time,
+        time_limit,
+        priority,
+        min_nodes,
+        max_nodes,
+        num_tasks,
+        cpus_per_task,
+        min_cpus,
+        mem,
+        mem_per_cpu,
+        gres_req,
+        alloc,
+        batch_host,
+        exit_code,
+        derived_ec,
+        desc: Box::new(desc),
+        submit_version,
+        launch_failed,
+        cancelled_by,
+    };
+    if lost_node && j.state == JobState::Running {
+        tracing::error!(
+            job_id,
+            "a node of the saved job is no longer configured: NODE_FAIL"
+        );
+        j.state = JobState::NodeFail;
+        j.state_reason = crate::state::job::reason::FAIL_DOWN_NODE;
+    }
+    Ok(Some(j))
+}
+
+fn base_code(b: Base) -> u8 {
+    match b {
+        Base::Unknown => 0,
+        Base::Up => 1,
+        Base::Down => 2,
+        Base::Future => 3,
+    }
+}
+
+fn cause_code(c: Option<DownCause>) -> u8 {
+    match c {
+        None => 0,
+        Some(DownCause::NotResponding) => 1,
+        Some(DownCause::Admin) => 2,
+        Some(DownCause::InvalidRegistration) => 3,
+        Some(DownCause::Config) => 4,
+    }
+}
+
+fn put_node(w: &mut Writer, n: &Node) {
+    w.str(Some(n.name()));
+    w.u8(base_code(n.base));
+    w.u8(cause_code(n.down_cause));
+    w.bool(n.drain);
+    w.str(n.reason.as_deref());
+    w.u32(n.reason_uid);
+    w.time(n.reason_time);
+    w.u16(n.protocol_version.map(|v| v.to_wire()).unwrap_or(0));
+    w.time(n.last_busy);
+}
+
+fn get_node(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
+    let name = r.str()?;
+    let b = r.u8()?;
+    let base = match b {
+        0 => Base::Unknown,
+        1 => Base::Up,
+        2 => Base::Down,
+        3 => Base::Future,
+        _ => return Err(bad(r, "node base state", u64::from(b))),
+    };
+    let cause = match r.u8()? {
+        0 => None,
+        1 => Some(DownCause::NotResponding),
+        2 => Some(DownCause::Admin),
+        3 => Some(DownCause::InvalidRegistration),
+        _ => Some(DownCause::Config),
+    };
+    let drain = r.bool()?;
+    let reason = r.str()?;
+    let reason_uid = r.u32()?;
+    let reason_time = r.time()?;
+    let pv = ProtocolVersion::from_wire(r.u16()?);
+    let last_busy = r.time()?;
+    // Nodes no longer in the configuration are forgotten.
+    if let Some(i) = name.and_then(|n| c.node_index(&n)) {
+        let n = &mut c.nodes[i];
+        n.base = base;
+        n.down_cause = cause;
+        n.drain = drain;
+        n.reason = reason;
+        n.reason_uid = reason_uid;
+        n.reason_time = reason_time;
+        n.protocol_version = pv;
+        n.last_busy = last_busy;
+    }
+    Ok(())
+}
+
+/// The snapshot body: jobs and the nodes' administrative state.
+pub fn encode_state(c: &Controller) -> Vec<u8> {
+    let mut w = Writer::new();
+    w.u32(c.next_job_id);
+    w.count(c.nodes.len());
+    for n in &c.nodes {
+        put_node(&mut w, n);
+    }
+    w.count(c.jobs.len());
+    for j in c.jobs.values() {
+        put_job(&mut w, c, j);
+    }
+    w.into_vec()
+}
+
+/// Restores a snapshot body into `c` (fresh from the current configuration).
+pub fn restore_state(c: &mut Controller, b: &[u8]) -> DecResult<()> {
+    let mut r = Reader::new(b);
+    c.next_job_id = r.u32()?.max(1);
+    let n = r.count(8)?;
+    for _ in 0..n {
+        get_node(&mut r, c)?;
+    }
+    let n = r.count(64)?;
+    for _ in 0..n {
+        if let Some(j) = get_job(&mut r, c)? {
+            c.jobs.insert(j.job_id, j);
+        }
+    }
+    r.finish()?;
+    c.rebuild_node_usage();
+    Ok(())
+}
+
+// ------------------------------------------------------------ files
+
+fn read_header(path: &Path, b: &[u8], magic: &[u8; 8]) -> Result<usize, PersistError> {
+    if b.len() < 12 || &b[..8] != magic {
+        return Err(PersistError::BadMagic {
+            path: path.to_path_buf(),
+        });
+    }
+    let v = u32::from_be_bytes([b[8], b[9], b[10], b[11]]);
+    if v > FORMAT_VERSION {
+        return Err(PersistError::Newer {
+            path: path.to_path_buf(),
+            found: v,
+            supported: FORMAT_VERSION,
+        });
+    }
+    Ok(12)
+}
+
+fn header(magic: &[u8; 8]) -> Vec<u8> {
+    let mut h = magic.to_vec();
+    h.extend_from_slice(&FORMAT_VERSION.to_be_bytes());
+    h
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// The open state directory: the log being appended to.
+pub struct Store {
+    dir: PathBuf,
+    wal: File,
+    /// Sequence number of the last record written.
+    seq: u64,
+    /// Records since the last snapshot.
+    since_snapshot: u64,
+}
+
+/// What was found on disk.
+pub struct Loaded {
+    pub controller: Controller,
+    pub replayed: usize,
+    pub jobs: usize,
+}
+
+impl Store {
+    /// Opens `dir` (creating it), loading saved state into `fresh` (a
+    /// controller built from the current configuration). `clear`
+    /// discards the saved state first (`-c`).
+    pub fn open(
+        dir: &Path,
+        mut fresh: Controller,
+        clear: bool,
+    ) -> Result<(Store, Loaded), PersistError> {
+        fs::create_dir_all(dir).map_err(io(dir))?;
+        let snap = dir.join(SNAP_FILE);
+        let wal = dir.join(WAL_FILE);
+        if clear {
+            for p in [&snap, &wal] {
+                match fs::remove_file(p) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(io(p)(e)),
+                }
+            }
+        }
+        let mut seq = 0u64;
+        if let Some(b) = read_opt(&snap)? {
+            let at = read_header(&snap, &b, SNAP_MAGIC)?;
+            let corrupt = |offset: usize, what: String| PersistError::Corrupt {
+                path: snap.clone(),
+                offset,
+                what,
+            };
+            let body = &b[at..];
+            if body.len() < 12 {
+                return Err(corrupt(at, "truncated".into()));
+            }
+            seq = u64::from_be_bytes(body[..8].try_into().unwrap_or_default());
+            let sum = u32::from_be_bytes(body[body.len() - 4..].try_into().unwrap_or_default());
+            let state = &body[8..body.len() - 4];
+            if fnv1a(state) != sum {
+                return Err(corrupt(at + 8, "checksum mismatch".into()));
+            }
+            restore_state(&mut fresh, state)
+                .map_err(|e| corrupt(at + 8 + e.offset, e.to_string()))?;
+        }
+        let mut replayed = 0;
+        let mut keep = 0usize;
+        if let Some(b) = read_opt(&wal)? {
+            let mut at = read_header(&wal, &b, WAL_MAGIC)?;
+            keep = at;
+            while at + 4 <= b.len() {
+                let len = u32::from_be_bytes(b[at..at + 4].try_into().unwrap_or_default()) as usize;
+                let end = at + 4 + len;
+                if len < 20 || end > b.len() {
+                    tracing::warn!(
+                        "{}: dropping a torn last record at byte {at}",
+                        wal.display()
+                    );
+                    break;
+                }
+                let rec = &b[at + 4..end];
+                let (data, sum) = rec.split_at(len - 4);
+                if fnv1a(data) != u32::from_be_bytes(sum.try_into().unwrap_or_default()) {
+                    if end == b.len() {
+                        tracing::warn!(
+                            "{}: dropping a torn last record at byte {at}",
+                            wal.display()
+                        );
+                        break;
+                    }
+                    return Err(PersistError::Corrupt {
+                        path: wal.clone(),
+                        offset: at,
+                        what: "record checksum mismatch".into(),
+                    });
+                }
+                let rseq = u64::from_be_bytes(data[..8].try_into().unwrap_or_default());
+                let now = i64::from_be_bytes(data[8..16].try_into().unwrap_or_default());
+                let cmd = decode_command(&data[16..]).map_err(|e| PersistError::Corrupt {
+                    path: wal.clone(),
+                    offset: at + 20 + e.offset,
+                    what: e.to_string(),
+                })?;
+                if rseq > seq {
+                    let _ = fresh.apply(now, cmd);
+                    seq = rseq;
+                    replayed += 1;
+                }
+                at = end;
+                keep = end;
+            }
+        }
+        // Continue the log after its last good record.
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&wal)
+            .map_err(io(&wal))?;
+        let len = f.metadata().map_err(io(&wal))?.len();
+        if len == 0 || keep == 0 {
+            f.set_len(0).map_err(io(&wal))?;
+            f.write_all(&header(WAL_MAGIC)).map_err(io(&wal))?;
+        } else if (keep as u64) < len {
+            f.set_len(keep as u64).map_err(io(&wal))?;
+        }
+        f.sync_all().map_err(io(&wal))?;
+        let jobs = fresh.jobs.len();
+        let mut store = Store {
+            dir: dir.to_path_buf(),
+            wal: f,
+            seq,
+            since_snapshot: replayed as u64,
+        };
+        // Start from a compact state.
+        store.snapshot(&fresh)?;
+        Ok((
+            store,
+            Loaded {
+                controller: fresh,
+                replayed,
+                jobs,
+            },
+        ))
+    }
+
+    /// Appends `cmd` (applied at `now`) to the log; synced when `sync`.
+    /// Returns false for commands that are not logged.
+    pub fn log(&mut self, now: Time, cmd: &Command, sync: bool) -> Result<bool, PersistError> {
+        let Some(body) = encode_command(cmd) else {
+            return Ok(false);
+        };
+        let seq = self.seq + 1;
+        let mut data = Vec::with_capacity(body.len() + 20);
+        data.extend_from_slice(&seq.to_be_bytes());
+        data.extend_from_slice(&now.to_be_bytes());
+        data.extend_from_slice(&body);
+        let sum = fnv1a(&data);
+        let mut rec = Vec::with_capacity(data.len() + 8);
+        rec.extend_from_slice(&((data.len() + 4) as u32).to_be_bytes());
+        rec.extend_from_slice(&data);
+        rec.extend_from_slice(&sum.to_be_bytes());
+        let path = self.dir.join(WAL_FILE);
+        self.wal.write_all(&rec).map_err(io(&path))?;
+        if sync {
+            self.wal.sync_data().map_err(io(&path))?;
+        }
+        self.seq = seq;
+        self.since_snapshot += 1;
+        Ok(true)
+    }
+
+    pub fn snapshot_due(&self) -> bool {
+        self.since_snapshot >= SNAPSHOT_EVERY
+    }
+
+    /// Writes the whole state and empties the log.
+    pub fn snapshot(&mut self, c: &Controller) -> Result<(), PersistError> {
+        let snap = self.dir.join(SNAP_FILE);
+        let tmp = self.dir.join(format!("{SNAP_FILE}.new"));
+        let state = encode_state(c);
+        let mut b = header(SNAP_MAGIC);
+        b.extend_from_slice(&self.seq.to_be_bytes());
+        b.extend_from_slice(&state);
+        b.extend_from_slice(&fnv1a(&state).to_be_bytes());
+        {
+            let mut f = File::create(&tmp).map_err(io(&tmp))?;
+            f.write_all(&b).map_err(io(&tmp))?;
+            f.sync_all().map_err(io(&tmp))?;
+        }
+        fs::rename(&tmp, &snap).map_err(io(&snap))?;
+        sync_dir(&self.dir);
+        // Records up to self.seq are in the snapshot now.
+        let wal = self.dir.join(WAL_FILE);
+        self.wal.set_len(0).map_err(io(&wal))?;
+        self.wal.write_all(&header(WAL_MAGIC)).map_err(io(&wal))?;
+        self.wal.sync_all().map_err(io(&wal))?;
+        self.since_snapshot = 0;
+        Ok(())
+    }
+}
+
+fn read_opt(p: &Path) -> Result<Option<Vec<u8>>, PersistError> {
+    match File::open(p) {
+        Ok(mut f) => {
+            let mut b = Vec::new();
+            f.read_to_end(&mut b).map_err(io(p))?;
+            Ok(Some(b))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(p)(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

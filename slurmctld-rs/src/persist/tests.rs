@@ -1,0 +1,362 @@
+//! Crash-and-reload tests: commands go through the log as in the daemon,
+//! the controller is dropped without shutdown, and a new one loads.
+
+use super::*;
+use crate::state::config::ClusterConf;
+use crate::state::Reply;
+use slurm_wire::pack::{NO_VAL, NO_VAL16, NO_VAL64};
+
+const CONF: &str = "\
+ClusterName=t
+SlurmctldHost=ctl
+SlurmUser=root
+NodeName=n[1-2] CPUs=4 RealMemory=1000 Gres=gpu:2
+PartitionName=debug Nodes=n[1-2] Default=YES State=UP
+";
+
+fn fresh() -> Controller {
+    let conf = slurm_conf::SlurmConf::parse_str(CONF, "/etc/slurm/slurm.conf").unwrap();
+    Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000)
+}
+
+/// What the daemon does per command: log (synced when it must be), apply.
+fn step(s: &mut Store, c: &mut Controller, now: Time, cmd: Command) -> Reply {
+    let sync = must_sync(&cmd);
+    s.log(now, &cmd, sync).unwrap();
+    c.apply(now, cmd).0
+}
+
+fn reg(name: &str) -> Command {
+    Command::Register {
+        msg: Box::new(SlurmNodeRegistrationStatusMsg {
+            node_name: Some(name.into()),
+            cpus: 4,
+            real_memory: 1000,
+            ..Default::default()
+        }),
+        version: ProtocolVersion::V24_11,
+        uid: 0,
+    }
+}
+
+fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
+    Command::Submit {
+        user: UserInfo {
+            uid: 2001,
+            gid: 100,
+            name: Some("alice".into()),
+            gids: vec![100, 27],
+            ..Default::default()
+        },
+        desc: Box::new(JobDescMsg {
+            time_limit: NO_VAL,
+            min_nodes: NO_VAL,
+            max_nodes: NO_VAL,
+            num_tasks: cpus,
+            min_cpus: cpus,
+            cpus_per_task: NO_VAL16,
+            ntasks_per_node: NO_VAL16,
+            pn_min_memory: NO_VAL64,
+            name: Some("job".into()),
+            script: Some("#!/bin/sh\nsleep 100\n".into()),
+            work_dir: Some("/home/alice".into()),
+            environment: vec![Some("A=1".into())],
+            tres_per_node: gres.map(str::to_string),
+            ..Default::default()
+        }),
+        version,
+    }
+}
+
+/// Everything about jobs and nodes that must survive a crash.
+fn fingerprint(c: &Controller) -> String {
+    let mut s = format!("next={}\n", c.next_job_id);
+    for j in c.jobs.values() {
+        s += &format!(
+            "job {} {:?} word={} reason={} part={} alloc={:?} batch={:?} times={:?} user={:?} desc={:?} ver={:?}\n",
+            j.job_id,
+            j.state,
+            j.state_word(),
+            j.state_reason,
+            j.part,
+            j.alloc,
+            j.batch_host,
+            (j.submit_time, j.start_time, j.end_time),
+            j.user,
+            (j.desc.script.as_deref(), &j.desc.environment, j.desc.tres_per_node.as_deref()),
+            j.submit_version,
+        );
+    }
+    for n in &c.nodes {
+        s += &format!(
+            "node {} word={} cpus={} jobs={:?} completing={:?} gres={:?} reason={:?} drain={}\n",
+            n.name(),
+            n.state_word(),
+            n.alloc_cpus,
+            n.jobs,
+            n.completing,
+            n.gres_used,
+            n.reason,
+            n.drain
+        );
+    }
+    s
+}
+
+fn run_some(s: &mut Store, c: &mut Controller) {
+    step(s, c, 1001, reg("n1"));
+    step(s, c, 1001, reg("n2"));
+    // runs on n1 with a GPU, submitted by a 22.05 client
+    assert!(matches!(
+        step(
+            s,
+            c,
+            1002,
+            submit(4, Some("gres:gpu:1"), ProtocolVersion::V22_05)
+        ),
+        Reply::Submitted { .. }
+    ));
+    // runs on n2
+    step(s, c, 1003, submit(4, None, ProtocolVersion::V26_05));
+    // waits: the cluster is full
+    step(s, c, 1004, submit(2, None, ProtocolVersion::V24_11));
+    // another waits, then is cancelled
+    step(s, c, 1005, submit(1, None, ProtocolVersion::V24_11));
+    step(
+        s,
+        c,
+        1006,
+        Command::Kill {
+            uid: 2001,
+            job_id: 4,
+            signal: 9,
+        },
+    );
+    step(s, c, 1007, Command::Tick);
+}
+
+#[test]
+fn crash_then_reload_keeps_pending_and_running_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
+    let mut c = fresh();
+    run_some(&mut s, &mut c);
+    assert_eq!(c.jobs[&1].state, JobState::Running);
+    assert_eq!(c.jobs[&3].state, JobState::Pending);
+    let before = fingerprint(&c);
+    // crash: no snapshot, no shutdown
+    drop(s);
+    drop(c);
+
+    let (mut s, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    assert_eq!(loaded.replayed, 8);
+    let mut c = loaded.controller;
+    assert_eq!(fingerprint(&c), before);
+
+    // The reloaded usage is real: when job 1 ends, the pending job 3 starts.
+    let r = step(
+        &mut s,
+        &mut c,
+        1010,
+        Command::BatchComplete {
+            uid: 0,
+            job_id: 1,
+            job_rc: 0,
+            slurm_rc: 0,
+            node: Some("n1".into()),
+        },
+    );
+    assert_eq!(r, Reply::Rc(0));
+    assert_eq!(c.jobs[&3].state, JobState::Running);
+    // New jobs continue the id sequence.
+    let r = step(
+        &mut s,
+        &mut c,
+        1011,
+        submit(1, None, ProtocolVersion::V24_11),
+    );
+    assert_eq!(r, Reply::Submitted { job_id: 5 });
+}
+
+#[test]
+fn snapshot_then_log_then_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
+    let mut c = fresh();
+    run_some(&mut s, &mut c);
+    s.snapshot(&c).unwrap();
+    step(
+        &mut s,
+        &mut c,
+        1020,
+        Command::BatchComplete {
+            uid: 0,
+            job_id: 2,
+            job_rc: 256,
+            slurm_rc: 0,
+            node: Some("n2".into()),
+        },
+    );
+    let before = fingerprint(&c);
+    drop(s);
+    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    assert_eq!(loaded.replayed, 1);
+    assert_eq!(fingerprint(&loaded.controller), before);
+    assert_eq!(loaded.controller.jobs[&2].state, JobState::Failed);
+}
+
+#[test]
+fn a_log_already_in_the_snapshot_is_not_replayed_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
+    let mut c = fresh();
+    run_some(&mut s, &mut c);
+    let wal = fs::read(dir.path().join(WAL_FILE)).unwrap();
+    s.snapshot(&c).unwrap();
+    drop(s);
+    // As if the crash came between the snapshot's rename and the log's truncation.
+    fs::write(dir.path().join(WAL_FILE), wal).unwrap();
+    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    assert_eq!(loaded.replayed, 0);
+    assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
+}
+
+#[test]
+fn torn_tail_is_dropped_and_corruption_inside_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
+    let mut c = fresh();
+    run_some(&mut s, &mut c);
+    drop(s);
+    let path = dir.path().join(WAL_FILE);
+    let full = fs::read(&path).unwrap();
+    // half of a last record
+    fs::write(&path, &full[..full.len() - 3]).unwrap();
+    let (s, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    assert_eq!(loaded.replayed, 7);
+    drop(s);
+
+    let (mut s, _) = Store::open(dir.path(), fresh(), true).unwrap();
+    let mut c = fresh();
+    run_some(&mut s, &mut c);
+    drop(s);
+    let mut bad = fs::read(&path).unwrap();
+    bad[40] ^= 0xff;
+    fs::write(&path, &bad).unwrap();
+    match Store::open(dir.path(), fresh(), false) {
+        Err(PersistError::Corrupt { offset, .. }) => assert_eq!(offset, 12),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("corruption not detected"),
+    }
+}
+
+#[test]
+fn newer_formats_are_refused_and_clear_starts_fresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
+    let mut c = fresh();
+    run_some(&mut s, &mut c);
+    s.snapshot(&c).unwrap();
+    drop(s);
+    let snap = dir.path().join(SNAP_FILE);
+    let mut b = fs::read(&snap).unwrap();
+    b[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_be_bytes());
+    fs::write(&snap, &b).unwrap();
+    let err = Store::open(dir.path(), fresh(), false).err().unwrap();
+    assert!(matches!(err, PersistError::Newer { found, .. } if found == FORMAT_VERSION + 1));
+    assert!(err
+        .to_string()
+        .contains("newer than this slurmctld-rs supports"));
+    let (_, loaded) = Store::open(dir.path(), fresh(), true).unwrap();
+    assert!(loaded.controller.jobs.is_empty());
+    assert_eq!(loaded.controller.next_job_id, 1);
+}
+
+#[test]
+fn every_logged_command_round_trips() {
+    let cmds = vec![
+        Command::Tick,
+        reg("n1"),
+        Command::NodeUnreachable { node: "n2".into() },
+        Command::UpdateNode {
+            uid: 0,
+            msg: Box::new(UpdateNodeMsg {
+                node_names: Some("n[1-2]".into()),
+                node_state: 0x200,
+                reason: Some("disk".into()),
+                reason_uid: 7,
+                ..Default::default()
+            }),
+        },
+        submit(3, Some("gres/gpu:1"), ProtocolVersion::V26_05),
+        Command::Kill {
+            uid: 1,
+            job_id: 2,
+            signal: 9,
+        },
+        Command::BatchComplete {
+            uid: 0,
+            job_id: 3,
+            job_rc: 1,
+            slurm_rc: 0,
+            node: None,
+        },
+        Command::EpilogComplete {
+            uid: 0,
+            job_id: 3,
+            node: Some("n1".into()),
+            rc: 0,
+        },
+        Command::TerminateDone {
+            job_id: 3,
+            node: "n1".into(),
+        },
+        Command::LaunchFailed {
+            job_id: 3,
+            node: "n1".into(),
+            rc: -1,
+        },
+        match submit(2, None, ProtocolVersion::V26_05) {
+            Command::Submit {
+                user,
+                desc,
+                version,
+            } => Command::Allocate {
+                user,
+                desc,
+                version,
+                resp_host: "10.0.0.7".into(),
+            },
+            _ => unreachable!(),
+        },
+        Command::StepCreate {
+            uid: 2001,
+            req: Box::new(slurm_wire::msg::step::JobStepCreateRequestMsg {
+                min_nodes: 2,
+                num_tasks: 4,
+                node_list: Some("n[1-2]".into()),
+                ..Default::default()
+            }),
+            version: ProtocolVersion::V24_11,
+        },
+        Command::StepComplete {
+            uid: 0,
+            msg: Box::new(slurm_wire::msg::step::StepCompleteMsg {
+                range_first: 0,
+                range_last: 1,
+                step_rc: 3,
+                ..Default::default()
+            }),
+        },
+        Command::CompleteAllocation {
+            uid: 2001,
+            job_id: 4,
+            job_rc: 0,
+        },
+    ];
+    for cmd in cmds {
+        let b = encode_command(&cmd).unwrap();
+        let back = decode_command(&b).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{cmd:?}"));
+    }
+}
