@@ -10,20 +10,7 @@ pub struct XFail {
     pub reason: &'static str,
 }
 
-pub const XFAILS: &[XFail] = &[
-    XFail {
-        imp: "rs",
-        scenario: "sbatch_gres",
-        version: "*",
-        reason: "slurmd-rs does not set CUDA_VISIBLE_DEVICES from the credential's GRES yet (stock slurmd under slurmctld-rs does)",
-    },
-    XFail {
-        imp: "rs",
-        scenario: "srun_gres",
-        version: "*",
-        reason: "GPUs are not given to steps yet: no CUDA_VISIBLE_DEVICES",
-    },
-];
+pub const XFAILS: &[XFail] = &[];
 
 pub fn lookup(imp: &str, scenario: &str, version: &str) -> Option<&'static str> {
     XFAILS

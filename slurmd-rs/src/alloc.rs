@@ -162,13 +162,28 @@ pub struct NodeGres {
     pub bits: Option<slurm_wire::types::BitStr>,
 }
 
-/// The credential's job GRES records for this node. The wire crate
-/// decodes only the empty GRES state list so far (the non-empty form,
-/// `gres_job_state_pack`, is being added there); until it does, a job
-/// decoded here holds no GRES. Map each record's `gres_bit_alloc[node
-/// index]` here once it lands.
-pub fn node_gres(_a: &JobCredArg, _node: &str) -> Vec<NodeGres> {
-    Vec::new()
+/// The credential's job GRES records for this node: each record's bitmap
+/// at this node's position in the job's node list.
+pub fn node_gres(a: &JobCredArg, node: &str) -> Vec<NodeGres> {
+    let Some(index) = a
+        .job_hostlist
+        .as_deref()
+        .and_then(|h| slurm_conf::expand(h).ok())
+        .and_then(|hosts| hosts.iter().position(|h| h == node))
+    else {
+        return Vec::new();
+    };
+    a.job_gres_list
+        .0
+        .iter()
+        .map(|g| NodeGres {
+            plugin_id: g.plugin_id,
+            bits: g
+                .gres_bit_alloc
+                .as_ref()
+                .and_then(|b| b.get(index).cloned().flatten()),
+        })
+        .collect()
 }
 
 /// Indices set in the bitmaps of the records of GRES `name`.
@@ -271,6 +286,23 @@ mod tests {
             step_core_bitmap: Some(bits(12, &[5, 9, 10])),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn gpu_indices_come_from_this_nodes_bitmap() {
+        let mut a = cred();
+        a.job_gres_list =
+            slurm_wire::msg::gres::GresJobStateList(vec![slurm_wire::msg::gres::GresJobState {
+                plugin_id: crate::gres::plugin_id("gpu"),
+                node_cnt: 3,
+                gres_bit_alloc: Some(vec![Some(bits(4, &[0, 1])), None, Some(bits(4, &[2, 3]))]),
+                ..Default::default()
+            }]);
+        assert_eq!(allocated_gres(&a, "gpu", "n1"), vec![0, 1]);
+        assert_eq!(allocated_gres(&a, "gpu", "n2"), Vec::<u32>::new());
+        assert_eq!(allocated_gres(&a, "gpu", "n3"), vec![2, 3]);
+        assert_eq!(allocated_gres(&a, "gpu", "n9"), Vec::<u32>::new());
+        assert_eq!(allocated_gres(&a, "mps", "n1"), Vec::<u32>::new());
     }
 
     #[test]

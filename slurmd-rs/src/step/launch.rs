@@ -200,6 +200,11 @@ pub fn plan_step(
     base.set("SLURM_TOPOLOGY_ADDR_PATTERN", "node");
     base.set("SLURM_LAUNCH_NODE_IPADDR", ip.as_str());
     base.set("SLURM_SRUN_COMM_HOST", ip.as_str());
+    // Steps see the job's GPUs on this node (device indices as on the node).
+    let gpus = crate::alloc::allocated_gres(a, "gpu", &node.node_name);
+    for (k, v) in crate::alloc::gpu_env(&gpus, false) {
+        base.set(k, v);
+    }
     base.set_default("SLURM_STEP_ID", m.step_id.step_id.to_string());
     base.set_default("SLURM_STEPID", m.step_id.step_id.to_string());
     base.set_default("SLURM_JOB_ID", m.step_id.job_id.to_string());
