@@ -182,6 +182,8 @@ pub async fn run_with(
         plugin: ctx.plugin.clone(),
     });
 
+    agent.dispatch(&shared, ctrl.ask_nodes_to_register());
+
     // The actor: the only writer.
     let sh = shared.clone();
     let actor = tokio::spawn(async move {

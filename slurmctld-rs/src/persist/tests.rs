@@ -152,6 +152,15 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
     assert_eq!(loaded.replayed, 8);
     let mut c = loaded.controller;
     assert_eq!(fingerprint(&c), before);
+    // Every node registered before the crash is asked to register again.
+    let asked = c.ask_nodes_to_register();
+    let registered = c
+        .nodes
+        .iter()
+        .filter(|n| n.protocol_version.is_some())
+        .count();
+    assert!(registered > 0);
+    assert_eq!(asked.len(), registered);
 
     // The reloaded usage is real: when job 1 ends, the pending job 3 starts.
     let r = step(

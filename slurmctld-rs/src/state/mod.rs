@@ -193,6 +193,23 @@ pub struct Controller {
 }
 
 impl Controller {
+    /// After a restart: ask every node whose protocol we know to register
+    /// again, as stock does, so that its hardware, OS and running jobs are
+    /// current (the snapshot keeps only administrative state).
+    pub fn ask_nodes_to_register(&self) -> Vec<Effect> {
+        self.nodes
+            .iter()
+            .filter_map(|n| {
+                msgs::outbound(
+                    n,
+                    Message::RequestNodeRegistrationStatus(Default::default()),
+                    Purpose::Reregister,
+                )
+            })
+            .map(|o| Effect::Send(Box::new(o)))
+            .collect()
+    }
+
     pub fn new(conf: ClusterConf, now: Time) -> Self {
         let nodes = conf.nodes.iter().cloned().map(Node::new).collect();
         let first = conf.raw.first_job_id.max(1);
