@@ -139,7 +139,7 @@ pub fn gres_plugin_id(name: &str) -> u32 {
 /// One `gres_job_state_t` as `gres_job_state_pack` writes it (the job's
 /// allocated GRES of one name and type; `node_cnt` entries per-node).
 /// 23.11 added the per-bit counts (shared GRES) after each bitmap set.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct GresJobState {
     pub plugin_id: u32,
     pub cpus_per_gres: u16,
@@ -162,6 +162,59 @@ pub struct GresJobState {
     pub gres_cnt_step_alloc: Option<Vec<u64>>,
     /// 23.11+, like `gres_per_bit_alloc`.
     pub gres_per_bit_step_alloc: Vec<Option<Vec<u64>>>,
+}
+
+/// Values as the decoder can produce them: the per-node arrays hold
+/// `node_cnt` entries, and `node_cnt` is small (the decoder refuses counts
+/// larger than the bytes left).
+impl<'a> arbitrary::Arbitrary<'a> for GresJobState {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+        let n = u.int_in_range(0..=3u32)?;
+        let per_node_bits = |u: &mut arbitrary::Unstructured<'a>| -> arbitrary::Result<_> {
+            Ok(if u.arbitrary()? {
+                Some(
+                    (0..n)
+                        .map(|_| u.arbitrary())
+                        .collect::<arbitrary::Result<Vec<Option<BitStr>>>>()?,
+                )
+            } else {
+                None
+            })
+        };
+        let per_bit = |u: &mut arbitrary::Unstructured<'a>| -> arbitrary::Result<_> {
+            (0..n)
+                .map(|_| u.arbitrary())
+                .collect::<arbitrary::Result<Vec<Option<Vec<u64>>>>>()
+        };
+        Ok(Self {
+            plugin_id: u.arbitrary()?,
+            cpus_per_gres: u.arbitrary()?,
+            flags: u.arbitrary()?,
+            gres_per_job: u.arbitrary()?,
+            gres_per_node: u.arbitrary()?,
+            gres_per_socket: u.arbitrary()?,
+            gres_per_task: u.arbitrary()?,
+            mem_per_gres: u.arbitrary()?,
+            ntasks_per_gres: u.arbitrary()?,
+            total_gres: u.arbitrary()?,
+            type_name: u.arbitrary()?,
+            node_cnt: n,
+            gres_cnt_node_alloc: u.arbitrary()?,
+            gres_bit_alloc: per_node_bits(u)?,
+            gres_per_bit_alloc: per_bit(u)?,
+            gres_bit_step_alloc: per_node_bits(u)?,
+            gres_cnt_step_alloc: if u.arbitrary()? {
+                Some(
+                    (0..n)
+                        .map(|_| u.arbitrary())
+                        .collect::<arbitrary::Result<_>>()?,
+                )
+            } else {
+                None
+            },
+            gres_per_bit_step_alloc: per_bit(u)?,
+        })
+    }
 }
 
 fn bitmaps(
