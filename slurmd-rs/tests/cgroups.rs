@@ -114,17 +114,25 @@ async fn oom_is_reported_and_the_node_stays_healthy() {
     }];
     resign(&mut m, v, &auth);
     launch_ok(n.rpc(v, Message::RequestBatchJobLaunch(m)).await);
-    let limit = std::fs::read_to_string(
-        Path::new("/sys/fs/cgroup/memory")
-            .join(&n.cg_root)
-            .join(format!("uid_{NOBODY}/job_21/memory.limit_in_bytes")),
-    );
+    // The supervisor writes the limit just after the launch reply: poll.
+    let limit_file = Path::new("/sys/fs/cgroup/memory")
+        .join(&n.cg_root)
+        .join(format!("uid_{NOBODY}/job_21/memory.limit_in_bytes"));
+    let want = (40u64 << 20).to_string();
+    let mut limit = std::fs::read_to_string(&limit_file);
+    for _ in 0..100 {
+        if limit.as_deref().is_ok_and(|l| l.trim() == want) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        limit = std::fs::read_to_string(&limit_file);
+    }
     let c = completion(&n, v).await;
     assert_eq!(c.step_id.job_id, 21);
     assert_eq!(c.job_rc, 253, "SIG_OOM, as stock's slurmstepd reports it");
     assert_eq!(c.slurm_rc, 0, "an OOM kill does not drain the node");
     if let Ok(l) = limit {
-        assert_eq!(l.trim(), (40u64 << 20).to_string());
+        assert_eq!(l.trim(), want);
     }
     terminate(&n, v, 21).await;
     job_cgroups_gone(&n, 21);
