@@ -251,10 +251,32 @@ async fn step_response(sh: &Arc<Shared>, job_id: u32, step_id: u32, v: ProtocolV
     })
 }
 
-/// Sends a one-way message to srun (SRUN_JOB_COMPLETE, a deferred
-/// RESPONSE_RESOURCE_ALLOCATION): srun reads it and sends no reply.
+/// Sends a message to srun: a deferred RESPONSE_RESOURCE_ALLOCATION
+/// (srun answers it with an RC), or SRUN_JOB_COMPLETE (no answer).
 pub async fn notify(agent: &Agent, o: &Outbound, uid: u32) {
     let ty = o.msg.msg_type();
+    if matches!(o.msg, Message::ResponseResourceAllocation(_)) {
+        let res = async {
+            let addr = tokio::net::lookup_host((o.addr.as_str(), o.port))
+                .await?
+                .next()
+                .ok_or_else(|| std::io::Error::other(format!("cannot resolve {}", o.addr)))?;
+            slurm_rpc::call(
+                &agent.ctx,
+                addr,
+                o.version,
+                &o.msg,
+                Audience::Uid(uid),
+                agent.timeout,
+            )
+            .await
+        }
+        .await;
+        if let Err(e) = res {
+            tracing::warn!("{ty} to srun at {}:{}: {e}", o.addr, o.port);
+        }
+        return;
+    }
     let res = async {
         let f = request_frame(&agent.ctx, o.version, &o.msg, Audience::Uid(uid))?;
         let addr = tokio::net::lookup_host((o.addr.as_str(), o.port))

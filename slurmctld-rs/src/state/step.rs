@@ -597,6 +597,218 @@ mod tests {
         assert!(layout(&[], 3, dist::BLOCK).tids.is_empty());
     }
 
+    use crate::state::config::ClusterConf;
+    use crate::state::job::UserInfo;
+    use crate::state::{Command, Reply};
+    use slurm_wire::msg::job_desc::JobDescMsg;
+    use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
+    use slurm_wire::pack::NO_VAL64;
+
+    fn cluster() -> Controller {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+            NodeName=n[1-2] CPUs=4 RealMemory=1000\n\
+            PartitionName=debug Nodes=n[1-2] Default=YES State=UP\n";
+        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
+        for (n, v) in [
+            ("n1", ProtocolVersion::V26_05),
+            ("n2", ProtocolVersion::V24_11),
+        ] {
+            let msg = SlurmNodeRegistrationStatusMsg {
+                node_name: Some(n.into()),
+                cpus: 4,
+                real_memory: 1000,
+                ..Default::default()
+            };
+            c.apply(
+                1000,
+                Command::Register {
+                    msg: Box::new(msg),
+                    version: v,
+                    uid: 0,
+                },
+            );
+        }
+        c
+    }
+
+    fn allocate(c: &mut Controller, nodes: u32, tasks: u32) -> (Reply, Vec<Effect>) {
+        let desc = JobDescMsg {
+            time_limit: NO_VAL,
+            min_nodes: nodes,
+            max_nodes: nodes,
+            num_tasks: tasks,
+            min_cpus: 1,
+            cpus_per_task: NO_VAL16,
+            ntasks_per_node: NO_VAL16,
+            pn_min_memory: NO_VAL64,
+            alloc_resp_port: 4000,
+            other_port: 4001,
+            script: Some("ignored for an allocation".into()),
+            ..Default::default()
+        };
+        let user = UserInfo {
+            uid: 1000,
+            gid: 1000,
+            ..Default::default()
+        };
+        c.apply(
+            1001,
+            Command::Allocate {
+                user,
+                desc: Box::new(desc),
+                version: ProtocolVersion::V24_11,
+                resp_host: "10.0.0.9".into(),
+            },
+        )
+    }
+
+    fn step_req(job_id: u32, nodes: u32, tasks: u32) -> Box<JobStepCreateRequestMsg> {
+        Box::new(JobStepCreateRequestMsg {
+            step_id: StepId::job(job_id),
+            min_nodes: nodes,
+            max_nodes: nodes,
+            num_tasks: tasks,
+            cpu_count: tasks,
+            relative: NO_VAL16,
+            task_dist: dist::UNKNOWN,
+            host: Some("login".into()),
+            port: 5000,
+            ..Default::default()
+        })
+    }
+
+    fn sends(fx: &[Effect]) -> Vec<(String, String)> {
+        fx.iter()
+            .map(|Effect::Send(o)| (o.node.clone(), o.msg.msg_type().name().to_string()))
+            .collect()
+    }
+
+    /// srun -N2 hostname: allocation, step, both nodes complete, srun ends
+    /// the allocation; the nodes are told to clean up and srun is told.
+    #[test]
+    fn interactive_allocation_and_step_life() {
+        let mut c = cluster();
+        let (r, fx) = allocate(&mut c, 2, NO_VAL);
+        let Reply::Submitted { job_id } = r else {
+            panic!("{r:?}")
+        };
+        // Granted at once: no batch launch, no deferred grant.
+        assert!(sends(&fx).is_empty(), "{:?}", sends(&fx));
+        assert_eq!(c.jobs[&job_id].state, JobState::Running);
+        let other = alloc_response(&c, &c.jobs[&job_id], ProtocolVersion::V24_11);
+        assert_eq!(other.node_list.as_deref(), Some("n[1-2]"));
+        assert_eq!(other.cpus_per_node, vec![1]);
+        assert_eq!(other.cpu_count_reps, vec![2]);
+
+        // A stranger may not create steps in it.
+        let (r, _) = c.apply(
+            1002,
+            Command::StepCreate {
+                uid: 1001,
+                req: step_req(job_id, 2, 2),
+                version: ProtocolVersion::V26_05,
+            },
+        );
+        assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED));
+        let (r, _) = c.apply(
+            1002,
+            Command::StepCreate {
+                uid: 1000,
+                req: step_req(job_id, 2, 2),
+                version: ProtocolVersion::V26_05,
+            },
+        );
+        assert_eq!(r, Reply::Step { job_id, step_id: 0 });
+        let st = &c.steps[&job_id].steps[&0];
+        assert_eq!(st.tids, vec![vec![0], vec![1]]);
+        // n2 registered with 24.11: the whole step speaks it.
+        assert_eq!(st.start_protocol_ver, ProtocolVersion::V24_11);
+
+        let done = |first, last| Command::StepComplete {
+            uid: 0,
+            msg: Box::new(StepCompleteMsg {
+                step_id: StepId {
+                    sluid: 0,
+                    job_id,
+                    step_id: 0,
+                    step_het_comp: NO_VAL,
+                },
+                range_first: first,
+                range_last: last,
+                ..Default::default()
+            }),
+        };
+        c.apply(1003, done(1, 1));
+        assert!(
+            c.steps[&job_id].steps.contains_key(&0),
+            "n1 has not reported yet"
+        );
+        c.apply(1003, done(0, 0));
+        assert!(c.steps[&job_id].steps.is_empty());
+
+        let (r, fx) = c.apply(
+            1004,
+            Command::CompleteAllocation {
+                uid: 1000,
+                job_id,
+                job_rc: 0,
+            },
+        );
+        assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(c.jobs[&job_id].state, JobState::Complete);
+        let s = sends(&fx);
+        assert!(
+            s.contains(&("srun@10.0.0.9".into(), "SRUN_JOB_COMPLETE".into())),
+            "{s:?}"
+        );
+        assert_eq!(
+            s.iter().filter(|x| x.1 == "REQUEST_TERMINATE_JOB").count(),
+            2,
+            "{s:?}"
+        );
+        // Steps of a finished job cannot be created.
+        let (r, _) = c.apply(
+            1005,
+            Command::StepCreate {
+                uid: 1000,
+                req: step_req(job_id, 1, 1),
+                version: ProtocolVersion::V24_11,
+            },
+        );
+        assert_eq!(r, Reply::Rc(ESLURM_ALREADY_DONE));
+    }
+
+    /// A pending allocation is granted later by a message to srun.
+    #[test]
+    fn deferred_grant_goes_to_srun() {
+        let mut c = cluster();
+        // The first takes every CPU.
+        let (r1, _) = allocate(&mut c, 2, 8);
+        let (r2, fx) = allocate(&mut c, 2, 2);
+        let (Reply::Submitted { job_id: j1 }, Reply::Submitted { job_id: j2 }) = (r1, r2) else {
+            panic!()
+        };
+        assert!(sends(&fx).is_empty());
+        assert_eq!(c.jobs[&j2].state, JobState::Pending);
+        let (_, fx) = c.apply(
+            1010,
+            Command::CompleteAllocation {
+                uid: 1000,
+                job_id: j1,
+                job_rc: 0,
+            },
+        );
+        let grant: Vec<_> = fx
+            .iter()
+            .filter_map(|Effect::Send(o)| match &o.msg {
+                Message::ResponseResourceAllocation(m) => Some((o.port, m.node_list.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(grant, vec![(4000, Some("n[1-2]".to_string()))]);
+    }
+
     #[test]
     fn cyclic_deals_tasks_in_turn() {
         let l = layout(&[4, 4], 5, dist::CYCLIC);

@@ -176,6 +176,8 @@ pub fn plan_step(
 
     let mut base = Env::from_pairs(m.env.iter().flatten().map(String::as_str));
     let (rlimits, umask) = take_limits(&mut base, &node.rlimits_except);
+    // A batch script's own pid must not pass for the task's (unknown here).
+    base.remove("SLURM_TASK_PID");
     // CPUs of this node in the job, from the credential's groups.
     let job_idx = a
         .job_hostlist
