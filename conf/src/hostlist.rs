@@ -259,12 +259,39 @@ fn find_from(b: &[u8], from: usize, c: u8) -> Option<usize> {
         .map(|p| p + from)
 }
 
+/// `find_from` that remembers its last answer, so that the tokenizer's
+/// searches from increasing positions scan each byte once in all (a long
+/// list without brackets was quadratic).
+struct Finder {
+    c: u8,
+    /// (searched from, result) of the last search.
+    last: Option<(usize, Option<usize>)>,
+}
+
+impl Finder {
+    fn new(c: u8) -> Self {
+        Self { c, last: None }
+    }
+
+    fn find(&mut self, b: &[u8], from: usize) -> Option<usize> {
+        if let Some((f, r)) = self.last {
+            if from >= f && r.is_none_or(|r| from <= r) {
+                return r;
+            }
+        }
+        let r = find_from(b, from, self.c);
+        self.last = Some((from, r));
+        r
+    }
+}
+
 /// Splits on separators but keeps `[...]` groups (which contain commas)
 /// inside one token.
 fn tokens(s: &str) -> Vec<&str> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut pos = 0usize;
+    let (mut opens, mut closes) = (Finder::new(b'['), Finder::new(b']'));
     loop {
         while b.get(pos).is_some_and(|&c| is_sep(c)) {
             pos += 1;
@@ -279,13 +306,13 @@ fn tokens(s: &str) -> Vec<&str> {
                 pos += 1;
             }
             loop {
-                let Some(open) = find_from(b, parse, b'[') else {
+                let Some(open) = opens.find(b, parse) else {
                     break 'outer;
                 };
                 if open > pos {
                     break 'outer;
                 }
-                let Some(close) = find_from(b, parse, b']') else {
+                let Some(close) = closes.find(b, parse) else {
                     break 'outer;
                 };
                 if close < open {

@@ -84,3 +84,15 @@ fn ranged_string_examples() {
     assert_eq!(hl.to_string(), "n[1-3,5],login");
     assert_eq!(hl.len(), 5);
 }
+
+/// Found by fuzz_hostlist: re-parsing the 44,104-name list this compresses
+/// to used to take seconds (the tokenizer rescanned to the end per name).
+#[test]
+fn long_bracketless_list_round_trips() {
+    let s = "\0\x017_\n7\n[3][344-44444,44]1]*:\x13)";
+    let mut hl = slurm_conf::Hostlist::parse(s).unwrap();
+    hl.uniq();
+    let again = slurm_conf::Hostlist::parse(&hl.to_string()).unwrap();
+    assert_eq!(again.len(), hl.len());
+    assert_eq!(again.to_string(), hl.to_string());
+}
