@@ -64,3 +64,18 @@ fn every_message_round_trips_in_every_version() {
         .collect();
     assert!(missing.is_empty(), "never generated: {missing:?}");
 }
+
+/// Found by fuzz_msg_job: a 23.02 allocation reply with node_cnt 0 and an
+/// empty (present) node address array must re-encode identically.
+#[test]
+fn empty_node_addr_array_reencodes() {
+    let hex = "294100000000000000000000000000000000000000000000000000000000000000000000000000000000010000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000";
+    let data: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    let v = ProtocolVersion::ALL[usize::from(data[0]) % ProtocolVersion::ALL.len()];
+    let body = &data[2..];
+    let m = Message::decode(v, MsgType::ResponseResourceAllocation, body).unwrap();
+    assert_eq!(m.encode_to_vec(v), body);
+}

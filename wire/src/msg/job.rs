@@ -199,7 +199,7 @@ mod node_addr {
     }
     pub(super) fn enc(w: &mut Writer, v: ProtocolVersion, t: &ResourceAllocationResponseMsg) {
         match &t.node_addr {
-            Some(a) if !a.is_empty() && a.len() as u64 == u64::from(t.node_cnt) => {
+            Some(a) if a.len() as u64 == u64::from(t.node_cnt) => {
                 w.u8(1);
                 w.count(a.len());
                 for x in a {
