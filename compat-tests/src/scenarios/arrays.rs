@@ -1,0 +1,7 @@
+//! Job arrays and dependencies.
+
+use super::Scenario;
+
+pub fn all() -> Vec<Scenario> {
+    vec![]
+}

@@ -1,0 +1,7 @@
+//! Scheduling: priority order, backfill, squeue --start.
+
+use super::Scenario;
+
+pub fn all() -> Vec<Scenario> {
+    vec![]
+}
