@@ -21,6 +21,7 @@ pub mod launch;
 pub mod node;
 pub mod partition;
 pub mod slurmdb;
+pub mod stats;
 pub mod step;
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
@@ -122,6 +123,8 @@ messages! {
     SrunJobComplete(step::SrunJobCompleteMsg),
     ResponseSlurmRc(common::ReturnCodeMsg),
     ResponseSlurmRcMsg(common::ReturnCodeMsgWithText),
+    RequestStatsInfo(stats::StatsInfoRequestMsg),
+    ResponseStatsInfo(stats::StatsInfoResponseMsg),
 }
 
 impl Message {
