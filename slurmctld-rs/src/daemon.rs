@@ -51,6 +51,8 @@ pub struct Shared {
     pub slurm_user_name: String,
     /// Signs job credentials (step creation).
     pub plugin: Arc<dyn slurm_wire::auth::AuthPlugin>,
+    /// sdiag counters.
+    pub stats: crate::stats::Stats,
 }
 
 impl Shared {
@@ -180,6 +182,7 @@ pub async fn run_with(
         ctl: ctl_tx.clone(),
         slurm_user_name: user_name,
         plugin: ctx.plugin.clone(),
+        stats: crate::stats::Stats::new(now(), ctrl.counters),
     });
 
     agent.dispatch(&shared, ctrl.ask_nodes_to_register());
@@ -202,7 +205,12 @@ pub async fn run_with(
                     }
                 }
             }
+            let (cycles, started) = (ctrl.counters.schedule_cycles, std::time::Instant::now());
             let (r, fx) = ctrl.apply(t, cmd);
+            sh.stats.schedule_time(
+                ctrl.counters.schedule_cycles.wrapping_sub(cycles),
+                started.elapsed(),
+            );
             if let Some(s) = store.as_mut() {
                 if reconf || s.snapshot_due() {
                     if let Err(e) = s.snapshot(&ctrl) {

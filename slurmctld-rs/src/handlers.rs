@@ -8,10 +8,12 @@ use crate::views;
 use slurm_rpc::{rc_message, Incoming};
 use slurm_wire::errno::*;
 use slurm_wire::msg::job::SubmitResponseMsg;
+use slurm_wire::msg::stats::STAT_COMMAND_RESET;
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::types::StepId;
 use slurm_wire::Message;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// What the daemon should do besides replying.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,8 +29,34 @@ fn now() -> i64 {
         .unwrap_or(0)
 }
 
-/// Handles one authenticated request; None for one-way messages.
+/// Handles one authenticated request; None for one-way messages. Counts
+/// it for sdiag once answered.
 pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
+    let (ty, uid, started) = (req.msg.msg_type(), req.identity.uid, Instant::now());
+    let _busy = sh.stats.server_thread();
+    let reply = match req.msg {
+        Message::RequestStatsInfo(ref m) => Some(stats_info(&sh, uid, m.command_id, req.version())),
+        _ => handle_one(sh.clone(), req).await,
+    };
+    sh.stats.rpc(ty, uid, started.elapsed());
+    reply
+}
+
+/// REQUEST_STATS_INFO: the counters, or `sdiag -r` (operators only).
+fn stats_info(sh: &Shared, uid: u32, command_id: u16, v: slurm_wire::ProtocolVersion) -> Message {
+    let snap = sh.snapshot();
+    if command_id == STAT_COMMAND_RESET {
+        if !snap.conf.is_admin(uid) {
+            tracing::error!(uid, "Security violation: REQUEST_STATS_INFO reset");
+            return rc_message(ESLURM_ACCESS_DENIED);
+        }
+        sh.stats.reset(now(), snap.counters);
+        return rc_message(SLURM_SUCCESS);
+    }
+    Message::ResponseStatsInfo(sh.stats.response(&snap, now(), v))
+}
+
+async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
     let v = req.version();
     let uid = req.identity.uid;
     let admin = sh.snapshot().conf.is_admin(uid);

@@ -196,6 +196,7 @@ pub const JOB_WAIT: Duration = Duration::from_secs(60);
 pub mod arrays;
 pub mod basic;
 pub mod jobs;
+pub mod ops;
 pub mod sched;
 pub mod slurmd;
 
@@ -206,5 +207,6 @@ pub fn all() -> Vec<Scenario> {
     v.extend(arrays::all());
     v.extend(sched::all());
     v.extend(slurmd::all());
+    v.extend(ops::all());
     v
 }

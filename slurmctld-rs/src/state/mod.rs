@@ -4,6 +4,7 @@
 //! StateSaveLocation write-ahead log, which is simply the command stream).
 
 pub mod config;
+pub mod counters;
 pub mod job;
 pub mod msgs;
 pub mod node;
@@ -190,6 +191,8 @@ pub struct Controller {
     pub last_ping: Time,
     /// Steps and interactive-allocation callbacks, by job id.
     pub steps: BTreeMap<u32, step::JobSteps>,
+    /// Event counts for sdiag (not saved: they restart with the daemon).
+    pub counters: counters::Counters,
 }
 
 impl Controller {
@@ -224,6 +227,7 @@ impl Controller {
             last_job_update: now,
             last_ping: now,
             steps: BTreeMap::new(),
+            counters: Default::default(),
         }
     }
 
@@ -837,6 +841,7 @@ impl Controller {
             "job submitted"
         );
         self.jobs.insert(job_id, j);
+        self.counters.submitted();
         self.last_job_update = now;
         Reply::Submitted { job_id }
     }
@@ -854,6 +859,7 @@ impl Controller {
             return;
         }
         pending.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        self.counters.schedule_cycle(pending.len(), pending.len());
         let mut blocked = vec![false; self.conf.partitions.len()];
         for (_, _, job_id) in pending {
             let Some(j) = self.jobs.get(&job_id) else {
@@ -913,6 +919,7 @@ impl Controller {
         j.state = JobState::Running;
         j.state_reason = job::reason::WAIT_NO_REASON;
         j.start_time = now;
+        self.counters.started();
         j.end_time = j.limit_end(now);
         j.batch_host = alloc.first().map(|a| a.node);
         j.alloc = alloc;
@@ -939,6 +946,7 @@ impl Controller {
         let was_running = j.state == JobState::Running;
         j.state = state;
         j.end_time = now;
+        self.counters.ended(state);
         self.on_job_ended(job_id, fx);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return;

@@ -14,9 +14,9 @@ use crate::pack::{Reader, Wire, Writer};
 use crate::wire_struct;
 use crate::ProtocolVersion;
 
-/// `command_id` values of `stats_info_request_msg_t`.
-pub const STAT_COMMAND_GET: u16 = 0;
-pub const STAT_COMMAND_RESET: u16 = 1;
+/// `command_id` values of `stats_info_request_msg_t` (slurm.h: reset is 0).
+pub const STAT_COMMAND_RESET: u16 = 0;
+pub const STAT_COMMAND_GET: u16 = 1;
 
 wire_struct! {
     /// `stats_info_request_msg_t`.
@@ -387,7 +387,7 @@ mod tests {
     fn round_trips_in_every_release() {
         round_trip_all(&sample());
         round_trip_all(&StatsInfoRequestMsg {
-            command_id: STAT_COMMAND_RESET,
+            command_id: STAT_COMMAND_GET,
         });
     }
 
