@@ -84,7 +84,11 @@ pub fn now() -> i64 {
 
 /// Reads slurm.conf and resolves SlurmUser.
 pub fn load(path: &Path) -> Result<(ClusterConf, String, u32), StartError> {
-    let conf = SlurmConf::from_file(path)?;
+    resolve(SlurmConf::from_file(path)?)
+}
+
+/// Resolves an already-read slurm.conf (nodes, partitions, SlurmUser).
+pub fn resolve(conf: SlurmConf) -> Result<(ClusterConf, String, u32), StartError> {
     for w in &conf.warnings {
         tracing::warn!("{w}");
     }
@@ -151,7 +155,19 @@ pub async fn run_with(
     listener: Option<tokio::net::TcpListener>,
     opts: RunOptions,
 ) -> Result<(), StartError> {
-    let (cluster, user_name, slurmd_uid) = load(&conf_path)?;
+    let conf = SlurmConf::from_file(&conf_path)?;
+    run_loaded(conf_path, conf, listener, opts).await
+}
+
+/// [`run_with`] for a slurm.conf the caller has read already (start-up
+/// reads it once); `conf_path` is what reconfigure reads again.
+pub async fn run_loaded(
+    conf_path: PathBuf,
+    conf: SlurmConf,
+    listener: Option<tokio::net::TcpListener>,
+    opts: RunOptions,
+) -> Result<(), StartError> {
+    let (cluster, user_name, slurmd_uid) = resolve(conf)?;
     let raw = cluster.raw.clone();
     let port = raw.slurmctld_port.first;
     let listener = match listener {
@@ -189,9 +205,18 @@ pub async fn run_with(
 
     // The actor: the only writer.
     let sh = shared.clone();
+    let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
     let actor = tokio::spawn(async move {
         let mut ctrl = ctrl;
-        while let Some((cmd, reply)) = rx.recv().await {
+        loop {
+            let (cmd, reply) = tokio::select! {
+                biased;
+                _ = &mut stop_rx => break,
+                m = rx.recv() => match m {
+                    Some(m) => m,
+                    None => break,
+                },
+            };
             let t = now();
             let reconf = matches!(cmd, Command::Reconfigure(_));
             // Write-ahead: a command the client is promised is on disk
@@ -221,6 +246,14 @@ pub async fn run_with(
             sh.snap.store(Arc::new(ctrl.clone()));
             agent.dispatch(&sh, fx);
             let _ = reply.send(r);
+        }
+        // A clean stop leaves a fresh snapshot and an empty log, so the
+        // next start has nothing to replay.
+        if let Some(s) = store.as_mut() {
+            match s.snapshot(&ctrl) {
+                Ok(()) => tracing::info!("state saved"),
+                Err(e) => tracing::error!("cannot write state snapshot: {e}"),
+            }
         }
     });
 
@@ -286,6 +319,12 @@ pub async fn run_with(
     ticker.abort();
     signals.abort();
     drop(tx);
-    actor.abort();
+    let _ = stop_tx.send(());
+    if tokio::time::timeout(Duration::from_secs(10), actor)
+        .await
+        .is_err()
+    {
+        tracing::error!("state machine did not stop in 10 s; exiting without a final snapshot");
+    }
     Ok(())
 }
