@@ -5,7 +5,8 @@
 //!
 //! Files (each starts with an 8-byte magic and a `u32` format version):
 //! * `rs_state.snap`: sequence number of the last command it contains,
-//!   then the jobs and the nodes' administrative state.
+//!   then the jobs, the nodes' administrative state and (format 2) the
+//!   running steps.
 //! * `rs_state.wal`: records `len u32 | seq u64 | time i64 | command |
 //!   fnv1a u32`. A torn last record (crash mid-write) is dropped: its
 //!   command was never acknowledged.
@@ -28,7 +29,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Version of the files' layout; bump on any change to it.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 const SNAP_MAGIC: &[u8; 8] = b"SRSSNAP\0";
 const WAL_MAGIC: &[u8; 8] = b"SRSWAL\0\0";
 pub const SNAP_FILE: &str = "rs_state.snap";
@@ -696,6 +697,7 @@ pub fn encode_state(c: &Controller) -> Vec<u8> {
     for j in c.jobs.values() {
         put_job(&mut w, c, j);
     }
+    steps::put_steps(&mut w, c);
     w.into_vec()
 }
 
@@ -712,6 +714,10 @@ pub fn restore_state(c: &mut Controller, b: &[u8]) -> DecResult<()> {
         if let Some(j) = get_job(&mut r, c)? {
             c.jobs.insert(j.job_id, j);
         }
+    }
+    // Format 1 snapshots end here (they had no steps).
+    if r.remaining() > 0 {
+        steps::get_steps(&mut r, c)?;
     }
     r.finish()?;
     c.rebuild_node_usage();
@@ -955,6 +961,8 @@ fn read_opt(p: &Path) -> Result<Option<Vec<u8>>, PersistError> {
         Err(e) => Err(io(p)(e)),
     }
 }
+
+mod steps;
 
 #[cfg(test)]
 mod tests;
