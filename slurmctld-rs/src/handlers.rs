@@ -197,11 +197,52 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             {
                 return Some(rc_message(ESLURM_NOT_SUPPORTED));
             }
-            rc_of(
-                sh.exec(Command::Kill {
+            // Other signals, and `scancel -b`, go to the job's processes.
+            let cmd = if m.signal != crate::state::SIGKILL
+                || m.flags & crate::state::control::KILL_JOB_BATCH != 0
+            {
+                Command::Signal {
                     uid,
                     job_id,
                     signal: m.signal,
+                    flags: m.flags,
+                }
+            } else {
+                Command::Kill {
+                    uid,
+                    job_id,
+                    signal: m.signal,
+                }
+            };
+            rc_of(sh.exec(cmd).await)
+        }
+        Message::RequestUpdateJob(desc) => {
+            let job_id = match desc.job_id_str.as_deref().map(|s| s.trim().parse::<u32>()) {
+                Some(Ok(id)) => id,
+                Some(Err(_)) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
+                None => desc.step_id.job_id,
+            };
+            rc_of(
+                sh.exec(Command::UpdateJob {
+                    uid,
+                    job_id,
+                    desc: Box::new(desc),
+                    version: v,
+                })
+                .await,
+            )
+        }
+        Message::RequestJobRequeue(m) => {
+            let job_id = match m.job_id_str.as_deref().map(|s| s.trim().parse::<u32>()) {
+                Some(Ok(id)) => id,
+                Some(Err(_)) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
+                None => m.step_id.job_id,
+            };
+            rc_of(
+                sh.exec(Command::Requeue {
+                    uid,
+                    job_id,
+                    flags: m.flags,
                 })
                 .await,
             )

@@ -95,6 +95,8 @@ mod tag {
     pub const STEP_CREATE: u8 = 12;
     pub const STEP_COMPLETE: u8 = 13;
     pub const COMPLETE_ALLOCATION: u8 = 14;
+    pub const UPDATE_JOB: u8 = 15;
+    pub const REQUEUE: u8 = 16;
 }
 
 /// StepCompleteMsg carries no version of its own; the newest layout keeps
@@ -276,7 +278,28 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
             w.u32(*job_id);
             w.u32(*job_rc);
         }
-        Command::NodeResponded { .. } | Command::Reconfigure(_) => return None,
+        Command::UpdateJob {
+            uid,
+            job_id,
+            desc,
+            version,
+        } => {
+            w.u8(tag::UPDATE_JOB);
+            w.u32(*uid);
+            w.u32(*job_id);
+            w.u16(version.to_wire());
+            put_nested(&mut w, desc.as_ref(), *version);
+        }
+        Command::Requeue { uid, job_id, flags } => {
+            w.u8(tag::REQUEUE);
+            w.u32(*uid);
+            w.u32(*job_id);
+            w.u32(*flags);
+        }
+        // Signals change no state.
+        Command::NodeResponded { .. } | Command::Reconfigure(_) | Command::Signal { .. } => {
+            return None
+        }
     }
     Some(w.into_vec())
 }
@@ -321,6 +344,23 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
                 version,
             }
         }
+        tag::UPDATE_JOB => {
+            let uid = r.u32()?;
+            let job_id = r.u32()?;
+            let version = version(&mut r)?;
+            let desc: JobDescMsg = get_nested(&mut r, version)?;
+            Command::UpdateJob {
+                uid,
+                job_id,
+                desc: Box::new(desc),
+                version,
+            }
+        }
+        tag::REQUEUE => Command::Requeue {
+            uid: r.u32()?,
+            job_id: r.u32()?,
+            flags: r.u32()?,
+        },
         tag::KILL => Command::Kill {
             uid: r.u32()?,
             job_id: r.u32()?,
@@ -401,7 +441,10 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
 pub fn must_sync(cmd: &Command) -> bool {
     !matches!(
         cmd,
-        Command::Tick | Command::NodeResponded { .. } | Command::NodeUnreachable { .. }
+        Command::Tick
+            | Command::NodeResponded { .. }
+            | Command::NodeUnreachable { .. }
+            | Command::Signal { .. }
     )
 }
 
@@ -486,6 +529,7 @@ fn put_job(w: &mut Writer, c: &Controller, j: &Job) {
     put_nested(w, j.desc.as_ref(), j.submit_version);
     w.bool(j.launch_failed);
     w.u32(j.cancelled_by.unwrap_or(u32::MAX));
+    w.u16(j.ctl.restart_cnt);
 }
 
 fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
@@ -559,6 +603,9 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
     let desc: JobDescMsg = get_nested(r, submit_version)?;
     let launch_failed = r.bool()?;
     let cancelled_by = Some(r.u32()?).filter(|u| *u != u32::MAX);
+    let ctl = crate::state::control::JobCtl {
+        restart_cnt: r.u16()?,
+    };
     let gres_req = desc
         .tres_per_node
         .as_deref()
@@ -604,6 +651,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
         submit_version,
         launch_failed,
         cancelled_by,
+        ctl,
     };
     if lost_node && j.state == JobState::Running {
         tracing::error!(

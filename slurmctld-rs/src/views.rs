@@ -295,7 +295,9 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
     } else {
         0
     };
-    let priority = if v < V::V23_02 {
+    let priority = if j.priority == 0 {
+        0 // held
+    } else if v < V::V23_02 {
         let seq = j.job_id.saturating_sub(c.conf.raw.first_job_id.max(1)) + 1;
         TOP_PRIORITY.saturating_sub(seq)
     } else {
@@ -375,7 +377,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
             cpu_freq_gov: d.cpu_freq_gov,
             cpu_freq_max: d.cpu_freq_max,
             cpu_freq_min: d.cpu_freq_min,
-            requeue: 1,
+            requeue: u16::from(crate::state::control::requeue_allowed(c, j)),
             submit_time: j.submit_time,
             work_dir: d.work_dir.clone(),
             features: d.features.clone(),
@@ -392,6 +394,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
             ..Default::default()
         }),
         nice: NICE_OFFSET,
+        restart_cnt: j.ctl.restart_cnt,
         num_cpus,
         num_nodes,
         core_spec: NO_VAL16,

@@ -57,6 +57,9 @@ fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
             cpus_per_task: NO_VAL16,
             ntasks_per_node: NO_VAL16,
             pn_min_memory: NO_VAL64,
+            // As clients send it: priority 0 would be `--hold`.
+            priority: NO_VAL,
+            requeue: NO_VAL16,
             name: Some("job".into()),
             script: Some("#!/bin/sh\nsleep 100\n".into()),
             work_dir: Some("/home/alice".into()),

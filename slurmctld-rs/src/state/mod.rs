@@ -4,6 +4,7 @@
 //! StateSaveLocation write-ahead log, which is simply the command stream).
 
 pub mod config;
+pub mod control;
 pub mod counters;
 pub mod job;
 pub mod msgs;
@@ -120,6 +121,27 @@ pub enum Command {
         job_id: u32,
         job_rc: u32,
     },
+    /// REQUEST_UPDATE_JOB: scontrol hold/uhold/release/update job.
+    UpdateJob {
+        uid: u32,
+        job_id: u32,
+        desc: Box<JobDescMsg>,
+        version: ProtocolVersion,
+    },
+    /// REQUEST_JOB_REQUEUE: scontrol requeue[hold], slurmd's launch failure.
+    Requeue {
+        uid: u32,
+        job_id: u32,
+        flags: u32,
+    },
+    /// REQUEST_KILL_JOB with a signal other than a cancel, or `-b`: signals
+    /// the job's processes (no state change, so never logged).
+    Signal {
+        uid: u32,
+        job_id: u32,
+        signal: u16,
+        flags: u16,
+    },
 }
 
 /// The synchronous answer to a command.
@@ -151,6 +173,9 @@ pub enum Purpose {
         job_id: u32,
     },
     Terminate {
+        job_id: u32,
+    },
+    Signal {
         job_id: u32,
     },
     /// A message to an srun (one way, authenticated for its user).
@@ -343,6 +368,10 @@ impl Controller {
             }
             Command::LaunchFailed { job_id, node, rc } => {
                 tracing::warn!(job_id, node, rc, "batch launch failed");
+                if rc == ESLURMD_PROLOG_FAILED {
+                    self.prolog_failed(now, job_id, Some(&node), &mut fx);
+                    return (Reply::Rc(SLURM_SUCCESS), fx);
+                }
                 if let Some(j) = self.jobs.get_mut(&job_id) {
                     if j.state == JobState::Running {
                         j.launch_failed = true;
@@ -375,6 +404,18 @@ impl Controller {
                 job_id,
                 job_rc,
             } => self.complete_allocation(now, uid, job_id, job_rc, &mut fx),
+            Command::UpdateJob {
+                uid, job_id, desc, ..
+            } => self.update_job(now, uid, job_id, &desc, &mut fx),
+            Command::Requeue { uid, job_id, flags } => {
+                self.requeue_request(now, uid, job_id, flags, &mut fx)
+            }
+            Command::Signal {
+                uid,
+                job_id,
+                signal,
+                flags,
+            } => self.signal_job(uid, job_id, signal, flags, &mut fx),
         };
         (reply, fx)
     }
@@ -478,6 +519,9 @@ impl Controller {
                 n.set_reason(None, 0, now);
             }
         }
+        if m.status == ESLURMD_PROLOG_FAILED as u32 {
+            self.drain_for_prolog(now, i);
+        }
         self.last_node_update = now;
         // Jobs we think run there but slurmd no longer knows ran to an end we
         // missed (e.g. slurmd restarted): only handled for pending epilogs.
@@ -543,6 +587,9 @@ impl Controller {
         self.last_node_update = now;
         let jobs: Vec<u32> = n.jobs.iter().copied().collect();
         for job_id in jobs {
+            if self.requeue_on_node_fail(now, job_id, fx) {
+                continue;
+            }
             if let Some(j) = self.jobs.get_mut(&job_id) {
                 j.state_reason = job::reason::FAIL_DOWN_NODE;
             }
@@ -803,7 +850,7 @@ impl Controller {
         self.next_job_id = self.next_job_id.wrapping_add(1).max(1);
         desc.user_id = user.uid;
         desc.group_id = user.gid;
-        let j = Job {
+        let mut j = Job {
             job_id,
             user,
             part,
@@ -833,7 +880,9 @@ impl Controller {
             submit_version: version,
             launch_failed: false,
             cancelled_by: None,
+            ctl: Default::default(),
         };
+        control::on_submit(&mut j, now);
         tracing::info!(
             job_id,
             uid = j.user.uid,
@@ -849,10 +898,11 @@ impl Controller {
     /// FIFO by priority then age; a blocked job holds back its partition
     /// (no backfill yet).
     fn schedule(&mut self, now: Time, fx: &mut Vec<Effect>) {
+        self.refresh_eligibility(now);
         let mut pending: Vec<(u32, i64, u32)> = self
             .jobs
             .values()
-            .filter(|j| j.state == JobState::Pending)
+            .filter(|j| j.state == JobState::Pending && control::eligible(j, now))
             .map(|j| (j.priority, j.submit_time, j.job_id))
             .collect();
         if pending.is_empty() {
@@ -1042,6 +1092,10 @@ impl Controller {
             return Reply::Rc(SLURM_SUCCESS);
         }
         tracing::info!(job_id, job_rc, slurm_rc, node, "batch script complete");
+        if slurm_rc == ESLURMD_PROLOG_FAILED as u32 {
+            self.prolog_failed(now, job_id, node, fx);
+            return Reply::Rc(SLURM_SUCCESS);
+        }
         j.exit_code = job_rc;
         let state = if slurm_rc != 0 {
             j.launch_failed = true;

@@ -325,7 +325,13 @@ pub fn terminate(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> Vec<
             };
             outbound(
                 n,
-                Message::RequestTerminateJob(msg),
+                // A time limit is announced as such (slurmd tells srun,
+                // then SIGTERM, KillWait, SIGKILL).
+                if j.state == super::job::JobState::Timeout {
+                    Message::RequestKillTimelimit(msg)
+                } else {
+                    Message::RequestTerminateJob(msg)
+                },
                 Purpose::Terminate { job_id: j.job_id },
             )
         })

@@ -642,6 +642,9 @@ mod tests {
             cpus_per_task: NO_VAL16,
             ntasks_per_node: NO_VAL16,
             pn_min_memory: NO_VAL64,
+            // As clients send it: priority 0 would be `--hold`.
+            priority: NO_VAL,
+            requeue: NO_VAL16,
             alloc_resp_port: 4000,
             other_port: 4001,
             script: Some("ignored for an allocation".into()),
