@@ -94,6 +94,9 @@ mod tag {
     pub const STEP_CREATE: u8 = 12;
     pub const STEP_COMPLETE: u8 = 13;
     pub const COMPLETE_ALLOCATION: u8 = 14;
+    // Arrays and dependencies (high numbers: clear of others' additions).
+    pub const KILL_TASKS: u8 = 40;
+    pub const UPDATE_DEPENDENCY: u8 = 41;
 }
 
 /// StepCompleteMsg carries no version of its own; the newest layout keeps
@@ -275,6 +278,31 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
             w.u32(*job_id);
             w.u32(*job_rc);
         }
+        Command::KillTasks {
+            uid,
+            array_job_id,
+            tasks,
+            signal,
+        } => {
+            w.u8(tag::KILL_TASKS);
+            w.u32(*uid);
+            w.u32(*array_job_id);
+            w.u16(*signal);
+            w.count(tasks.len());
+            for t in tasks {
+                w.u32(*t);
+            }
+        }
+        Command::UpdateDependency {
+            uid,
+            job_id,
+            dependency,
+        } => {
+            w.u8(tag::UPDATE_DEPENDENCY);
+            w.u32(*uid);
+            w.u32(*job_id);
+            w.str(Some(dependency));
+        }
         Command::NodeResponded { .. } | Command::Reconfigure(_) => return None,
     }
     Some(w.into_vec())
@@ -380,6 +408,27 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
             uid: r.u32()?,
             job_id: r.u32()?,
             job_rc: r.u32()?,
+        },
+        tag::KILL_TASKS => {
+            let uid = r.u32()?;
+            let array_job_id = r.u32()?;
+            let signal = r.u16()?;
+            let n = r.count(4)?;
+            let mut tasks = Vec::with_capacity(n);
+            for _ in 0..n {
+                tasks.push(r.u32()?);
+            }
+            Command::KillTasks {
+                uid,
+                array_job_id,
+                tasks,
+                signal,
+            }
+        }
+        tag::UPDATE_DEPENDENCY => Command::UpdateDependency {
+            uid: r.u32()?,
+            job_id: r.u32()?,
+            dependency: req_str(&mut r)?,
         },
         t => {
             return Err(slurm_wire::DecodeError::new(
@@ -696,6 +745,7 @@ pub fn encode_state(c: &Controller) -> Vec<u8> {
     for j in c.jobs.values() {
         put_job(&mut w, c, j);
     }
+    crate::state::array::put_state(&mut w, c);
     w.into_vec()
 }
 
@@ -713,6 +763,7 @@ pub fn restore_state(c: &mut Controller, b: &[u8]) -> DecResult<()> {
             c.jobs.insert(j.job_id, j);
         }
     }
+    crate::state::array::get_state(&mut r, c)?;
     r.finish()?;
     c.rebuild_node_usage();
     Ok(())

@@ -3,7 +3,9 @@
 //! commands replayed give the same state (tests, simulation, and later the
 //! StateSaveLocation write-ahead log, which is simply the command stream).
 
+pub mod array;
 pub mod config;
+pub mod depend;
 pub mod job;
 pub mod msgs;
 pub mod node;
@@ -119,6 +121,19 @@ pub enum Command {
         job_id: u32,
         job_rc: u32,
     },
+    /// scancel of array tasks (`12_3`, `12_[1-2]`).
+    KillTasks {
+        uid: u32,
+        array_job_id: u32,
+        tasks: Vec<u32>,
+        signal: u16,
+    },
+    /// `scontrol update job=ID Dependency=...`.
+    UpdateDependency {
+        uid: u32,
+        job_id: u32,
+        dependency: String,
+    },
 }
 
 /// The synchronous answer to a command.
@@ -190,6 +205,10 @@ pub struct Controller {
     pub last_ping: Time,
     /// Steps and interactive-allocation callbacks, by job id.
     pub steps: BTreeMap<u32, step::JobSteps>,
+    /// Job arrays: task records and the meta records' pending tasks.
+    pub arrays: array::Arrays,
+    /// Dependencies of pending jobs, by job id.
+    pub deps: depend::Deps,
 }
 
 impl Controller {
@@ -224,6 +243,8 @@ impl Controller {
             last_job_update: now,
             last_ping: now,
             steps: BTreeMap::new(),
+            arrays: Default::default(),
+            deps: Default::default(),
         }
     }
 
@@ -316,7 +337,7 @@ impl Controller {
                 uid,
                 job_id,
                 signal,
-            } => self.kill(now, uid, job_id, signal, &mut fx),
+            } => self.kill_request(now, uid, job_id, signal, &mut fx),
             Command::BatchComplete {
                 uid,
                 job_id,
@@ -371,6 +392,20 @@ impl Controller {
                 job_id,
                 job_rc,
             } => self.complete_allocation(now, uid, job_id, job_rc, &mut fx),
+            Command::KillTasks {
+                uid,
+                array_job_id,
+                tasks,
+                signal,
+            } => {
+                let tasks = tasks.into_iter().collect();
+                self.kill_tasks(now, uid, array_job_id, &tasks, signal, &mut fx)
+            }
+            Command::UpdateDependency {
+                uid,
+                job_id,
+                dependency,
+            } => self.update_dependency(now, uid, job_id, &dependency, &mut fx),
         };
         (reply, fx)
     }
@@ -795,6 +830,10 @@ impl Controller {
             }
             reason = job::reason::WAIT_PART_NODE_LIMIT;
         }
+        let ext = match self.submit_ext_check(&desc) {
+            Ok(x) => x,
+            Err(rc) => return Reply::Rc(rc),
+        };
         let job_id = self.next_job_id;
         self.next_job_id = self.next_job_id.wrapping_add(1).max(1);
         desc.user_id = user.uid;
@@ -837,6 +876,7 @@ impl Controller {
             "job submitted"
         );
         self.jobs.insert(job_id, j);
+        self.submit_ext_attach(job_id, ext);
         self.last_job_update = now;
         Reply::Submitted { job_id }
     }
@@ -856,6 +896,14 @@ impl Controller {
         pending.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let mut blocked = vec![false; self.conf.partitions.len()];
         for (_, _, job_id) in pending {
+            match self.gate(now, job_id, fx) {
+                array::Gate::Go => {}
+                array::Gate::Skip => continue,
+                array::Gate::Wait(r) => {
+                    self.set_wait_reason(now, job_id, r);
+                    continue;
+                }
+            }
             let Some(j) = self.jobs.get(&job_id) else {
                 continue;
             };
@@ -877,7 +925,7 @@ impl Controller {
                 let req = sched::Request::of(j);
                 match sched::select(&self.conf, &self.nodes, part, &req) {
                     Some(alloc) => {
-                        self.start_job(now, job_id, alloc, fx);
+                        self.start_pending(now, job_id, alloc, fx);
                         None
                     }
                     None => {
@@ -925,7 +973,8 @@ impl Controller {
             self.on_job_started(job_id, fx);
             return;
         }
-        if let Some(o) = msgs::batch_launch(&self.conf, &self.nodes, j, now) {
+        if let Some(mut o) = msgs::batch_launch(&self.conf, &self.nodes, j, now) {
+            self.patch_launch(job_id, &mut o);
             fx.push(Effect::Send(Box::new(o)));
         }
     }
@@ -939,6 +988,7 @@ impl Controller {
         let was_running = j.state == JobState::Running;
         j.state = state;
         j.end_time = now;
+        self.note_array_end(job_id);
         self.on_job_ended(job_id, fx);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return;
@@ -1149,6 +1199,7 @@ impl Controller {
             self.last_job_update = now;
             let jobs = &self.jobs;
             self.steps.retain(|id, _| jobs.contains_key(id));
+            self.purge_ext();
         }
         self.schedule(now, fx);
     }
