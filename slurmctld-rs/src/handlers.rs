@@ -118,13 +118,10 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         )),
         Message::RequestJobInfoSingle(m) => {
             let snap = sh.snapshot();
-            if snap.jobs.contains_key(&m.step_id.job_id) {
-                Message::ResponseJobInfo(views::job_info_msg(
-                    &snap,
-                    Some(&[m.step_id.job_id]),
-                    None,
-                    v,
-                ))
+            // An array's id answers with all its records.
+            let ids = crate::state::array::single_job_ids(&snap, m.step_id.job_id);
+            if !ids.is_empty() {
+                Message::ResponseJobInfo(views::job_info_msg(&snap, Some(&ids), None, v))
             } else {
                 rc_message(ESLURM_INVALID_JOB_ID)
             }
@@ -185,8 +182,24 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             }
         }
         Message::RequestKillJob(m) | Message::RequestCancelJobStep(m) => {
-            let job_id = match m.sjob_id.as_deref().map(str::parse::<u32>) {
-                Some(Ok(id)) => id,
+            let job_id = match m
+                .sjob_id
+                .as_deref()
+                .map(crate::state::array::parse_job_id_str)
+            {
+                Some(Ok((id, None))) => id,
+                // Array tasks: `12_3`, `12_[1-2]`.
+                Some(Ok((array_job_id, Some(tasks)))) => {
+                    return Some(rc_of(
+                        sh.exec(Command::KillTasks {
+                            uid,
+                            array_job_id,
+                            tasks: tasks.into_iter().collect(),
+                            signal: m.signal,
+                        })
+                        .await,
+                    ))
+                }
                 Some(Err(_)) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
                 None => m.step_id.job_id,
             };
@@ -215,6 +228,25 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 }
             };
             rc_of(sh.exec(cmd).await)
+        }
+        // Dependency updates (other fields in the same request are not applied yet).
+        Message::RequestUpdateJob(m) if m.dependency.is_some() => {
+            let id = m
+                .job_id_str
+                .as_deref()
+                .map(str::parse::<u32>)
+                .unwrap_or(Ok(m.step_id.job_id));
+            match id {
+                Ok(job_id) if job_id != 0 && job_id != NO_VAL => rc_of(
+                    sh.exec(Command::UpdateDependency {
+                        uid,
+                        job_id,
+                        dependency: m.dependency.clone().unwrap_or_default(),
+                    })
+                    .await,
+                ),
+                _ => rc_message(ESLURM_INVALID_JOB_ID),
+            }
         }
         Message::RequestUpdateJob(desc) => {
             let job_id = match desc.job_id_str.as_deref().map(|s| s.trim().parse::<u32>()) {

@@ -5,8 +5,8 @@
 //!
 //! Files (each starts with an 8-byte magic and a `u32` format version):
 //! * `rs_state.snap`: sequence number of the last command it contains,
-//!   then the jobs, the nodes' administrative state and (format 2) the
-//!   running steps.
+//!   then the jobs, the nodes' administrative state, (format 2) the
+//!   running steps and (format 3) job arrays and dependencies.
 //! * `rs_state.wal`: records `len u32 | seq u64 | time i64 | command |
 //!   fnv1a u32`. A torn last record (crash mid-write) is dropped: its
 //!   command was never acknowledged.
@@ -29,7 +29,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Version of the files' layout; bump on any change to it.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 const SNAP_MAGIC: &[u8; 8] = b"SRSSNAP\0";
 const WAL_MAGIC: &[u8; 8] = b"SRSWAL\0\0";
 pub const SNAP_FILE: &str = "rs_state.snap";
@@ -97,6 +97,9 @@ mod tag {
     pub const COMPLETE_ALLOCATION: u8 = 14;
     pub const UPDATE_JOB: u8 = 15;
     pub const REQUEUE: u8 = 16;
+    // Arrays and dependencies (high numbers: clear of others' additions).
+    pub const KILL_TASKS: u8 = 40;
+    pub const UPDATE_DEPENDENCY: u8 = 41;
 }
 
 /// StepCompleteMsg carries no version of its own; the newest layout keeps
@@ -300,6 +303,31 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
         Command::NodeResponded { .. } | Command::Reconfigure(_) | Command::Signal { .. } => {
             return None
         }
+        Command::KillTasks {
+            uid,
+            array_job_id,
+            tasks,
+            signal,
+        } => {
+            w.u8(tag::KILL_TASKS);
+            w.u32(*uid);
+            w.u32(*array_job_id);
+            w.u16(*signal);
+            w.count(tasks.len());
+            for t in tasks {
+                w.u32(*t);
+            }
+        }
+        Command::UpdateDependency {
+            uid,
+            job_id,
+            dependency,
+        } => {
+            w.u8(tag::UPDATE_DEPENDENCY);
+            w.u32(*uid);
+            w.u32(*job_id);
+            w.str(Some(dependency));
+        }
     }
     Some(w.into_vec())
 }
@@ -421,6 +449,27 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
             uid: r.u32()?,
             job_id: r.u32()?,
             job_rc: r.u32()?,
+        },
+        tag::KILL_TASKS => {
+            let uid = r.u32()?;
+            let array_job_id = r.u32()?;
+            let signal = r.u16()?;
+            let n = r.count(4)?;
+            let mut tasks = Vec::with_capacity(n);
+            for _ in 0..n {
+                tasks.push(r.u32()?);
+            }
+            Command::KillTasks {
+                uid,
+                array_job_id,
+                tasks,
+                signal,
+            }
+        }
+        tag::UPDATE_DEPENDENCY => Command::UpdateDependency {
+            uid: r.u32()?,
+            job_id: r.u32()?,
+            dependency: req_str(&mut r)?,
         },
         t => {
             return Err(slurm_wire::DecodeError::new(
@@ -733,24 +782,39 @@ fn get_node(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
     Ok(())
 }
 
-/// The snapshot body: jobs and the nodes' administrative state.
+/// The snapshot body: jobs and the nodes' administrative state, then
+/// (format 2) the running steps, then (format 3) arrays and dependencies.
 pub fn encode_state(c: &Controller) -> Vec<u8> {
     let mut w = Writer::new();
-    w.u32(c.next_job_id);
-    w.count(c.nodes.len());
-    for n in &c.nodes {
-        put_node(&mut w, n);
-    }
-    w.count(c.jobs.len());
-    for j in c.jobs.values() {
-        put_job(&mut w, c, j);
-    }
+    put_base(&mut w, c);
     steps::put_steps(&mut w, c);
+    crate::state::array::put_state(&mut w, c);
     w.into_vec()
 }
 
-/// Restores a snapshot body into `c` (fresh from the current configuration).
-pub fn restore_state(c: &mut Controller, b: &[u8]) -> DecResult<()> {
+/// The part of the body every format has (all of format 1).
+fn put_base(w: &mut Writer, c: &Controller) {
+    w.u32(c.next_job_id);
+    w.count(c.nodes.len());
+    for n in &c.nodes {
+        put_node(w, n);
+    }
+    w.count(c.jobs.len());
+    for j in c.jobs.values() {
+        put_job(w, c, j);
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn encode_format_1(c: &Controller) -> Vec<u8> {
+    let mut w = Writer::new();
+    put_base(&mut w, c);
+    w.into_vec()
+}
+
+/// Restores a snapshot body of `format` into `c` (fresh from the current
+/// configuration).
+pub fn restore_state(c: &mut Controller, b: &[u8], format: u32) -> DecResult<()> {
     let mut r = Reader::new(b);
     c.next_job_id = r.u32()?.max(1);
     let n = r.count(8)?;
@@ -763,9 +827,11 @@ pub fn restore_state(c: &mut Controller, b: &[u8]) -> DecResult<()> {
             c.jobs.insert(j.job_id, j);
         }
     }
-    // Format 1 snapshots end here (they had no steps).
-    if r.remaining() > 0 {
+    if format >= 2 {
         steps::get_steps(&mut r, c)?;
+    }
+    if format >= 3 {
+        crate::state::array::get_state(&mut r, c)?;
     }
     r.finish()?;
     c.rebuild_node_usage();
@@ -774,7 +840,8 @@ pub fn restore_state(c: &mut Controller, b: &[u8]) -> DecResult<()> {
 
 // ------------------------------------------------------------ files
 
-fn read_header(path: &Path, b: &[u8], magic: &[u8; 8]) -> Result<usize, PersistError> {
+/// Checks the magic and format version; returns (body offset, format).
+fn read_header(path: &Path, b: &[u8], magic: &[u8; 8]) -> Result<(usize, u32), PersistError> {
     if b.len() < 12 || &b[..8] != magic {
         return Err(PersistError::BadMagic {
             path: path.to_path_buf(),
@@ -788,7 +855,7 @@ fn read_header(path: &Path, b: &[u8], magic: &[u8; 8]) -> Result<usize, PersistE
             supported: FORMAT_VERSION,
         });
     }
-    Ok(12)
+    Ok((12, v))
 }
 
 fn header(magic: &[u8; 8]) -> Vec<u8> {
@@ -843,7 +910,7 @@ impl Store {
         }
         let mut seq = 0u64;
         if let Some(b) = read_opt(&snap)? {
-            let at = read_header(&snap, &b, SNAP_MAGIC)?;
+            let (at, format) = read_header(&snap, &b, SNAP_MAGIC)?;
             let corrupt = |offset: usize, what: String| PersistError::Corrupt {
                 path: snap.clone(),
                 offset,
@@ -859,13 +926,13 @@ impl Store {
             if fnv1a(state) != sum {
                 return Err(corrupt(at + 8, "checksum mismatch".into()));
             }
-            restore_state(&mut fresh, state)
+            restore_state(&mut fresh, state, format)
                 .map_err(|e| corrupt(at + 8 + e.offset, e.to_string()))?;
         }
         let mut replayed = 0;
         let mut keep = 0usize;
         if let Some(b) = read_opt(&wal)? {
-            let mut at = read_header(&wal, &b, WAL_MAGIC)?;
+            let (mut at, _) = read_header(&wal, &b, WAL_MAGIC)?;
             keep = at;
             while at + 4 <= b.len() {
                 let len = u32::from_be_bytes(b[at..at + 4].try_into().unwrap_or_default()) as usize;

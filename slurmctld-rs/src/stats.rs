@@ -254,6 +254,7 @@ mod tests {
         use slurm_wire::msg::job_desc::JobDescMsg;
         use slurm_wire::pack::{NO_VAL, NO_VAL16, NO_VAL64};
         let d = JobDescMsg {
+            priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
             time_limit: NO_VAL,
             min_nodes: NO_VAL,
             max_nodes: NO_VAL,

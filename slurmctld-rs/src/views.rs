@@ -309,7 +309,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
         .std_out
         .clone()
         .or_else(|| (v >= V::V25_11).then(|| crate::state::job::DEFAULT_BATCH_STDOUT.to_string()));
-    JobInfo {
+    let mut info = JobInfo {
         step_id: StepId {
             sluid: 0,
             job_id: j.job_id,
@@ -421,7 +421,9 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
         }),
         select_jobinfo: SelectJobinfo::default(),
         ..Default::default()
-    }
+    };
+    crate::state::array::decorate(c, j.job_id, &mut info, v);
+    info
 }
 
 /// RESPONSE_JOB_INFO for the given jobs (all when `ids` is None).

@@ -381,6 +381,7 @@ fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
     step(s, c, 1001, reg("n1"));
     step(s, c, 1001, reg("n2"));
     let desc = JobDescMsg {
+        priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
         time_limit: NO_VAL,
         min_nodes: 2,
         max_nodes: 2,
@@ -455,18 +456,15 @@ fn a_format_1_snapshot_without_steps_still_loads() {
     run_some(&mut s, &mut c);
     s.snapshot(&c).unwrap();
     drop(s);
-    // Rewrite it as format 1 wrote it: version 1 and no steps section
-    // (an empty one is the last 4 bytes, a zero count).
+    // Rewrite it as format 1 wrote it: version 1, no steps section.
     let path = dir.path().join(SNAP_FILE);
     let b = fs::read(&path).unwrap();
-    // magic(8) version(4) seq(8) state checksum(4)
-    let state = &b[20..b.len() - 4];
-    assert_eq!(&state[state.len() - 4..], &[0, 0, 0, 0]);
-    let state = &state[..state.len() - 4];
+    // magic(8) version(4) seq(8) ... state checksum(4)
+    let state = super::encode_format_1(&c);
     let mut old = b[..20].to_vec();
     old[8..12].copy_from_slice(&1u32.to_be_bytes());
-    old.extend_from_slice(state);
-    old.extend_from_slice(&fnv1a(state).to_be_bytes());
+    old.extend_from_slice(&state);
+    old.extend_from_slice(&fnv1a(&state).to_be_bytes());
     fs::write(&path, old).unwrap();
     let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));

@@ -3,9 +3,11 @@
 //! commands replayed give the same state (tests, simulation, and later the
 //! StateSaveLocation write-ahead log, which is simply the command stream).
 
+pub mod array;
 pub mod config;
 pub mod control;
 pub mod counters;
+pub mod depend;
 pub mod job;
 pub mod msgs;
 pub mod node;
@@ -142,6 +144,19 @@ pub enum Command {
         signal: u16,
         flags: u16,
     },
+    /// scancel of array tasks (`12_3`, `12_[1-2]`).
+    KillTasks {
+        uid: u32,
+        array_job_id: u32,
+        tasks: Vec<u32>,
+        signal: u16,
+    },
+    /// `scontrol update job=ID Dependency=...`.
+    UpdateDependency {
+        uid: u32,
+        job_id: u32,
+        dependency: String,
+    },
 }
 
 /// The synchronous answer to a command.
@@ -218,6 +233,10 @@ pub struct Controller {
     pub steps: BTreeMap<u32, step::JobSteps>,
     /// Event counts for sdiag (not saved: they restart with the daemon).
     pub counters: counters::Counters,
+    /// Job arrays: task records and the meta records' pending tasks.
+    pub arrays: array::Arrays,
+    /// Dependencies of pending jobs, by job id.
+    pub deps: depend::Deps,
 }
 
 impl Controller {
@@ -253,6 +272,8 @@ impl Controller {
             last_ping: now,
             steps: BTreeMap::new(),
             counters: Default::default(),
+            arrays: Default::default(),
+            deps: Default::default(),
         }
     }
 
@@ -345,7 +366,7 @@ impl Controller {
                 uid,
                 job_id,
                 signal,
-            } => self.kill(now, uid, job_id, signal, &mut fx),
+            } => self.kill_request(now, uid, job_id, signal, &mut fx),
             Command::BatchComplete {
                 uid,
                 job_id,
@@ -416,6 +437,20 @@ impl Controller {
                 signal,
                 flags,
             } => self.signal_job(uid, job_id, signal, flags, &mut fx),
+            Command::KillTasks {
+                uid,
+                array_job_id,
+                tasks,
+                signal,
+            } => {
+                let tasks = tasks.into_iter().collect();
+                self.kill_tasks(now, uid, array_job_id, &tasks, signal, &mut fx)
+            }
+            Command::UpdateDependency {
+                uid,
+                job_id,
+                dependency,
+            } => self.update_dependency(now, uid, job_id, &dependency, &mut fx),
         };
         (reply, fx)
     }
@@ -846,6 +881,10 @@ impl Controller {
             }
             reason = job::reason::WAIT_PART_NODE_LIMIT;
         }
+        let ext = match self.submit_ext_check(&desc) {
+            Ok(x) => x,
+            Err(rc) => return Reply::Rc(rc),
+        };
         let job_id = self.next_job_id;
         self.next_job_id = self.next_job_id.wrapping_add(1).max(1);
         desc.user_id = user.uid;
@@ -891,6 +930,7 @@ impl Controller {
         );
         self.jobs.insert(job_id, j);
         self.counters.submitted();
+        self.submit_ext_attach(job_id, ext);
         self.last_job_update = now;
         Reply::Submitted { job_id }
     }
@@ -912,6 +952,14 @@ impl Controller {
         self.counters.schedule_cycle(pending.len(), pending.len());
         let mut blocked = vec![false; self.conf.partitions.len()];
         for (_, _, job_id) in pending {
+            match self.gate(now, job_id, fx) {
+                array::Gate::Go => {}
+                array::Gate::Skip => continue,
+                array::Gate::Wait(r) => {
+                    self.set_wait_reason(now, job_id, r);
+                    continue;
+                }
+            }
             let Some(j) = self.jobs.get(&job_id) else {
                 continue;
             };
@@ -933,7 +981,7 @@ impl Controller {
                 let req = sched::Request::of(j);
                 match sched::select(&self.conf, &self.nodes, part, &req) {
                     Some(alloc) => {
-                        self.start_job(now, job_id, alloc, fx);
+                        self.start_pending(now, job_id, alloc, fx);
                         None
                     }
                     None => {
@@ -982,7 +1030,8 @@ impl Controller {
             self.on_job_started(job_id, fx);
             return;
         }
-        if let Some(o) = msgs::batch_launch(&self.conf, &self.nodes, j, now) {
+        if let Some(mut o) = msgs::batch_launch(&self.conf, &self.nodes, j, now) {
+            self.patch_launch(job_id, &mut o);
             fx.push(Effect::Send(Box::new(o)));
         }
     }
@@ -997,6 +1046,7 @@ impl Controller {
         j.state = state;
         j.end_time = now;
         self.counters.ended(state);
+        self.note_array_end(job_id);
         self.on_job_ended(job_id, fx);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return;
@@ -1211,6 +1261,7 @@ impl Controller {
             self.last_job_update = now;
             let jobs = &self.jobs;
             self.steps.retain(|id, _| jobs.contains_key(id));
+            self.purge_ext();
         }
         self.schedule(now, fx);
     }

@@ -681,7 +681,7 @@ fn control_commands_survive_the_log_and_snapshot() {
 
     let snap = encode_state(&c);
     let mut back = ctrl();
-    restore_state(&mut back, &snap).unwrap();
+    restore_state(&mut back, &snap, crate::persist::FORMAT_VERSION).unwrap();
     let j = &back.jobs[&id];
     assert_eq!(
         (j.ctl.restart_cnt, j.priority, j.state_reason),

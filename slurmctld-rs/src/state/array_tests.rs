@@ -1,0 +1,571 @@
+//! Arrays and dependencies through the state machine, with a virtual clock.
+
+use super::super::depend::{WAIT_DEPENDENCY, WAIT_DEP_INVALID};
+use super::super::*;
+use super::*;
+use slurm_wire::msg::launch::BatchJobLaunchMsg;
+
+const CONF: &str = "\
+ClusterName=t
+SlurmctldHost=ctl
+SlurmUser=root
+NodeName=n[1-2] CPUs=4 RealMemory=1000
+PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP
+";
+
+fn ctrl() -> Controller {
+    let conf = slurm_conf::SlurmConf::parse_str(CONF, "/etc/slurm/slurm.conf").unwrap();
+    let mut c = Controller::new(config::ClusterConf::new(conf, 0).unwrap(), 1000);
+    for n in ["n1", "n2"] {
+        c.apply(
+            1000,
+            Command::Register {
+                msg: Box::new(slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg {
+                    node_name: Some(n.into()),
+                    cpus: 4,
+                    real_memory: 1000,
+                    version: Some("24.11.5".into()),
+                    ..Default::default()
+                }),
+                version: ProtocolVersion::V24_11,
+                uid: 0,
+            },
+        );
+    }
+    c
+}
+
+fn desc(f: impl FnOnce(&mut JobDescMsg)) -> Box<JobDescMsg> {
+    let mut d = JobDescMsg {
+        priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
+        time_limit: NO_VAL,
+        min_nodes: NO_VAL,
+        max_nodes: NO_VAL,
+        num_tasks: NO_VAL,
+        min_cpus: 1,
+        cpus_per_task: slurm_wire::pack::NO_VAL16,
+        ntasks_per_node: slurm_wire::pack::NO_VAL16,
+        pn_min_memory: slurm_wire::pack::NO_VAL64,
+        name: Some("wrap".into()),
+        script: Some("#!/bin/sh\nhostname\n".into()),
+        ..Default::default()
+    };
+    f(&mut d);
+    Box::new(d)
+}
+
+fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> (Reply, Vec<Effect>) {
+    let user = job::UserInfo {
+        uid: 1000,
+        gid: 1000,
+        name: Some("alice".into()),
+        ..Default::default()
+    };
+    c.apply(
+        now,
+        Command::Submit {
+            user,
+            desc: desc(f),
+            version: ProtocolVersion::V24_11,
+        },
+    )
+}
+
+fn id(r: Reply) -> u32 {
+    match r {
+        Reply::Submitted { job_id } => job_id,
+        r => panic!("{r:?}"),
+    }
+}
+
+fn launches(fx: &[Effect]) -> Vec<BatchJobLaunchMsg> {
+    fx.iter()
+        .filter_map(|Effect::Send(o)| match &o.msg {
+            Message::RequestBatchJobLaunch(m) => Some(m.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn finish(c: &mut Controller, now: Time, job_id: u32, rc: u32) -> Vec<Effect> {
+    let node = c.jobs[&job_id]
+        .batch_host
+        .map(|i| c.nodes[i].name().to_string());
+    let (r, mut fx) = c.apply(
+        now,
+        Command::BatchComplete {
+            uid: 0,
+            job_id,
+            job_rc: rc,
+            slurm_rc: 0,
+            node: node.clone(),
+        },
+    );
+    assert_eq!(r, Reply::Rc(0));
+    let (_, more) = c.apply(
+        now,
+        Command::EpilogComplete {
+            uid: 0,
+            job_id,
+            node,
+            rc: 0,
+        },
+    );
+    fx.extend(more);
+    fx
+}
+
+fn info(c: &Controller, job_id: u32) -> JobInfo {
+    crate::views::job_info(c, &c.jobs[&job_id], ProtocolVersion::V24_11)
+}
+
+#[test]
+fn array_specs_parse_like_stock() {
+    let s = parse_spec("0-3%2", 1001).unwrap();
+    assert_eq!(
+        s.tasks.iter().copied().collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
+    assert_eq!((s.max_run, s.step), (2, 1));
+    let s = parse_spec("1-9:2", 1001).unwrap();
+    assert_eq!(
+        s.tasks.iter().copied().collect::<Vec<_>>(),
+        vec![1, 3, 5, 7, 9]
+    );
+    assert_eq!(s.step, 2);
+    let s = parse_spec("1,3,5", 1001).unwrap();
+    assert_eq!(s.tasks.len(), 3);
+    assert!(parse_spec("5-1", 1001).is_err());
+    assert!(parse_spec("0-1001", 1001).is_err());
+    assert!(parse_spec("a", 1001).is_err());
+    assert!(parse_spec("1-4:0", 1001).is_err());
+    assert_eq!(hexmask(&[0, 1, 2, 3].into(), 4), "0xF");
+    assert_eq!(hexmask(&[1, 3, 5].into(), 6), "0x2A");
+    assert_eq!(hexmask(&[4].into(), 5), "0x10");
+    assert_eq!(
+        parse_job_id_str("12_[1-2]").unwrap(),
+        (12, Some([1, 2].into()))
+    );
+    assert_eq!(parse_job_id_str("12").unwrap(), (12, None));
+    assert_eq!(parse_job_id_str("12_*").unwrap(), (12, None));
+    assert!(parse_job_id_str("x_1").is_err());
+}
+
+#[test]
+fn bad_array_is_refused() {
+    let mut c = ctrl();
+    let (r, _) = submit(&mut c, 1001, |d| d.array_inx = Some("3-1".into()));
+    assert_eq!(r, Reply::Rc(ESLURM_INVALID_ARRAY));
+    assert!(c.jobs.is_empty());
+}
+
+#[test]
+fn array_tasks_split_off_with_new_ids_and_last_keeps_the_array_id() {
+    let mut c = ctrl();
+    // Fill n1 so that only 4 CPUs remain for the array.
+    let big = id(submit(&mut c, 1001, |d| d.min_cpus = 4).0);
+    let (r, fx) = submit(&mut c, 1002, |d| d.array_inx = Some("0-5".into()));
+    let a = id(r);
+    let l = launches(&fx);
+    // Tasks 0-3 start (4 free CPUs); ids after the array's own.
+    let got: Vec<(u32, u32, u32)> = l
+        .iter()
+        .map(|m| (m.job_id, m.array_job_id, m.array_task_id))
+        .collect();
+    assert_eq!(
+        got,
+        vec![(a + 1, a, 0), (a + 2, a, 1), (a + 3, a, 2), (a + 4, a, 3)]
+    );
+    let env = &l[0].environment;
+    for e in [
+        "SLURM_ARRAY_TASK_COUNT=6",
+        "SLURM_ARRAY_TASK_MIN=0",
+        "SLURM_ARRAY_TASK_MAX=5",
+        "SLURM_ARRAY_TASK_STEP=1",
+    ] {
+        assert!(env.iter().flatten().any(|x| x == e), "{e} missing: {env:?}");
+    }
+    // The meta record: pending, tasks 4-5, reason Resources.
+    let m = info(&c, a);
+    assert_eq!(m.array_task_id, NO_VAL);
+    assert_eq!(m.array_job_id, a);
+    assert_eq!(m.array_task_str.as_deref(), Some("0x30"));
+    assert_eq!(m.state_reason, job::reason::WAIT_RESOURCES);
+    let t = info(&c, a + 2);
+    assert_eq!(
+        (t.array_job_id, t.array_task_id, t.array_task_str),
+        (a, 1, None)
+    );
+    // scontrol show job <array id>: every record, head first.
+    assert_eq!(single_job_ids(&c, a), vec![a, a + 1, a + 2, a + 3, a + 4]);
+    assert_eq!(single_job_ids(&c, a + 2), vec![a + 2]);
+
+    // One task ends: task 4 splits off; task 5 is left alone in the meta
+    // record, which becomes task 5.
+    let fx = finish(&mut c, 1010, a + 1, 0);
+    let l = launches(&fx);
+    assert_eq!(
+        l.iter()
+            .map(|m| (m.job_id, m.array_task_id))
+            .collect::<Vec<_>>(),
+        vec![(a + 5, 4)]
+    );
+    assert_eq!(c.arrays.task_of(a).unwrap().task_id, 5);
+    assert_eq!(info(&c, a).array_task_str, None);
+    let fx = finish(&mut c, 1011, big, 0);
+    let l = launches(&fx);
+    assert_eq!(
+        l.iter()
+            .map(|m| (m.job_id, m.array_task_id))
+            .collect::<Vec<_>>(),
+        vec![(a, 5)]
+    );
+    // The next plain job gets the next free id.
+    let next = id(submit(&mut c, 1012, |_| {}).0);
+    assert_eq!(next, a + 6);
+}
+
+#[test]
+fn throttle_holds_tasks_with_array_task_limit() {
+    let mut c = ctrl();
+    let (r, fx) = submit(&mut c, 1001, |d| d.array_inx = Some("1-9:2%2".into()));
+    let a = id(r);
+    let l = launches(&fx);
+    assert_eq!(
+        l.iter().map(|m| m.array_task_id).collect::<Vec<_>>(),
+        vec![1, 3]
+    );
+    let m = info(&c, a);
+    assert_eq!(m.state_reason, WAIT_ARRAY_TASK_LIMIT);
+    assert_eq!(m.array_max_tasks, 2);
+    assert_eq!(info(&c, a + 1).array_max_tasks, 2);
+    // SLURM_ARRAY_TASK_STEP comes from the spec.
+    assert!(l[0]
+        .environment
+        .iter()
+        .flatten()
+        .any(|x| x == "SLURM_ARRAY_TASK_STEP=2"));
+    let fx = finish(&mut c, 1005, a + 1, 0);
+    assert_eq!(
+        launches(&fx)
+            .iter()
+            .map(|m| m.array_task_id)
+            .collect::<Vec<_>>(),
+        vec![5]
+    );
+}
+
+#[test]
+fn scancel_of_tasks_pending_running_and_whole_array() {
+    let mut c = ctrl();
+    let (r, _) = submit(&mut c, 1001, |d| d.array_inx = Some("0-5%1".into()));
+    let a = id(r);
+    // Task 0 runs (id a+1); 1-5 pending in the meta record.
+    let kill = |c: &mut Controller, uid: u32, tasks: Vec<u32>| {
+        c.apply(
+            1002,
+            Command::KillTasks {
+                uid,
+                array_job_id: a,
+                tasks,
+                signal: SIGKILL,
+            },
+        )
+        .0
+    };
+    assert_eq!(kill(&mut c, 2000, vec![2]), Reply::Rc(ESLURM_ACCESS_DENIED));
+    assert_eq!(kill(&mut c, 1000, vec![2, 3]), Reply::Rc(0));
+    assert_eq!(
+        c.arrays.metas[&a]
+            .pending
+            .iter()
+            .copied()
+            .collect::<Vec<_>>(),
+        vec![1, 4, 5]
+    );
+    assert_eq!(kill(&mut c, 1000, vec![0]), Reply::Rc(0));
+    assert_eq!(c.jobs[&(a + 1)].state, JobState::Cancelled);
+    assert_eq!(
+        kill(&mut c, 1000, vec![42]),
+        Reply::Rc(ESLURM_INVALID_JOB_ID)
+    );
+    // Task 1 started when 0 ended.
+    assert_eq!(c.arrays.find_task(a, 1), Some(a + 2));
+    // The whole array: meta record and running task.
+    let (r, _) = c.apply(
+        1003,
+        Command::Kill {
+            uid: 1000,
+            job_id: a,
+            signal: SIGKILL,
+        },
+    );
+    assert_eq!(r, Reply::Rc(0));
+    for id in [a, a + 2] {
+        assert_eq!(c.jobs[&id].state, JobState::Cancelled, "job {id}");
+    }
+    let (r, _) = c.apply(
+        1004,
+        Command::Kill {
+            uid: 1000,
+            job_id: a,
+            signal: SIGKILL,
+        },
+    );
+    assert_eq!(r, Reply::Rc(ESLURM_ALREADY_DONE));
+    // Purged with the jobs.
+    c.apply(1004 + 301, Command::Tick);
+    assert!(!c.jobs.contains_key(&a));
+    assert!(!c.arrays.metas.contains_key(&a));
+    assert!(c.arrays.recs.keys().all(|id| c.jobs.contains_key(id)));
+}
+
+#[test]
+fn dependency_kinds_and_their_outcomes() {
+    let mut c = ctrl();
+    let j1 = id(submit(&mut c, 1001, |_| {}).0);
+    // afterok on a job that fails: never satisfied, stays pending.
+    let ok = id(submit(&mut c, 1002, |d| {
+        d.dependency = Some(format!("afterok:{j1}"))
+    })
+    .0);
+    let notok = id(submit(&mut c, 1002, |d| {
+        d.dependency = Some(format!("afternotok:{j1}"))
+    })
+    .0);
+    let any = id(submit(&mut c, 1002, |d| {
+        d.dependency = Some(format!("afterany:{j1}"))
+    })
+    .0);
+    let after = id(submit(&mut c, 1002, |d| d.dependency = Some(format!("after:{j1}"))).0);
+    for j in [ok, notok, any] {
+        assert_eq!(c.jobs[&j].state_reason, WAIT_DEPENDENCY, "job {j}");
+        assert_eq!(c.jobs[&j].state, JobState::Pending);
+    }
+    // `after` only needs the job to have started.
+    assert_eq!(c.jobs[&after].state, JobState::Running);
+    assert_eq!(
+        info(&c, ok).details.unwrap().dependency.as_deref(),
+        Some(format!("afterok:{j1}(unfulfilled)").as_str())
+    );
+    finish(&mut c, 1010, j1, 1 << 8);
+    assert_eq!(c.jobs[&ok].state, JobState::Pending);
+    assert_eq!(c.jobs[&ok].state_reason, WAIT_DEP_INVALID);
+    assert_eq!(
+        info(&c, ok).details.unwrap().dependency.as_deref(),
+        Some(format!("afterok:{j1}(failed)").as_str())
+    );
+    for j in [notok, any] {
+        assert_eq!(c.jobs[&j].state, JobState::Running, "job {j}");
+        assert_eq!(info(&c, j).details.unwrap().dependency, None);
+    }
+    // Unknown ids: refused for afterok/afternotok, lifted for the others.
+    let (r, _) = submit(&mut c, 1011, |d| d.dependency = Some("afterok:999".into()));
+    assert_eq!(r, Reply::Rc(ESLURM_DEPENDENCY));
+    let (r, _) = submit(&mut c, 1011, |d| d.dependency = Some("afterany:999".into()));
+    assert_eq!(c.jobs[&id(r)].state, JobState::Running);
+    for bad in [
+        "afterfoo:1",
+        "afterok:",
+        "afterok:x",
+        "after:1+0",
+        "singletonx",
+    ] {
+        let (r, _) = submit(&mut c, 1011, |d| d.dependency = Some(bad.into()));
+        assert_eq!(r, Reply::Rc(ESLURM_DEPENDENCY), "{bad}");
+    }
+}
+
+#[test]
+fn or_lists_times_and_text() {
+    let mut c = ctrl();
+    let j1 = id(submit(&mut c, 1001, |_| {}).0);
+    let j2 = id(submit(&mut c, 1001, |_| {}).0);
+    let all = id(submit(&mut c, 1002, |d| {
+        d.dependency = Some(format!("afterok:{j1}:{j2},after:{j1}+1"))
+    })
+    .0);
+    let either = id(submit(&mut c, 1002, |d| {
+        d.dependency = Some(format!("afterok:{j1}?afterok:{j2}"))
+    })
+    .0);
+    // Fulfilled parts drop out of the text at once (after:j1 waits a minute).
+    assert_eq!(
+        c.dependency_text(all).as_deref(),
+        Some(
+            format!(
+                "afterok:{j1}(unfulfilled),afterok:{j2}(unfulfilled),after:{j1}+1(unfulfilled)"
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(
+        c.dependency_text(either).as_deref(),
+        Some(format!("afterok:{j1}(unfulfilled)?afterok:{j2}(unfulfilled)").as_str())
+    );
+    finish(&mut c, 1010, j1, 0);
+    assert_eq!(c.jobs[&either].state, JobState::Running);
+    assert_eq!(c.jobs[&all].state, JobState::Pending);
+    assert_eq!(
+        c.dependency_text(all).as_deref(),
+        Some(format!("afterok:{j2}(unfulfilled),after:{j1}+1(unfulfilled)").as_str())
+    );
+    finish(&mut c, 1020, j2, 0);
+    assert_eq!(c.jobs[&all].state, JobState::Pending);
+    // A minute after j1 started (at 1001).
+    c.apply(1001 + 59, Command::Tick);
+    assert_eq!(c.jobs[&all].state, JobState::Pending);
+    c.apply(1001 + 60, Command::Tick);
+    assert_eq!(
+        c.jobs[&all].state,
+        JobState::Running,
+        "{:?} {:?}",
+        c.jobs[&all].state_reason,
+        c.deps.get(&all)
+    );
+}
+
+#[test]
+fn singleton_and_array_dependencies() {
+    let mut c = ctrl();
+    let first = id(submit(&mut c, 1001, |d| d.name = Some("s".into())).0);
+    let second = id(submit(&mut c, 1002, |d| {
+        d.name = Some("s".into());
+        d.dependency = Some("singleton".into());
+    })
+    .0);
+    assert_eq!(c.jobs[&second].state_reason, WAIT_DEPENDENCY);
+    assert_eq!(
+        c.dependency_text(second).as_deref(),
+        Some("singleton(unfulfilled)")
+    );
+    finish(&mut c, 1003, first, 0);
+    assert_eq!(c.jobs[&second].state, JobState::Running);
+
+    // On a whole array (shown as ID_*) and on one task.
+    let a = id(submit(&mut c, 1004, |d| d.array_inx = Some("0-2".into())).0);
+    let whole = id(submit(&mut c, 1005, |d| {
+        d.dependency = Some(format!("afterok:{a}"))
+    })
+    .0);
+    let one = id(submit(&mut c, 1005, |d| {
+        d.dependency = Some(format!("afterany:{a}_1"))
+    })
+    .0);
+    assert_eq!(
+        c.dependency_text(whole).as_deref(),
+        Some(format!("afterok:{a}_*(unfulfilled)").as_str())
+    );
+    assert_eq!(
+        c.dependency_text(one).as_deref(),
+        Some(format!("afterany:{a}_1(unfulfilled)").as_str())
+    );
+    let t1 = c.arrays.find_task(a, 1).unwrap();
+    finish(&mut c, 1006, t1, 0);
+    assert_eq!(c.jobs[&one].state, JobState::Running);
+    assert_eq!(c.jobs[&whole].state, JobState::Pending);
+    for t in [0, 2] {
+        let id = c.arrays.find_task(a, t).unwrap();
+        finish(&mut c, 1007, id, 0);
+    }
+    assert_eq!(c.jobs[&whole].state, JobState::Running);
+    let (r, _) = submit(&mut c, 1008, |d| {
+        d.dependency = Some(format!("afterok:{a}_7"))
+    });
+    assert_eq!(r, Reply::Rc(ESLURM_DEPENDENCY));
+}
+
+#[test]
+fn update_dependency_while_pending() {
+    let mut c = ctrl();
+    let j1 = id(submit(&mut c, 1001, |_| {}).0);
+    let j2 = id(submit(&mut c, 1001, |d| {
+        d.dependency = Some(format!("afterok:{j1}"))
+    })
+    .0);
+    let j3 = id(submit(&mut c, 1001, |d| {
+        d.dependency = Some(format!("afterok:{j2}"))
+    })
+    .0);
+    let upd = |c: &mut Controller, uid: u32, job_id: u32, s: &str| {
+        c.apply(
+            1002,
+            Command::UpdateDependency {
+                uid,
+                job_id,
+                dependency: s.into(),
+            },
+        )
+        .0
+    };
+    assert_eq!(
+        upd(&mut c, 1000, j2, &format!("afterok:{j3}")),
+        Reply::Rc(ESLURM_CIRCULAR_DEPENDENCY)
+    );
+    assert_eq!(
+        upd(&mut c, 1000, j2, &format!("afterok:{j2}")),
+        Reply::Rc(ESLURM_DEPENDENCY)
+    );
+    assert_eq!(upd(&mut c, 2000, j2, ""), Reply::Rc(ESLURM_ACCESS_DENIED));
+    assert_eq!(upd(&mut c, 1000, j1, ""), Reply::Rc(ESLURM_JOB_NOT_PENDING));
+    assert_eq!(upd(&mut c, 1000, 777, ""), Reply::Rc(ESLURM_INVALID_JOB_ID));
+    assert_eq!(
+        upd(&mut c, 1000, j3, &format!("afternotok:{j1}")),
+        Reply::Rc(0)
+    );
+    assert_eq!(
+        c.dependency_text(j3).as_deref(),
+        Some(format!("afternotok:{j1}(unfulfilled)").as_str())
+    );
+    // Clearing lets j2 run.
+    assert_eq!(upd(&mut c, 1000, j2, ""), Reply::Rc(0));
+    assert_eq!(c.jobs[&j2].state, JobState::Running);
+    assert_eq!(c.jobs[&j2].state_reason, job::reason::WAIT_NO_REASON);
+}
+
+#[test]
+fn arrays_and_dependencies_survive_a_snapshot() {
+    let mut c = ctrl();
+    let a = id(submit(&mut c, 1001, |d| {
+        d.array_inx = Some("0-9%3".into());
+    })
+    .0);
+    let dep = id(submit(&mut c, 1002, |d| {
+        d.dependency = Some(format!("afterok:{a}"))
+    })
+    .0);
+    c.apply(
+        1003,
+        Command::KillTasks {
+            uid: 1000,
+            array_job_id: a,
+            tasks: vec![7],
+            signal: SIGKILL,
+        },
+    );
+    let snap = crate::persist::encode_state(&c);
+    let mut r = ctrl();
+    crate::persist::restore_state(&mut r, &snap, crate::persist::FORMAT_VERSION).unwrap();
+    assert_eq!(r.arrays, c.arrays);
+    assert_eq!(r.deps, c.deps);
+    assert_eq!(r.dependency_text(dep), c.dependency_text(dep));
+    assert_eq!(r.next_job_id, c.next_job_id);
+    // The logged commands round-trip too.
+    for cmd in [
+        Command::KillTasks {
+            uid: 1000,
+            array_job_id: a,
+            tasks: vec![1, 2],
+            signal: SIGKILL,
+        },
+        Command::UpdateDependency {
+            uid: 1000,
+            job_id: dep,
+            dependency: "afterany:1".into(),
+        },
+    ] {
+        let b = crate::persist::encode_command(&cmd).unwrap();
+        let back = crate::persist::decode_command(&b).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{cmd:?}"));
+    }
+}

@@ -1,0 +1,622 @@
+//! Job dependencies (`--dependency`, `scontrol update job Dependency=`):
+//! parsed into a list per job, tested before each start attempt, shown as
+//! stock shows them (`afterok:12(unfulfilled)`, fulfilled ones dropped).
+
+use super::job::JobState;
+use super::{Controller, Reply, Time};
+use slurm_wire::errno::*;
+use slurm_wire::pack::{Reader, Writer, INFINITE, NO_VAL};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// `WAIT_DEPENDENCY` (same value 22.05..26.05).
+pub const WAIT_DEPENDENCY: u32 = 2;
+/// `WAIT_DEP_INVALID`: DependencyNeverSatisfied.
+pub const WAIT_DEP_INVALID: u32 = 39;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DepType {
+    After,
+    AfterAny,
+    AfterNotOk,
+    AfterOk,
+    AfterCorr,
+    Singleton,
+}
+
+impl DepType {
+    fn name(self) -> &'static str {
+        match self {
+            DepType::After => "after",
+            DepType::AfterAny => "afterany",
+            DepType::AfterNotOk => "afternotok",
+            DepType::AfterOk => "afterok",
+            DepType::AfterCorr => "aftercorr",
+            DepType::Singleton => "singleton",
+        }
+    }
+    fn code(self) -> u8 {
+        self as u8
+    }
+    fn of(c: u8) -> Option<Self> {
+        [
+            DepType::After,
+            DepType::AfterAny,
+            DepType::AfterNotOk,
+            DepType::AfterOk,
+            DepType::AfterCorr,
+            DepType::Singleton,
+        ]
+        .get(usize::from(c))
+        .copied()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DepState {
+    Unfulfilled,
+    Fulfilled,
+    Failed,
+}
+
+impl DepState {
+    fn name(self) -> &'static str {
+        match self {
+            DepState::Unfulfilled => "unfulfilled",
+            DepState::Fulfilled => "fulfilled",
+            DepState::Failed => "failed",
+        }
+    }
+}
+
+/// One dependency of a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dep {
+    pub ty: DepType,
+    /// 0 for singleton.
+    pub job_id: u32,
+    /// NO_VAL: a plain job; INFINITE: a whole array; else one array task.
+    pub task: u32,
+    /// `after:ID+MIN`, in seconds.
+    pub time: u32,
+    pub state: DepState,
+    /// Joined with `?` (any), not `,` (all).
+    pub or: bool,
+}
+
+pub type Deps = BTreeMap<u32, Vec<Dep>>;
+
+/// Result of testing a job's dependencies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ready,
+    Waiting,
+    Failed,
+}
+
+/// How a dependency target stands.
+struct Target {
+    /// COMPLETED (every task, for an array).
+    complete: bool,
+    /// Ended and done completing.
+    completed: bool,
+    pending: bool,
+    start_time: i64,
+}
+
+impl Controller {
+    fn kill_invalid_depend_conf(&self) -> bool {
+        self.conf
+            .raw
+            .raw("DependencyParameters")
+            .is_some_and(|s| s.split(',').any(|p| p.trim() == "kill_invalid_depend"))
+    }
+
+    pub(super) fn kill_invalid_depend(&self) -> bool {
+        self.kill_invalid_depend_conf()
+    }
+
+    /// Resolves `id[_task]` as stock does: a plain id naming an array
+    /// means the whole array. None when no such job (or task) exists.
+    fn dep_target_exists(&self, job_id: u32, task: &mut u32) -> bool {
+        if *task == NO_VAL {
+            if self.arrays.is_array_id(job_id) {
+                *task = INFINITE;
+                return true;
+            }
+            self.jobs.contains_key(&job_id)
+        } else if *task == INFINITE {
+            self.arrays.is_array_id(job_id)
+        } else {
+            self.arrays.find_task(job_id, *task).is_some()
+        }
+    }
+
+    /// Whether dependency target `(job_id, task)` is (part of) `me`.
+    fn is_same_job(&self, me: Option<u32>, job_id: u32, task: u32) -> bool {
+        let Some(me) = me else {
+            return false;
+        };
+        match task {
+            INFINITE => match self.arrays.task_of(me) {
+                Some(r) => r.array_job_id == job_id,
+                None => me == job_id,
+            },
+            NO_VAL => me == job_id,
+            t => self.arrays.find_task(job_id, t) == Some(me),
+        }
+    }
+
+    /// Parses a dependency specification for job `me` (None at submit).
+    /// An empty list clears the job's dependencies.
+    pub(super) fn parse_dependency(&self, me: Option<u32>, spec: &str) -> Result<Vec<Dep>, i32> {
+        let spec = spec.trim();
+        if spec.is_empty() || spec == "0" {
+            return Ok(Vec::new());
+        }
+        let mut deps: Vec<Dep> = Vec::new();
+        let mut any_or = false;
+        let push = |deps: &mut Vec<Dep>, d: Dep| {
+            if !deps
+                .iter()
+                .any(|x| x.ty == d.ty && x.job_id == d.job_id && x.task == d.task)
+            {
+                deps.push(d);
+            }
+        };
+        let mut rest = spec;
+        loop {
+            let lower = rest.to_ascii_lowercase();
+            let sep_after: Option<char>;
+            if lower.starts_with("singleton") {
+                let mut t = &rest[9..];
+                let state = take_state(&mut t)?;
+                push(
+                    &mut deps,
+                    Dep {
+                        ty: DepType::Singleton,
+                        job_id: 0,
+                        task: NO_VAL,
+                        time: 0,
+                        state,
+                        or: false,
+                    },
+                );
+                sep_after = t.chars().next();
+                if !matches!(sep_after, None | Some(',') | Some('?')) {
+                    return Err(ESLURM_DEPENDENCY);
+                }
+                rest = t.get(1..).unwrap_or("");
+            } else if !rest.contains(':') && rest.starts_with(|c: char| c.is_ascii_digit()) {
+                // The old form: a bare job id means afterany.
+                let (tok, tail) = match rest.find(',') {
+                    Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+                    None => (rest, None),
+                };
+                for (job_id, mut task) in ids_of(tok)? {
+                    if self.is_same_job(me, job_id, task) {
+                        return Err(ESLURM_DEPENDENCY);
+                    }
+                    self.dep_target_exists(job_id, &mut task);
+                    push(
+                        &mut deps,
+                        Dep {
+                            ty: DepType::AfterAny,
+                            job_id,
+                            task,
+                            time: 0,
+                            state: DepState::Unfulfilled,
+                            or: false,
+                        },
+                    );
+                }
+                match tail {
+                    Some(t) => {
+                        rest = t;
+                        continue;
+                    }
+                    None => break,
+                }
+            } else {
+                let ty = [
+                    ("afternotok:", DepType::AfterNotOk),
+                    ("aftercorr:", DepType::AfterCorr),
+                    ("afterany:", DepType::AfterAny),
+                    ("afterok:", DepType::AfterOk),
+                    ("after:", DepType::After),
+                ]
+                .into_iter()
+                .find(|(p, _)| lower.starts_with(p));
+                let Some((prefix, ty)) = ty else {
+                    return Err(ESLURM_DEPENDENCY);
+                };
+                let mut t = &rest[prefix.len()..];
+                // job_id[_task][+time][(state)], joined by ':'.
+                loop {
+                    let end = t.find([':', ',', '?', '+', '(']).unwrap_or(t.len());
+                    let ids = ids_of(&t[..end])?;
+                    t = &t[end..];
+                    let mut time = 0u32;
+                    if let Some(x) = t.strip_prefix('+') {
+                        let n = x.find(|c: char| !c.is_ascii_digit()).unwrap_or(x.len());
+                        let m: u32 = x[..n].parse().map_err(|_| ESLURM_DEPENDENCY)?;
+                        if m == 0 {
+                            return Err(ESLURM_DEPENDENCY);
+                        }
+                        time = m.saturating_mul(60);
+                        t = &x[n..];
+                    }
+                    let state = take_state(&mut t)?;
+                    for (job_id, mut task) in ids {
+                        let exists = self.dep_target_exists(job_id, &mut task);
+                        // Without the job, afterok/afternotok could never
+                        // be decided: stock refuses them.
+                        if !exists && matches!(ty, DepType::AfterOk | DepType::AfterNotOk) {
+                            return Err(ESLURM_DEPENDENCY);
+                        }
+                        if self.is_same_job(me, job_id, task) {
+                            return Err(ESLURM_DEPENDENCY);
+                        }
+                        push(
+                            &mut deps,
+                            Dep {
+                                ty,
+                                job_id,
+                                task,
+                                time,
+                                state,
+                                or: false,
+                            },
+                        );
+                    }
+                    match t.chars().next() {
+                        Some(':') => t = &t[1..],
+                        None | Some(',') | Some('?') => break,
+                        Some(_) => return Err(ESLURM_DEPENDENCY),
+                    }
+                }
+                sep_after = t.chars().next();
+                rest = t.get(1..).unwrap_or("");
+            }
+            match sep_after {
+                Some('?') => any_or = true,
+                Some(',') => {}
+                _ => break,
+            }
+        }
+        if any_or {
+            for d in &mut deps {
+                d.or = true;
+            }
+        }
+        Ok(deps)
+    }
+
+    fn target(&self, d: &Dep) -> Option<Target> {
+        let of = |ids: &[u32]| -> Option<Target> {
+            let js: Vec<_> = ids.iter().filter_map(|id| self.jobs.get(id)).collect();
+            if js.is_empty() {
+                return None;
+            }
+            Some(Target {
+                complete: js.iter().all(|j| j.state == JobState::Complete),
+                completed: js
+                    .iter()
+                    .all(|j| j.state.is_finished() && j.completing.is_empty()),
+                pending: js.iter().any(|j| j.state == JobState::Pending),
+                start_time: js.iter().map(|j| j.start_time).max().unwrap_or(0),
+            })
+        };
+        match d.task {
+            NO_VAL => of(&[d.job_id]),
+            INFINITE => {
+                let mut t = of(&self.arrays.members(d.job_id))?;
+                if self.arrays.metas.get(&d.job_id).is_some_and(|m| m.failed) {
+                    t.complete = false;
+                }
+                Some(t)
+            }
+            task => of(&[self.arrays.find_task(d.job_id, task)?]),
+        }
+    }
+
+    /// Tests job `job_id`'s dependencies at `now`, updating their states;
+    /// when all are met the list is dropped, as stock flushes it.
+    pub(super) fn test_dependencies(&mut self, now: Time, job_id: u32) -> Outcome {
+        let Some(mut deps) = self.deps.get(&job_id).cloned() else {
+            return Outcome::Ready;
+        };
+        let Some(me) = self.jobs.get(&job_id) else {
+            return Outcome::Ready;
+        };
+        let (uid, name) = (me.user.uid, me.desc.name.clone());
+        let mut changed = false;
+        for d in deps.iter_mut().filter(|d| d.state == DepState::Unfulfilled) {
+            let new = if d.ty == DepType::Singleton {
+                let blocked = self.jobs.values().any(|o| {
+                    o.job_id != job_id
+                        && o.user.uid == uid
+                        && o.desc.name == name
+                        && (o.state == JobState::Running
+                            || (o.state == JobState::Pending && o.job_id < job_id))
+                });
+                (!blocked).then_some(DepState::Fulfilled)
+            } else {
+                match self.target(d) {
+                    // The job is gone: the dependency is lifted.
+                    None => Some(DepState::Fulfilled),
+                    Some(t) => match d.ty {
+                        DepType::After => (!t.pending
+                            && (d.time == 0 || now - t.start_time >= i64::from(d.time)))
+                        .then_some(DepState::Fulfilled),
+                        DepType::AfterAny => t.completed.then_some(DepState::Fulfilled),
+                        DepType::AfterNotOk => t.completed.then_some(if t.complete {
+                            DepState::Failed
+                        } else {
+                            DepState::Fulfilled
+                        }),
+                        DepType::AfterOk | DepType::AfterCorr => {
+                            t.completed.then_some(if t.complete {
+                                DepState::Fulfilled
+                            } else {
+                                DepState::Failed
+                            })
+                        }
+                        DepType::Singleton => None,
+                    },
+                }
+            };
+            if let Some(s) = new {
+                d.state = s;
+                changed = true;
+            }
+        }
+        let or_mode = deps.iter().any(|d| d.or);
+        let any = |s: DepState| deps.iter().any(|d| d.state == s);
+        let outcome = if or_mode {
+            if any(DepState::Fulfilled) {
+                Outcome::Ready
+            } else if any(DepState::Unfulfilled) {
+                Outcome::Waiting
+            } else {
+                Outcome::Failed
+            }
+        } else if any(DepState::Failed) {
+            Outcome::Failed
+        } else if any(DepState::Unfulfilled) {
+            Outcome::Waiting
+        } else {
+            Outcome::Ready
+        };
+        if outcome == Outcome::Ready {
+            self.deps.remove(&job_id);
+            self.last_job_update = now;
+            if let Some(j) = self.jobs.get_mut(&job_id) {
+                if j.state_reason == WAIT_DEPENDENCY {
+                    j.state_reason = super::job::reason::WAIT_NO_REASON;
+                }
+            }
+        } else if changed {
+            self.deps.insert(job_id, deps);
+            self.last_job_update = now;
+        }
+        outcome
+    }
+
+    /// The job's dependency as `scontrol show job` prints it; None when
+    /// it has none left.
+    pub fn dependency_text(&self, job_id: u32) -> Option<String> {
+        let deps = self.deps.get(&job_id)?;
+        let mut s = String::new();
+        let mut sep = "";
+        for d in deps.iter().filter(|d| d.state != DepState::Fulfilled) {
+            s.push_str(sep);
+            if d.ty == DepType::Singleton {
+                s.push_str(&format!("singleton({})", d.state.name()));
+            } else {
+                s.push_str(d.ty.name());
+                match d.task {
+                    INFINITE => s.push_str(&format!(":{}_*", d.job_id)),
+                    NO_VAL => s.push_str(&format!(":{}", d.job_id)),
+                    t => s.push_str(&format!(":{}_{t}", d.job_id)),
+                }
+                if d.time != 0 {
+                    s.push_str(&format!("+{}", d.time / 60));
+                }
+                s.push_str(&format!("({})", d.state.name()));
+            }
+            sep = if d.or { "?" } else { "," };
+        }
+        (!s.is_empty()).then_some(s)
+    }
+
+    /// Whether job `start`'s dependencies lead back to `me`.
+    fn leads_to(&self, me: u32, deps: &[Dep]) -> bool {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<u32> = Vec::new();
+        let push_targets = |stack: &mut Vec<u32>, deps: &[Dep]| {
+            for d in deps.iter().filter(|d| d.ty != DepType::Singleton) {
+                match d.task {
+                    NO_VAL => stack.push(d.job_id),
+                    INFINITE => stack.extend(self.arrays.members(d.job_id)),
+                    t => stack.extend(self.arrays.find_task(d.job_id, t)),
+                }
+            }
+        };
+        push_targets(&mut stack, deps);
+        while let Some(id) = stack.pop() {
+            if id == me {
+                return true;
+            }
+            if !seen.insert(id) || seen.len() > 100_000 {
+                continue;
+            }
+            let finished = self.jobs.get(&id).is_none_or(|j| j.state.is_finished());
+            if let (false, Some(ds)) = (finished, self.deps.get(&id)) {
+                push_targets(&mut stack, ds);
+            }
+        }
+        false
+    }
+
+    /// `scontrol update job=ID Dependency=...` (pending jobs only; for an
+    /// array id, every pending record of it).
+    pub(super) fn update_dependency(
+        &mut self,
+        now: Time,
+        uid: u32,
+        job_id: u32,
+        spec: &str,
+        fx: &mut Vec<super::Effect>,
+    ) -> Reply {
+        let ids: Vec<u32> = if self.arrays.is_array_id(job_id) {
+            self.arrays.members(job_id)
+        } else if self.jobs.contains_key(&job_id) {
+            vec![job_id]
+        } else {
+            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+        };
+        let admin = self.conf.is_admin(uid);
+        let mut rc = SLURM_SUCCESS;
+        let mut any_pending = false;
+        for id in ids {
+            let Some(j) = self.jobs.get(&id) else {
+                continue;
+            };
+            if j.user.uid != uid && !admin {
+                return Reply::Rc(ESLURM_ACCESS_DENIED);
+            }
+            if j.state != JobState::Pending {
+                continue;
+            }
+            any_pending = true;
+            let deps = match self.parse_dependency(Some(id), spec) {
+                Ok(d) => d,
+                Err(e) => {
+                    rc = e;
+                    continue;
+                }
+            };
+            if self.leads_to(id, &deps) {
+                rc = ESLURM_CIRCULAR_DEPENDENCY;
+                continue;
+            }
+            if deps.is_empty() {
+                self.deps.remove(&id);
+            } else {
+                self.deps.insert(id, deps);
+            }
+            if let Some(j) = self.jobs.get_mut(&id) {
+                if matches!(j.state_reason, WAIT_DEPENDENCY | WAIT_DEP_INVALID) {
+                    j.state_reason = super::job::reason::WAIT_NO_REASON;
+                }
+            }
+            tracing::info!(job_id = id, dependency = spec, "dependency updated");
+        }
+        if !any_pending && rc == SLURM_SUCCESS {
+            return Reply::Rc(ESLURM_JOB_NOT_PENDING);
+        }
+        self.last_job_update = now;
+        self.schedule(now, fx);
+        Reply::Rc(rc)
+    }
+}
+
+/// `(state)` after a dependency; `fulfilled` may not be asked for.
+fn take_state(t: &mut &str) -> Result<DepState, i32> {
+    let Some(x) = t.strip_prefix('(') else {
+        return Ok(DepState::Unfulfilled);
+    };
+    let Some(end) = x.find(')') else {
+        return Err(ESLURM_DEPENDENCY);
+    };
+    let state = if x[..end].eq_ignore_ascii_case("failed") {
+        DepState::Failed
+    } else {
+        DepState::Unfulfilled
+    };
+    *t = &x[end + 1..];
+    Ok(state)
+}
+
+/// `12`, `12_3`, `12_*`, `12_[1-3]` -> (job id, task) pairs.
+fn ids_of(tok: &str) -> Result<Vec<(u32, u32)>, i32> {
+    let (id, task) = match tok.split_once('_') {
+        Some((a, b)) => (a, Some(b)),
+        None => (tok, None),
+    };
+    let job_id: u32 = id.parse().map_err(|_| ESLURM_DEPENDENCY)?;
+    if job_id == 0 {
+        return Err(ESLURM_DEPENDENCY);
+    }
+    Ok(match task {
+        None => vec![(job_id, NO_VAL)],
+        Some("*") => vec![(job_id, INFINITE)],
+        Some(t) => super::array::parse_tasks(t, INFINITE)
+            .map_err(|_| ESLURM_DEPENDENCY)?
+            .into_iter()
+            .map(|t| (job_id, t))
+            .collect(),
+    })
+}
+
+// ------------------------------------------------------------ persistence
+
+pub(super) fn put_deps(w: &mut Writer, deps: &Deps) {
+    w.count(deps.len());
+    for (id, list) in deps {
+        w.u32(*id);
+        w.count(list.len());
+        for d in list {
+            w.u8(d.ty.code());
+            w.u32(d.job_id);
+            w.u32(d.task);
+            w.u32(d.time);
+            w.u8(d.state as u8);
+            w.bool(d.or);
+        }
+    }
+}
+
+pub(super) fn get_deps(r: &mut Reader<'_>) -> Result<Deps, slurm_wire::DecodeError> {
+    let bad = |r: &Reader<'_>, what: &'static str, v: u8| {
+        slurm_wire::DecodeError::new(
+            slurm_wire::DecodeErrorKind::BadValue {
+                what,
+                value: u64::from(v),
+            },
+            r.position(),
+        )
+    };
+    let mut out = Deps::new();
+    let n = r.count(8)?;
+    for _ in 0..n {
+        let id = r.u32()?;
+        let k = r.count(15)?;
+        let mut list = Vec::with_capacity(k);
+        for _ in 0..k {
+            let c = r.u8()?;
+            let ty = DepType::of(c).ok_or_else(|| bad(r, "dependency type", c))?;
+            let job_id = r.u32()?;
+            let task = r.u32()?;
+            let time = r.u32()?;
+            let s = r.u8()?;
+            let state = match s {
+                0 => DepState::Unfulfilled,
+                1 => DepState::Fulfilled,
+                2 => DepState::Failed,
+                _ => return Err(bad(r, "dependency state", s)),
+            };
+            let or = r.bool()?;
+            list.push(Dep {
+                ty,
+                job_id,
+                task,
+                time,
+                state,
+                or,
+            });
+        }
+        out.insert(id, list);
+    }
+    Ok(out)
+}
