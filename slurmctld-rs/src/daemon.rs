@@ -43,6 +43,9 @@ pub struct RunOptions {
 
 type Request = (Command, oneshot::Sender<Reply>);
 
+/// Most commands applied between two published snapshots.
+const MAX_BATCH: usize = 256;
+
 /// What request handlers and the agent share.
 pub struct Shared {
     snap: ArcSwap<Controller>,
@@ -209,7 +212,7 @@ pub async fn run_loaded(
     let actor = tokio::spawn(async move {
         let mut ctrl = ctrl;
         loop {
-            let (cmd, reply) = tokio::select! {
+            let first = tokio::select! {
                 biased;
                 _ = &mut stop_rx => break,
                 m = rx.recv() => match m {
@@ -217,35 +220,72 @@ pub async fn run_loaded(
                     None => break,
                 },
             };
+            // Take every command already queued (up to a bound) and answer
+            // them together: one fsync for the batch's log records and one
+            // published snapshot, instead of one of each per command.
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(x) => batch.push(x),
+                    Err(_) => break,
+                }
+            }
             let t = now();
-            let reconf = matches!(cmd, Command::Reconfigure(_));
-            // Write-ahead: a command the client is promised is on disk
-            // before it takes effect and is answered.
+            // Write-ahead: what a client is promised is on disk before it
+            // takes effect and is answered.
+            let mut ok = vec![true; batch.len()];
             if let Some(s) = store.as_mut() {
-                if let Err(e) = s.log(t, &cmd, crate::persist::must_sync(&cmd)) {
-                    tracing::error!("cannot log command: {e}");
-                    if crate::persist::must_sync(&cmd) {
-                        let _ = reply.send(Reply::Rc(slurm_wire::errno::ESLURM_WRITING_TO_FILE));
-                        continue;
+                let mut need_sync = false;
+                for (i, (cmd, _)) in batch.iter().enumerate() {
+                    let sync = crate::persist::must_sync(cmd);
+                    match s.log(t, cmd, false) {
+                        Ok(logged) => need_sync |= logged && sync,
+                        Err(e) => {
+                            tracing::error!("cannot log command: {e}");
+                            ok[i] = !sync;
+                        }
+                    }
+                }
+                if need_sync {
+                    if let Err(e) = s.sync() {
+                        tracing::error!("cannot sync the command log: {e}");
+                        for (i, (cmd, _)) in batch.iter().enumerate() {
+                            ok[i] &= !crate::persist::must_sync(cmd);
+                        }
                     }
                 }
             }
-            let (cycles, started) = (ctrl.counters.schedule_cycles, std::time::Instant::now());
-            let (r, fx) = ctrl.apply(t, cmd);
-            sh.stats.schedule_time(
-                ctrl.counters.schedule_cycles.wrapping_sub(cycles),
-                started.elapsed(),
-            );
+            let mut replies = Vec::with_capacity(batch.len());
+            let mut effects = Vec::new();
+            let mut snapshot_now = false;
+            for ((cmd, reply), ok) in batch.into_iter().zip(ok) {
+                if !ok {
+                    replies.push((reply, Reply::Rc(slurm_wire::errno::ESLURM_WRITING_TO_FILE)));
+                    continue;
+                }
+                snapshot_now |= matches!(cmd, Command::Reconfigure(_));
+                let (cycles, started) = (ctrl.counters.schedule_cycles, std::time::Instant::now());
+                let (r, fx) = ctrl.apply(t, cmd);
+                sh.stats.schedule_time(
+                    ctrl.counters.schedule_cycles.wrapping_sub(cycles),
+                    started.elapsed(),
+                );
+                effects.extend(fx);
+                replies.push((reply, r));
+            }
             if let Some(s) = store.as_mut() {
-                if reconf || s.snapshot_due() {
+                if snapshot_now || s.snapshot_due() {
                     if let Err(e) = s.snapshot(&ctrl) {
                         tracing::error!("cannot write state snapshot: {e}");
                     }
                 }
             }
+            // O(1): the tables are persistent maps of shared records.
             sh.snap.store(Arc::new(ctrl.clone()));
-            agent.dispatch(&sh, fx);
-            let _ = reply.send(r);
+            agent.dispatch(&sh, effects);
+            for (tx, r) in replies {
+                let _ = tx.send(r);
+            }
         }
         // A clean stop leaves a fresh snapshot and an empty log, so the
         // next start has nothing to replay.

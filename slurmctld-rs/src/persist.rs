@@ -1035,6 +1035,12 @@ impl Store {
         Ok(true)
     }
 
+    /// Makes every record logged so far durable (group commit of a batch).
+    pub fn sync(&mut self) -> Result<(), PersistError> {
+        let path = self.dir.join(WAL_FILE);
+        self.wal.sync_data().map_err(io(&path))
+    }
+
     pub fn snapshot_due(&self) -> bool {
         self.since_snapshot >= SNAPSHOT_EVERY
     }

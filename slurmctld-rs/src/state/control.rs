@@ -88,23 +88,35 @@ impl Controller {
     /// Before a scheduling pass: begin times that came, released jobs
     /// that get their begin time, reasons kept as stock shows them.
     pub(crate) fn refresh_eligibility(&mut self, now: Time) {
-        for j in self.jobs.values_mut() {
-            if j.state != JobState::Pending || is_held(j) {
+        // Reads first: a record is copied (shared with the snapshot) only
+        // when it changes.
+        for id in self.jobs.pending_ids() {
+            let Some(j) = self.jobs.get(&id) else {
+                continue;
+            };
+            if is_held(j) {
                 continue;
             }
+            let waiting = j.eligible_time != 0 && j.eligible_time > now;
+            let change = j.eligible_time == 0
+                || (waiting && j.state_reason != reason::WAIT_TIME)
+                || (!waiting && j.state_reason == reason::WAIT_TIME);
+            if !change {
+                continue;
+            }
+            let Some(j) = self.jobs.get_mut(&id) else {
+                continue;
+            };
             if j.eligible_time == 0 {
                 j.eligible_time = now;
             }
             if j.eligible_time > now {
-                if j.state_reason != reason::WAIT_TIME {
-                    j.state_reason = reason::WAIT_TIME;
-                    j.state_desc = None;
-                    self.last_job_update = now;
-                }
+                j.state_reason = reason::WAIT_TIME;
+                j.state_desc = None;
             } else if j.state_reason == reason::WAIT_TIME {
                 j.state_reason = reason::WAIT_NO_REASON;
-                self.last_job_update = now;
             }
+            self.last_job_update = now;
         }
     }
 

@@ -4,6 +4,7 @@
 //! StateSaveLocation write-ahead log, which is simply the command stream).
 
 pub mod array;
+pub mod backfill;
 pub mod config;
 pub mod control;
 pub mod counters;
@@ -11,7 +12,9 @@ pub mod depend;
 pub mod job;
 pub mod msgs;
 pub mod node;
+pub mod queue;
 pub mod step;
+pub mod table;
 
 use crate::sched;
 use config::ClusterConf;
@@ -221,8 +224,8 @@ pub enum Effect {
 #[derive(Debug, Clone)]
 pub struct Controller {
     pub conf: Arc<ClusterConf>,
-    pub nodes: Vec<Node>,
-    pub jobs: BTreeMap<u32, Job>,
+    pub nodes: table::Nodes,
+    pub jobs: table::Jobs,
     pub next_job_id: u32,
     pub boot_time: Time,
     pub last_node_update: Time,
@@ -230,7 +233,9 @@ pub struct Controller {
     pub last_job_update: Time,
     pub last_ping: Time,
     /// Steps and interactive-allocation callbacks, by job id.
-    pub steps: BTreeMap<u32, step::JobSteps>,
+    pub steps: table::Table<u32, step::JobSteps>,
+    /// The scheduler's own state: the backfill plan and its cadence.
+    pub sched: queue::SchedState,
     /// Event counts for sdiag (not saved: they restart with the daemon).
     pub counters: counters::Counters,
     /// Job arrays: task records and the meta records' pending tasks.
@@ -263,14 +268,15 @@ impl Controller {
         Controller {
             conf: Arc::new(conf),
             nodes,
-            jobs: BTreeMap::new(),
+            jobs: table::Jobs::new(),
             next_job_id: first,
             boot_time: now,
             last_node_update: now,
             last_part_update: now,
             last_job_update: now,
             last_ping: now,
-            steps: BTreeMap::new(),
+            steps: table::Table::new(),
+            sched: queue::SchedState::default(),
             counters: Default::default(),
             arrays: Default::default(),
             deps: Default::default(),
@@ -935,71 +941,13 @@ impl Controller {
         Reply::Submitted { job_id }
     }
 
-    /// FIFO by priority then age; a blocked job holds back its partition
-    /// (no backfill yet).
-    fn schedule(&mut self, now: Time, fx: &mut Vec<Effect>) {
-        self.refresh_eligibility(now);
-        let mut pending: Vec<(u32, i64, u32)> = self
-            .jobs
-            .values()
-            .filter(|j| j.state == JobState::Pending && control::eligible(j, now))
-            .map(|j| (j.priority, j.submit_time, j.job_id))
-            .collect();
-        if pending.is_empty() {
-            return;
-        }
-        pending.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        self.counters.schedule_cycle(pending.len(), pending.len());
-        let mut blocked = vec![false; self.conf.partitions.len()];
-        for (_, _, job_id) in pending {
-            match self.gate(now, job_id, fx) {
-                array::Gate::Go => {}
-                array::Gate::Skip => continue,
-                array::Gate::Wait(r) => {
-                    self.set_wait_reason(now, job_id, r);
-                    continue;
-                }
-            }
-            let Some(j) = self.jobs.get(&job_id) else {
-                continue;
-            };
-            let part = j.part;
-            let old_reason = j.state_reason;
-            if matches!(
-                old_reason,
-                job::reason::WAIT_PART_TIME_LIMIT
-                    | job::reason::WAIT_PART_NODE_LIMIT
-                    | job::reason::WAIT_PART_CONFIG
-            ) {
-                continue;
-            }
-            let new_reason = if !self.conf.partitions[part].is_up() {
-                Some(job::reason::WAIT_PART_DOWN)
-            } else if blocked[part] {
-                Some(job::reason::WAIT_PRIORITY)
-            } else {
-                let req = sched::Request::of(j);
-                match sched::select(&self.conf, &self.nodes, part, &req) {
-                    Some(alloc) => {
-                        self.start_pending(now, job_id, alloc, fx);
-                        None
-                    }
-                    None => {
-                        blocked[part] = true;
-                        Some(job::reason::WAIT_RESOURCES)
-                    }
-                }
-            };
-            if let (Some(r), Some(j)) = (new_reason, self.jobs.get_mut(&job_id)) {
-                if j.state_reason != r {
-                    j.state_reason = r;
-                    self.last_job_update = now;
-                }
-            }
-        }
-    }
-
-    fn start_job(&mut self, now: Time, job_id: u32, alloc: Vec<NodeAlloc>, fx: &mut Vec<Effect>) {
+    pub(crate) fn start_job(
+        &mut self,
+        now: Time,
+        job_id: u32,
+        alloc: Vec<NodeAlloc>,
+        fx: &mut Vec<Effect>,
+    ) {
         let track_mem = sched::memory_is_consumable(&self.conf);
         for a in &alloc {
             let n = &mut self.nodes[a.node];
@@ -1260,16 +1208,17 @@ impl Controller {
         if self.jobs.len() != before {
             self.last_job_update = now;
             let jobs = &self.jobs;
-            self.steps.retain(|id, _| jobs.contains_key(id));
+            let _ = self.steps.retain(|id, _| jobs.contains_key(id));
             self.purge_ext();
         }
-        self.schedule(now, fx);
+        self.schedule_tick(now, fx);
     }
 
     fn reconfigure(&mut self, now: Time, conf: ClusterConf) {
         let old: BTreeMap<String, Node> = self
             .nodes
-            .drain(..)
+            .take_all()
+            .into_iter()
             .map(|n| (n.def.name.clone(), n))
             .collect();
         let mut old = old;
@@ -1300,7 +1249,7 @@ impl Controller {
             .map(|p| p.name().to_string())
             .collect();
         let old_names: Vec<String> = self.conf.nodes.iter().map(|n| n.name.clone()).collect();
-        for j in self.jobs.values_mut() {
+        self.jobs.for_each_mut(|j| {
             if let Some(p) = old_parts.get(j.part).and_then(|n| conf.partition_index(n)) {
                 j.part = p;
             } else if !j.state.is_finished() {
@@ -1321,7 +1270,7 @@ impl Controller {
             });
             j.completing = j.completing.iter().filter_map(|&i| remap(i)).collect();
             j.batch_host = j.batch_host.and_then(remap);
-        }
+        });
         for j in self.jobs.values() {
             if j.state == JobState::Running {
                 for a in &j.alloc {
