@@ -5,34 +5,15 @@
 //! 22.05..24.05 and in the reordered 24.11 layout from 24.11 on.
 
 use super::job_desc::slot::{has_step_id, job_id32, step_num32, HasStepId};
-use super::job_desc::{dec_flagged, enc_flagged, wire_seq, SelectJobinfo};
+use super::job_desc::{dec_flagged, enc_flagged, SelectJobinfo};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
+use crate::pack::{seq_wire, wire_seq};
 use crate::pack::{Reader, Wire, Writer, NO_VAL};
 use crate::types::{BitStr, Double, SlurmAddr, StepId};
 use crate::{wire_struct, ProtocolVersion};
 
 // ---------------------------------------------------------------------------
 // Small requests and replies
-
-/// Implements `Wire` for a struct from one `wire_seq!` field list.
-macro_rules! seq_wire {
-    (@list $m:ident $x:ident, $v:ident, $s:ident; $( $([$($g:tt)*])? $f:ident $(($c:ident))? ),* $(,)?) => {
-        wire_seq!($m $x, $v; $( $([$($g)*])? $s.$f $(($c))? ),*)
-    };
-    ($t:ty; $($list:tt)*) => {
-        impl Wire for $t {
-            fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-                let mut s = Self::default();
-                seq_wire!(@list dec r, v, s; $($list)*);
-                Ok(s)
-            }
-            fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-                let s = self;
-                seq_wire!(@list enc w, v, s; $($list)*);
-            }
-        }
-    };
-}
 
 /// `submit_response_msg_t` (RESPONSE_SUBMIT_BATCH_JOB). Before 25.11 only
 /// the job id and step number of `step_id` are sent.
