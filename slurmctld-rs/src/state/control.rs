@@ -80,10 +80,6 @@ pub fn requeue_allowed(c: &Controller, j: &Job) -> bool {
         .unwrap_or(true)
 }
 
-fn part_max_time(c: &Controller, part: usize) -> u32 {
-    c.conf.partitions[part].max_time()
-}
-
 impl Controller {
     /// Before a scheduling pass: begin times that came, released jobs
     /// that get their begin time, reasons kept as stock shows them.
@@ -119,17 +115,6 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> Reply {
         let operator = self.conf.is_admin(uid);
-        let new_part = match d.partition.as_deref().filter(|p| !p.is_empty()) {
-            Some(p) => match self.conf.partition_index(p) {
-                Some(i) => Some(i),
-                None => return Reply::Rc(ESLURM_INVALID_PARTITION_NAME),
-            },
-            None => None,
-        };
-        let Some(cur_part) = self.jobs.get(&job_id).map(|j| j.part) else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
-        };
-        let max_time = part_max_time(self, new_part.unwrap_or(cur_part));
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
@@ -140,6 +125,20 @@ impl Controller {
         if j.state.is_finished() {
             return Reply::Rc(ESLURM_JOB_FINISHED);
         }
+        let cur_name = self.conf.partitions[j.part].name();
+        let new_part = match d
+            .partition
+            .as_deref()
+            .filter(|p| !p.is_empty() && *p != cur_name)
+        {
+            Some(_) if j.state != JobState::Pending => return Reply::Rc(ESLURM_JOB_NOT_PENDING),
+            Some(p) => match self.conf.partition_index(p) {
+                Some(i) => Some(i),
+                None => return Reply::Rc(ESLURM_INVALID_PARTITION_NAME),
+            },
+            None => None,
+        };
+        let max_time = self.conf.partitions[new_part.unwrap_or(j.part)].max_time();
         let pending = j.state == JobState::Pending;
         let mut rc = SLURM_SUCCESS;
 
