@@ -386,6 +386,12 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
             // (a job cannot use more nodes than it has tasks).
             max_nodes: if v >= V::V26_05 && j.state == crate::state::job::JobState::Pending {
                 j.max_nodes.min(j.num_tasks.max(j.min_nodes))
+            } else if j.state == crate::state::job::JobState::Pending
+                && d.max_nodes != NO_VAL
+                && d.max_nodes != 0
+            {
+                // Older ones send the maximum the user asked for.
+                d.max_nodes
             } else {
                 0
             },

@@ -104,6 +104,67 @@ impl Controller {
         }
     }
 
+    /// Why a pending job that found no nodes waits: stock's ReqNodeNotAvail
+    /// when nodes it needs are out of service (drained, down, not
+    /// responding) so that it could not run even on an empty cluster, else
+    /// Resources. Sets the job's `state_desc` as stock words it.
+    pub(crate) fn no_nodes_reason(&mut self, job_id: u32) -> u32 {
+        let Some(j) = self.jobs.get(&job_id) else {
+            return reason::WAIT_RESOURCES;
+        };
+        let out_of_service =
+            |n: &super::node::Node| n.drain || n.base == super::node::Base::Down || n.no_respond;
+        let part = &self.conf.partitions[j.part];
+        let required: Vec<usize> = j
+            .desc
+            .req_nodes
+            .as_deref()
+            .and_then(|r| slurm_conf::expand(r).ok())
+            .map(|names| names.iter().filter_map(|n| self.node_index(n)).collect())
+            .unwrap_or_default();
+        let usable: Vec<usize> = part
+            .nodes
+            .iter()
+            .copied()
+            .filter(|&i| !out_of_service(&self.nodes[i]))
+            .collect();
+        let usable_cpus: u32 = usable
+            .iter()
+            .map(|&i| u32::from(self.nodes[i].def.cpus))
+            .sum();
+        let blocked = required.iter().any(|&i| out_of_service(&self.nodes[i]))
+            || (usable.len() as u32) < j.min_nodes
+            || usable_cpus < j.min_cpus;
+        if !blocked {
+            if let Some(j) = self.jobs.get_mut(&job_id) {
+                if j.state_reason == reason::WAIT_NODE_NOT_AVAIL {
+                    j.state_desc = None;
+                }
+            }
+            return reason::WAIT_RESOURCES;
+        }
+        // Stock names the nodes that are down (not merely drained).
+        let down: Vec<&str> = part
+            .nodes
+            .iter()
+            .copied()
+            .filter(|i| required.is_empty() || required.contains(i))
+            .map(|i| &self.nodes[i])
+            .filter(|n| n.base == super::node::Base::Down || n.no_respond)
+            .map(|n| n.name())
+            .collect();
+        let desc = if down.is_empty() {
+            "ReqNodeNotAvail, May be reserved for other job".to_string()
+        } else {
+            let list = slurm_conf::compress(&down).unwrap_or_else(|_| down.join(","));
+            format!("ReqNodeNotAvail, UnavailableNodes:{list}")
+        };
+        if let Some(j) = self.jobs.get_mut(&job_id) {
+            j.state_desc = Some(desc);
+        }
+        reason::WAIT_NODE_NOT_AVAIL
+    }
+
     /// REQUEST_UPDATE_JOB: hold/release and the fields `scontrol update
     /// job` may change while a job waits.
     pub(crate) fn update_job(

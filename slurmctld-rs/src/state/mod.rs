@@ -931,13 +931,18 @@ impl Controller {
                         None
                     }
                     None => {
-                        blocked[part] = true;
-                        Some(job::reason::WAIT_RESOURCES)
+                        let r = self.no_nodes_reason(job_id);
+                        // A job waiting on out-of-service nodes holds back no one.
+                        blocked[part] |= r == job::reason::WAIT_RESOURCES;
+                        Some(r)
                     }
                 }
             };
             if let (Some(r), Some(j)) = (new_reason, self.jobs.get_mut(&job_id)) {
                 if j.state_reason != r {
+                    if r != job::reason::WAIT_NODE_NOT_AVAIL {
+                        j.state_desc = None;
+                    }
                     j.state_reason = r;
                     self.last_job_update = now;
                 }
@@ -962,6 +967,7 @@ impl Controller {
         };
         j.state = JobState::Running;
         j.state_reason = job::reason::WAIT_NO_REASON;
+        j.state_desc = None;
         j.start_time = now;
         j.end_time = j.limit_end(now);
         j.batch_host = alloc.first().map(|a| a.node);
