@@ -204,6 +204,7 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 .await,
             )
         }
+        Message::RequestKillJobs(m) => crate::kill_jobs::handle(&sh, uid, m).await,
         Message::RequestJobRequeue(m) => {
             let job_id = match m.job_id_str.as_deref().map(|s| s.trim().parse::<u32>()) {
                 Some(Ok(id)) => id,

@@ -335,7 +335,12 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
         priority,
         site_factor: NICE_OFFSET,
         start_protocol_ver: j.submit_version.to_wire(),
-        state_desc: j.state_desc.clone(),
+        state_desc: if j.state_reason == crate::state::job::reason::WAIT_NODE_NOT_AVAIL {
+            // Worded as the client's own release's controller would.
+            Some(crate::state::control::node_not_avail_desc(c, j, v))
+        } else {
+            j.state_desc.clone()
+        },
         state_reason: j.state_reason,
         tres_alloc_str: (!j.alloc.is_empty()).then(|| {
             Counts {

@@ -366,6 +366,26 @@ fn pending_reasons(c: &mut Ctx) -> Result<(), String> {
     empty_queue(c)
 }
 
+fn scancel_ctld(c: &mut Ctx) -> Result<(), String> {
+    // --ctld: 23.11+ clients let the controller filter (REQUEST_KILL_JOBS).
+    let a1 = sbatch(c, ALICE, "-J a1 --wrap 'sleep 300'")?;
+    let b1 = sbatch(c, Some("bob"), "-J b1 --wrap 'sleep 300'")?;
+    for id in [&a1, &b1] {
+        c.wait_state(id, "RUNNING", JOB_WAIT)?;
+    }
+    // alice's filter matches bob's job: refused for that job.
+    let o = c.run_as(ALICE, "scancel --ctld -n b1");
+    c.record("alice: scancel --ctld -n b1 (stderr)", &o.stderr);
+    must_contain("denied cancel", &o.stderr, &["Access/permission denied"])?;
+    let f = show_fields(c, &b1, &["JobState"])?;
+    must_contain("bob's job", &f, &["JobState=RUNNING"])?;
+    c.ok("scancel --ctld -u bob")?;
+    c.wait_state(&b1, "CANCELLED", JOB_WAIT)?;
+    c.ok_as(ALICE, "scancel --ctld -t RUNNING -u alice")?;
+    c.wait_state(&a1, "CANCELLED", JOB_WAIT)?;
+    empty_queue(c)
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -403,6 +423,12 @@ pub fn all() -> Vec<Scenario> {
             about: "squeue reasons ReqNodeNotAvail (drained node), Resources, Priority",
             compare: true,
             run: pending_reasons,
+        },
+        Scenario {
+            name: "scancel_ctld",
+            about: "scancel --ctld -n/-u/-t (REQUEST_KILL_JOBS on 24.11+), denied for others' jobs",
+            compare: true,
+            run: scancel_ctld,
         },
         Scenario {
             name: "scancel_filters",

@@ -10,7 +10,7 @@ use slurm_wire::msg::common::SignalTasksMsg;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16};
 use slurm_wire::types::StepId;
-use slurm_wire::Message;
+use slurm_wire::{Message, ProtocolVersion};
 
 /// The priority a runnable job gets (the priority plugin is simple yet).
 pub const DEFAULT_PRIORITY: u32 = 1;
@@ -80,6 +80,37 @@ pub fn requeue_allowed(c: &Controller, j: &Job) -> bool {
         .unwrap_or(true)
 }
 
+/// Stock's wording of a ReqNodeNotAvail wait, as the controller of client
+/// version `v` gives it: 24.11+ name only nodes that are down or not
+/// responding, older ones drained nodes too.
+pub fn node_not_avail_desc(c: &Controller, j: &Job, v: ProtocolVersion) -> String {
+    let required: Vec<usize> = j
+        .desc
+        .req_nodes
+        .as_deref()
+        .and_then(|r| slurm_conf::expand(r).ok())
+        .map(|names| names.iter().filter_map(|n| c.node_index(n)).collect())
+        .unwrap_or_default();
+    let names: Vec<&str> = c.conf.partitions[j.part]
+        .nodes
+        .iter()
+        .copied()
+        .filter(|i| required.is_empty() || required.contains(i))
+        .map(|i| &c.nodes[i])
+        .filter(|n| {
+            let down = n.base == super::node::Base::Down || n.no_respond;
+            down || (v < ProtocolVersion::V24_11 && n.drain)
+        })
+        .map(|n| n.name())
+        .collect();
+    if names.is_empty() {
+        "ReqNodeNotAvail, May be reserved for other job".to_string()
+    } else {
+        let list = slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","));
+        format!("ReqNodeNotAvail, UnavailableNodes:{list}")
+    }
+}
+
 impl Controller {
     /// Before a scheduling pass: begin times that came, released jobs
     /// that get their begin time, reasons kept as stock shows them.
@@ -143,22 +174,7 @@ impl Controller {
             }
             return reason::WAIT_RESOURCES;
         }
-        // Stock names the nodes that are down (not merely drained).
-        let down: Vec<&str> = part
-            .nodes
-            .iter()
-            .copied()
-            .filter(|i| required.is_empty() || required.contains(i))
-            .map(|i| &self.nodes[i])
-            .filter(|n| n.base == super::node::Base::Down || n.no_respond)
-            .map(|n| n.name())
-            .collect();
-        let desc = if down.is_empty() {
-            "ReqNodeNotAvail, May be reserved for other job".to_string()
-        } else {
-            let list = slurm_conf::compress(&down).unwrap_or_else(|_| down.join(","));
-            format!("ReqNodeNotAvail, UnavailableNodes:{list}")
-        };
+        let desc = node_not_avail_desc(self, j, ProtocolVersion::V26_05);
         if let Some(j) = self.jobs.get_mut(&job_id) {
             j.state_desc = Some(desc);
         }
@@ -237,7 +253,11 @@ impl Controller {
             }
             j.min_cpus = j.min_cpus.max(j.num_tasks * u32::from(j.cpus_per_task));
             j.desc.min_nodes = j.min_nodes;
-            j.desc.max_nodes = j.max_nodes;
+            // What the user asked shows as the range (24.11's scontrol
+            // sends a maximum with the count, 22.05's does not).
+            if d.max_nodes != NO_VAL && d.max_nodes != 0 {
+                j.desc.max_nodes = j.max_nodes;
+            }
             if j.state_reason == reason::WAIT_PART_NODE_LIMIT {
                 j.state_reason = reason::WAIT_NO_REASON;
             }

@@ -724,6 +724,16 @@ fn out_of_service_nodes_give_req_node_not_avail() {
         j.state_desc.as_deref(),
         Some("ReqNodeNotAvail, May be reserved for other job")
     );
+    // Older releases' controllers name drained nodes too.
+    assert_eq!(
+        node_not_avail_desc(&c, j, ProtocolVersion::V22_05),
+        "ReqNodeNotAvail, UnavailableNodes:n2"
+    );
+    let info = crate::views::job_info(&c, j, ProtocolVersion::V22_05);
+    assert_eq!(
+        info.state_desc.as_deref(),
+        Some("ReqNodeNotAvail, UnavailableNodes:n2")
+    );
     // It holds back nobody: a one-node job still starts.
     let small = submit(&mut c, 1003, |d| d.min_cpus = 4);
     assert_eq!(c.jobs[&small].state, JobState::Running);
