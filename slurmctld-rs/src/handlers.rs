@@ -264,6 +264,7 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 .await,
             )
         }
+        Message::RequestKillJobs(m) => crate::kill_jobs::handle(&sh, uid, m).await,
         Message::RequestJobRequeue(m) => {
             let job_id = match m.job_id_str.as_deref().map(|s| s.trim().parse::<u32>()) {
                 Some(Ok(id)) => id,

@@ -335,7 +335,12 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
         priority,
         site_factor: NICE_OFFSET,
         start_protocol_ver: j.submit_version.to_wire(),
-        state_desc: j.state_desc.clone(),
+        state_desc: if j.state_reason == crate::state::job::reason::WAIT_NODE_NOT_AVAIL {
+            // Worded as the client's own release's controller would.
+            Some(crate::state::control::node_not_avail_desc(c, j, v))
+        } else {
+            j.state_desc.clone()
+        },
         state_reason: j.state_reason,
         tres_alloc_str: (!j.alloc.is_empty()).then(|| {
             Counts {
@@ -386,6 +391,12 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
             // (a job cannot use more nodes than it has tasks).
             max_nodes: if v >= V::V26_05 && j.state == crate::state::job::JobState::Pending {
                 j.max_nodes.min(j.num_tasks.max(j.min_nodes))
+            } else if j.state == crate::state::job::JobState::Pending
+                && d.max_nodes != NO_VAL
+                && d.max_nodes != 0
+            {
+                // Older ones send the maximum the user asked for.
+                d.max_nodes
             } else {
                 0
             },

@@ -10,7 +10,7 @@ use slurm_wire::msg::common::SignalTasksMsg;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16};
 use slurm_wire::types::StepId;
-use slurm_wire::Message;
+use slurm_wire::{Message, ProtocolVersion};
 
 /// The priority a runnable job gets (the priority plugin is simple yet).
 pub const DEFAULT_PRIORITY: u32 = 1;
@@ -80,8 +80,35 @@ pub fn requeue_allowed(c: &Controller, j: &Job) -> bool {
         .unwrap_or(true)
 }
 
-fn part_max_time(c: &Controller, part: usize) -> u32 {
-    c.conf.partitions[part].max_time()
+/// Stock's wording of a ReqNodeNotAvail wait, as the controller of client
+/// version `v` gives it: 24.11+ name only nodes that are down or not
+/// responding, older ones drained nodes too.
+pub fn node_not_avail_desc(c: &Controller, j: &Job, v: ProtocolVersion) -> String {
+    let required: Vec<usize> = j
+        .desc
+        .req_nodes
+        .as_deref()
+        .and_then(|r| slurm_conf::expand(r).ok())
+        .map(|names| names.iter().filter_map(|n| c.node_index(n)).collect())
+        .unwrap_or_default();
+    let names: Vec<&str> = c.conf.partitions[j.part]
+        .nodes
+        .iter()
+        .copied()
+        .filter(|i| required.is_empty() || required.contains(i))
+        .map(|i| &c.nodes[i])
+        .filter(|n| {
+            let down = n.base == super::node::Base::Down || n.no_respond;
+            down || (v < ProtocolVersion::V24_11 && n.drain)
+        })
+        .map(|n| n.name())
+        .collect();
+    if names.is_empty() {
+        "ReqNodeNotAvail, May be reserved for other job".to_string()
+    } else {
+        let list = slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","));
+        format!("ReqNodeNotAvail, UnavailableNodes:{list}")
+    }
 }
 
 impl Controller {
@@ -120,6 +147,52 @@ impl Controller {
         }
     }
 
+    /// Why a pending job that found no nodes waits: stock's ReqNodeNotAvail
+    /// when nodes it needs are out of service (drained, down, not
+    /// responding) so that it could not run even on an empty cluster, else
+    /// Resources. Sets the job's `state_desc` as stock words it.
+    pub(crate) fn no_nodes_reason(&mut self, job_id: u32) -> u32 {
+        let Some(j) = self.jobs.get(&job_id) else {
+            return reason::WAIT_RESOURCES;
+        };
+        let out_of_service =
+            |n: &super::node::Node| n.drain || n.base == super::node::Base::Down || n.no_respond;
+        let part = &self.conf.partitions[j.part];
+        let required: Vec<usize> = j
+            .desc
+            .req_nodes
+            .as_deref()
+            .and_then(|r| slurm_conf::expand(r).ok())
+            .map(|names| names.iter().filter_map(|n| self.node_index(n)).collect())
+            .unwrap_or_default();
+        let usable: Vec<usize> = part
+            .nodes
+            .iter()
+            .copied()
+            .filter(|&i| !out_of_service(&self.nodes[i]))
+            .collect();
+        let usable_cpus: u32 = usable
+            .iter()
+            .map(|&i| u32::from(self.nodes[i].def.cpus))
+            .sum();
+        let blocked = required.iter().any(|&i| out_of_service(&self.nodes[i]))
+            || (usable.len() as u32) < j.min_nodes
+            || usable_cpus < j.min_cpus;
+        if !blocked {
+            if let Some(j) = self.jobs.get_mut(&job_id) {
+                if j.state_reason == reason::WAIT_NODE_NOT_AVAIL {
+                    j.state_desc = None;
+                }
+            }
+            return reason::WAIT_RESOURCES;
+        }
+        let desc = node_not_avail_desc(self, j, ProtocolVersion::V26_05);
+        if let Some(j) = self.jobs.get_mut(&job_id) {
+            j.state_desc = Some(desc);
+        }
+        reason::WAIT_NODE_NOT_AVAIL
+    }
+
     /// REQUEST_UPDATE_JOB: hold/release and the fields `scontrol update
     /// job` may change while a job waits.
     pub(crate) fn update_job(
@@ -131,17 +204,6 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> Reply {
         let operator = self.conf.is_admin(uid);
-        let new_part = match d.partition.as_deref().filter(|p| !p.is_empty()) {
-            Some(p) => match self.conf.partition_index(p) {
-                Some(i) => Some(i),
-                None => return Reply::Rc(ESLURM_INVALID_PARTITION_NAME),
-            },
-            None => None,
-        };
-        let Some(cur_part) = self.jobs.get(&job_id).map(|j| j.part) else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
-        };
-        let max_time = part_max_time(self, new_part.unwrap_or(cur_part));
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
@@ -152,6 +214,20 @@ impl Controller {
         if j.state.is_finished() {
             return Reply::Rc(ESLURM_JOB_FINISHED);
         }
+        let cur_name = self.conf.partitions[j.part].name();
+        let new_part = match d
+            .partition
+            .as_deref()
+            .filter(|p| !p.is_empty() && *p != cur_name)
+        {
+            Some(_) if j.state != JobState::Pending => return Reply::Rc(ESLURM_JOB_NOT_PENDING),
+            Some(p) => match self.conf.partition_index(p) {
+                Some(i) => Some(i),
+                None => return Reply::Rc(ESLURM_INVALID_PARTITION_NAME),
+            },
+            None => None,
+        };
+        let max_time = self.conf.partitions[new_part.unwrap_or(j.part)].max_time();
         let pending = j.state == JobState::Pending;
         let mut rc = SLURM_SUCCESS;
 
@@ -189,7 +265,11 @@ impl Controller {
             }
             j.min_cpus = j.min_cpus.max(j.num_tasks * u32::from(j.cpus_per_task));
             j.desc.min_nodes = j.min_nodes;
-            j.desc.max_nodes = j.max_nodes;
+            // What the user asked shows as the range (24.11's scontrol
+            // sends a maximum with the count, 22.05's does not).
+            if d.max_nodes != NO_VAL && d.max_nodes != 0 {
+                j.desc.max_nodes = j.max_nodes;
+            }
             if j.state_reason == reason::WAIT_PART_NODE_LIMIT {
                 j.state_reason = reason::WAIT_NO_REASON;
             }

@@ -964,6 +964,7 @@ impl Controller {
         };
         j.state = JobState::Running;
         j.state_reason = job::reason::WAIT_NO_REASON;
+        j.state_desc = None;
         j.start_time = now;
         self.counters.started();
         j.end_time = j.limit_end(now);

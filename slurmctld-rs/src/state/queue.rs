@@ -173,8 +173,10 @@ impl Controller {
                         continue;
                     }
                     None => {
-                        blocked[part] = true;
-                        job::reason::WAIT_RESOURCES
+                        let r = self.no_nodes_reason(job_id);
+                        // A job waiting on out-of-service nodes holds back no one.
+                        blocked[part] |= r == job::reason::WAIT_RESOURCES;
+                        r
                     }
                 }
             };

@@ -108,6 +108,8 @@ messages! {
     RequestCancelJobStep(job::JobStepKillMsg),
     RequestKillJob(job::JobStepKillMsg),
     RequestJobRequeue(job::RequeueMsg),
+    RequestKillJobs(job::KillJobsMsg),
+    ResponseKillJobs(job::KillJobsRespMsg),
     RequestStepComplete(step::StepCompleteMsg),
     RequestCompleteJobAllocation(step::CompleteJobAllocationMsg),
     RequestCompleteBatchScript(step::CompleteBatchScriptMsg),

@@ -689,3 +689,89 @@ fn control_commands_survive_the_log_and_snapshot() {
     );
     assert_eq!(j.state_desc.as_deref(), Some("job requeued in held state"));
 }
+
+fn drain(c: &mut Controller, now: Time, node: &str) {
+    let (r, _) = c.apply(
+        now,
+        Command::UpdateNode {
+            uid: 0,
+            msg: Box::new(UpdateNodeMsg {
+                node_names: Some(node.into()),
+                node_state: crate::state::node::bits::DRAIN,
+                reason: Some("maint".into()),
+                reason_uid: NO_VAL,
+                ..Default::default()
+            }),
+        },
+    );
+    assert_eq!(r, ok());
+}
+
+#[test]
+fn out_of_service_nodes_give_req_node_not_avail() {
+    let mut c = up();
+    drain(&mut c, 1001, "n2");
+    let big = submit(&mut c, 1002, |d| {
+        d.min_nodes = 2;
+        d.max_nodes = 2;
+    });
+    let j = &c.jobs[&big];
+    assert_eq!(
+        (j.state, j.state_reason),
+        (JobState::Pending, reason::WAIT_NODE_NOT_AVAIL)
+    );
+    assert_eq!(
+        j.state_desc.as_deref(),
+        Some("ReqNodeNotAvail, May be reserved for other job")
+    );
+    // Older releases' controllers name drained nodes too.
+    assert_eq!(
+        node_not_avail_desc(&c, j, ProtocolVersion::V22_05),
+        "ReqNodeNotAvail, UnavailableNodes:n2"
+    );
+    let info = crate::views::job_info(&c, j, ProtocolVersion::V22_05);
+    assert_eq!(
+        info.state_desc.as_deref(),
+        Some("ReqNodeNotAvail, UnavailableNodes:n2")
+    );
+    // It holds back nobody: a one-node job still starts.
+    let small = submit(&mut c, 1003, |d| d.min_cpus = 4);
+    assert_eq!(c.jobs[&small].state, JobState::Running);
+    // A down node is named.
+    node_down(&mut c, 1004, "n2");
+    c.apply(1005, Command::Tick);
+    assert_eq!(
+        c.jobs[&big].state_desc.as_deref(),
+        Some("ReqNodeNotAvail, UnavailableNodes:n2")
+    );
+    // Back in service: plain Resources while n1 is busy, then it runs.
+    c.apply(
+        1006,
+        Command::UpdateNode {
+            uid: 0,
+            msg: Box::new(UpdateNodeMsg {
+                node_names: Some("n2".into()),
+                node_state: crate::state::node::bits::RESUME,
+                reason_uid: NO_VAL,
+                ..Default::default()
+            }),
+        },
+    );
+    reg(&mut c, 1006, "n2");
+    c.apply(1007, Command::Tick);
+    let j = &c.jobs[&big];
+    assert_eq!(
+        (j.state_reason, j.state_desc.as_deref()),
+        (reason::WAIT_RESOURCES, None)
+    );
+    c.apply(
+        1008,
+        Command::Kill {
+            uid: ALICE,
+            job_id: small,
+            signal: crate::state::SIGKILL,
+        },
+    );
+    epilog(&mut c, 1009, small, "n1");
+    assert_eq!(c.jobs[&big].state, JobState::Running);
+}
