@@ -469,3 +469,104 @@ fn a_format_1_snapshot_without_steps_still_loads() {
     let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
 }
+
+/// Arrays (split task records, pending tasks, throttle) and dependencies
+/// come back from the log alone, and from a snapshot plus the log.
+#[test]
+fn arrays_and_dependencies_survive_a_crash() {
+    let with = |f: fn(&mut JobDescMsg)| {
+        let mut cmd = submit(1, None, ProtocolVersion::V24_11);
+        if let Command::Submit { desc, .. } = &mut cmd {
+            f(desc);
+        }
+        cmd
+    };
+    for snapshot_midway in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
+        let mut c = fresh();
+        step(&mut s, &mut c, 1001, reg("n1"));
+        step(&mut s, &mut c, 1001, reg("n2"));
+        // Job 1: tasks 0-9, two at a time.
+        step(
+            &mut s,
+            &mut c,
+            1002,
+            with(|d| d.array_inx = Some("0-9%2".into())),
+        );
+        if snapshot_midway {
+            s.snapshot(&c).unwrap();
+        }
+        // Job 4 waits for the whole array.
+        step(
+            &mut s,
+            &mut c,
+            1003,
+            with(|d| d.dependency = Some("afterok:1".into())),
+        );
+        step(
+            &mut s,
+            &mut c,
+            1004,
+            Command::KillTasks {
+                uid: 2001,
+                array_job_id: 1,
+                tasks: vec![5, 6],
+                signal: 9,
+            },
+        );
+        step(
+            &mut s,
+            &mut c,
+            1005,
+            Command::UpdateDependency {
+                uid: 2001,
+                job_id: 4,
+                dependency: "afterany:1?afterok:2".into(),
+            },
+        );
+        assert_eq!(
+            c.arrays.task_of(2).map(|r| (r.array_job_id, r.task_id)),
+            Some((1, 0))
+        );
+        assert_eq!(c.jobs[&4].state, JobState::Pending);
+        let before = (fingerprint(&c), c.arrays.clone(), c.deps.clone());
+        drop(s);
+        drop(c);
+        let (mut s, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+        let mut c = loaded.controller;
+        assert_eq!((fingerprint(&c), c.arrays.clone(), c.deps.clone()), before);
+        assert_eq!(
+            c.dependency_text(4).as_deref(),
+            Some("afterany:1_*(unfulfilled)?afterok:2(unfulfilled)")
+        );
+        // The throttle still holds after the reload: when task 0 ends,
+        // exactly one more task starts (task 2), and ids go on.
+        step(
+            &mut s,
+            &mut c,
+            1010,
+            Command::BatchComplete {
+                uid: 0,
+                job_id: 2,
+                job_rc: 0,
+                slurm_rc: 0,
+                node: Some("n1".into()),
+            },
+        );
+        assert_eq!(c.arrays.find_task(1, 2), Some(5));
+        step(
+            &mut s,
+            &mut c,
+            1011,
+            Command::EpilogComplete {
+                uid: 0,
+                job_id: 2,
+                node: Some("n1".into()),
+                rc: 0,
+            },
+        );
+        // afterok:2 is met, and `?` needs only one.
+        assert_eq!(c.jobs[&4].state, JobState::Running);
+    }
+}

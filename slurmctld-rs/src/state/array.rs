@@ -231,6 +231,7 @@ impl Controller {
     pub(super) fn submit_ext_check(
         &self,
         desc: &JobDescMsg,
+        version: ProtocolVersion,
     ) -> Result<(Option<ArraySpec>, Vec<super::depend::Dep>), i32> {
         let spec = match desc.array_inx.as_deref().filter(|s| !s.is_empty()) {
             None => None,
@@ -244,7 +245,7 @@ impl Controller {
         };
         let deps = match desc.dependency.as_deref() {
             None => Vec::new(),
-            Some(s) => self.parse_dependency(None, s)?,
+            Some(s) => self.parse_dependency(None, s, version >= ProtocolVersion::V23_02)?,
         };
         Ok((spec, deps))
     }

@@ -569,3 +569,24 @@ fn arrays_and_dependencies_survive_a_snapshot() {
         assert_eq!(format!("{back:?}"), format!("{cmd:?}"));
     }
 }
+
+#[test]
+fn clients_before_23_02_may_name_an_unknown_job() {
+    let mut c = ctrl();
+    let user = job::UserInfo {
+        uid: 1000,
+        gid: 1000,
+        ..Default::default()
+    };
+    let (r, _) = c.apply(
+        1001,
+        Command::Submit {
+            user,
+            desc: desc(|d| d.dependency = Some("afterok:999".into())),
+            version: ProtocolVersion::V22_05,
+        },
+    );
+    // Taken, and the dependency lifted since the job is gone.
+    let j = id(r);
+    assert_eq!(c.jobs[&j].state, JobState::Running);
+}

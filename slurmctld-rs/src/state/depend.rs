@@ -147,8 +147,15 @@ impl Controller {
     }
 
     /// Parses a dependency specification for job `me` (None at submit).
-    /// An empty list clears the job's dependencies.
-    pub(super) fn parse_dependency(&self, me: Option<u32>, spec: &str) -> Result<Vec<Dep>, i32> {
+    /// An empty list clears the job's dependencies. `refuse_unknown`:
+    /// afterok/afternotok on an unknown job is an error (23.02+; 22.05
+    /// took it and lifted it, the job being gone).
+    pub(super) fn parse_dependency(
+        &self,
+        me: Option<u32>,
+        spec: &str,
+        refuse_unknown: bool,
+    ) -> Result<Vec<Dep>, i32> {
         let spec = spec.trim();
         if spec.is_empty() || spec == "0" {
             return Ok(Vec::new());
@@ -250,7 +257,10 @@ impl Controller {
                         let exists = self.dep_target_exists(job_id, &mut task);
                         // Without the job, afterok/afternotok could never
                         // be decided: stock refuses them.
-                        if !exists && matches!(ty, DepType::AfterOk | DepType::AfterNotOk) {
+                        if !exists
+                            && refuse_unknown
+                            && matches!(ty, DepType::AfterOk | DepType::AfterNotOk)
+                        {
                             return Err(ESLURM_DEPENDENCY);
                         }
                         if self.is_same_job(me, job_id, task) {
@@ -489,7 +499,7 @@ impl Controller {
                 continue;
             }
             any_pending = true;
-            let deps = match self.parse_dependency(Some(id), spec) {
+            let deps = match self.parse_dependency(Some(id), spec, true) {
                 Ok(d) => d,
                 Err(e) => {
                     rc = e;

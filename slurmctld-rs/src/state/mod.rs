@@ -887,7 +887,7 @@ impl Controller {
             }
             reason = job::reason::WAIT_PART_NODE_LIMIT;
         }
-        let ext = match self.submit_ext_check(&desc) {
+        let ext = match self.submit_ext_check(&desc, version) {
             Ok(x) => x,
             Err(rc) => return Reply::Rc(rc),
         };
