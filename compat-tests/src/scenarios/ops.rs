@@ -1,6 +1,7 @@
 //! Operations: sdiag, partitions, controller lifecycle, crash recovery.
 
 use super::*;
+use std::time::Duration;
 
 /// The section and counter names sdiag prints (no values, no times):
 /// what must be the same between implementations.
@@ -119,11 +120,199 @@ fn sdiag(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// Stops slurmctld on ctl with `signal` (e.g. "-9", "-TERM") or by
+/// `scontrol shutdown slurmctld` (signal None), waits until it is gone,
+/// and starts it again with the same command line.
+fn restart_ctld(c: &mut Ctx, signal: Option<&str>) -> Result<(), String> {
+    c.ok_on(
+        "ctl",
+        "set -e; pid=$(pgrep -x slurmctld-rs || pgrep -x slurmctld); \
+         tr '\\0' ' ' < /proc/$pid/cmdline > /tmp/ctld.cmd; echo $pid > /tmp/ctld.pid",
+    )?;
+    match signal {
+        Some(sig) => {
+            c.ok_on("ctl", &format!("kill {sig} $(cat /tmp/ctld.pid)"))?;
+        }
+        None => {
+            let o = c.ok("scontrol shutdown slurmctld")?;
+            c.record("scontrol shutdown slurmctld", &o.both());
+        }
+    }
+    // A clean stop must end the process by itself.
+    c.ok_on(
+        "ctl",
+        "pid=$(cat /tmp/ctld.pid); for i in $(seq 300); do \
+         kill -0 $pid 2>/dev/null || exit 0; sleep 0.1; done; \
+         echo \"slurmctld $pid still running 30 s after the stop\"; exit 1",
+    )?;
+    c.ok_on(
+        "ctl",
+        "setsid -f sh -c \"$(cat /tmp/ctld.cmd)\" >>/var/log/slurm/slurmctld.stdout 2>&1 </dev/null",
+    )?;
+    c.wait_for(
+        None,
+        "scontrol ping",
+        "the controller to answer again",
+        Duration::from_secs(60),
+        |s| s.contains("is UP"),
+    )?;
+    Ok(())
+}
+
+/// `sbatch --parsable` `n` times in one shell; the job ids.
+fn submit_many(c: &mut Ctx, n: usize, args: &str) -> Result<Vec<String>, String> {
+    let mut ids = Vec::new();
+    // Chunks keep each command well inside the per-command time limit.
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(40);
+        let o = c.ok_as(
+            Some("alice"),
+            &format!("for i in $(seq {k}); do sbatch --parsable {args} || exit 1; done"),
+        )?;
+        let got: Vec<String> = o
+            .stdout
+            .lines()
+            .map(|l| l.split(';').next().unwrap_or("").trim().to_string())
+            .filter(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()))
+            .collect();
+        if got.len() != k {
+            return Err(format!(
+                "sbatch x{k}: got {} ids:\n{}",
+                got.len(),
+                indent(&o.both())
+            ));
+        }
+        ids.extend(got);
+        left -= k;
+    }
+    Ok(ids)
+}
+
+/// "STATE count" lines of the jobs named `name`.
+fn state_counts(jobs: &str) -> String {
+    let mut m = std::collections::BTreeMap::<&str, usize>::new();
+    for l in jobs.lines() {
+        if let Some(st) = l.split_whitespace().nth(1) {
+            *m.entry(st).or_default() += 1;
+        }
+    }
+    m.iter().map(|(k, v)| format!("{k} {v}\n")).collect()
+}
+
+/// The crash test: 200 jobs in every state, kill -9 of the controller,
+/// a restart, every job as it was, and the pending ones run to the end.
+fn crash_200(c: &mut Ctx) -> Result<(), String> {
+    let name = format!("crash_{}", c.client.replace(['.', '-'], ""));
+    let list = format!("squeue -h -t all -n {name} -o '%i %T' | sort -n");
+    let common = format!("-J {name} -n 1 -o /dev/null");
+    // 30 that complete and 30 that fail, done before the rest starts.
+    let mut ids = submit_many(c, 30, &format!("{common} --wrap true"))?;
+    ids.extend(submit_many(c, 30, &format!("{common} --wrap false"))?);
+    c.wait_for(
+        None,
+        &list,
+        "the first 60 jobs to finish",
+        Duration::from_secs(90),
+        |s| {
+            s.lines().count() == 60
+                && !s.contains("PENDING")
+                && !s.contains("RUNNING")
+                && !s.contains("COMPLETING")
+        },
+    )?;
+    // 32 that fill both nodes (16 CPUs each) and stay running, then 108
+    // that wait; 20 of those are cancelled while pending.
+    let running = submit_many(c, 32, &format!("{common} --wrap 'sleep 60'"))?;
+    let pending = submit_many(c, 108, &format!("{common} --wrap 'sleep 1'"))?;
+    c.wait_for(
+        None,
+        &format!("squeue -h -t running -n {name} -o '%i' | wc -l"),
+        "32 jobs running",
+        Duration::from_secs(60),
+        |s| s.trim() == "32",
+    )?;
+    let cancel = pending[pending.len() - 20..].join(" ");
+    c.ok_as(Some("alice"), &format!("scancel {cancel}"))?;
+    ids.extend(running);
+    ids.extend(pending);
+    let before = c.wait_for(
+        None,
+        &list,
+        "200 jobs listed, 20 cancelled",
+        Duration::from_secs(30),
+        |s| s.lines().count() == 200 && s.matches("CANCELLED").count() == 20,
+    )?;
+    let counts = state_counts(&before);
+    must_contain(
+        "states before the crash",
+        &counts,
+        &[
+            "CANCELLED 20\n",
+            "COMPLETED 30\n",
+            "FAILED 30\n",
+            "PENDING 88\n",
+            "RUNNING 32\n",
+        ],
+    )?;
+    c.record("states before the crash", &counts);
+    // Stock saves job state a few seconds after a change (some releases
+    // lose jobs killed sooner); ours acknowledges only once on disk.
+    if c.cluster.imp == crate::cluster::Impl::Stock {
+        std::thread::sleep(Duration::from_secs(6));
+    }
+    restart_ctld(c, Some("-9"))?;
+    let want = before.clone();
+    let after = c
+        .wait_for(
+            None,
+            &list,
+            "every job as before the crash",
+            Duration::from_secs(30),
+            |s| s == want,
+        )
+        .map_err(|e| {
+            format!(
+                "jobs changed across the crash; before:\n{}{e}",
+                indent(&want)
+            )
+        })?;
+    c.record("states after the restart", &state_counts(&after));
+    let done = c.wait_for(
+        None,
+        &list,
+        "every job to finish",
+        Duration::from_secs(150),
+        |s| {
+            s.lines().count() == 200
+                && ["PENDING", "RUNNING", "COMPLETING"]
+                    .iter()
+                    .all(|x| !s.contains(x))
+        },
+    )?;
+    let counts = state_counts(&done);
+    must_contain(
+        "final states",
+        &counts,
+        &["CANCELLED 20\n", "COMPLETED 150\n", "FAILED 30\n"],
+    )?;
+    c.record("final states", &counts);
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
-    vec![Scenario {
-        name: "sdiag",
-        about: "sdiag counts RPCs by type and user; sdiag -r resets (root only)",
-        compare: true,
-        run: sdiag,
-    }]
+    vec![
+        Scenario {
+            name: "sdiag",
+            about: "sdiag counts RPCs by type and user; sdiag -r resets (root only)",
+            compare: true,
+            run: sdiag,
+        },
+        Scenario {
+            name: "crash_200",
+            about: "200 jobs in every state survive kill -9 of the controller; the pending ones then run",
+            compare: true,
+            run: crash_200,
+        },
+    ]
 }
