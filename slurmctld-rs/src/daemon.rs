@@ -136,6 +136,9 @@ fn open_state(
                 loaded.replayed
             );
             let mut ctrl = loaded.controller;
+            // Partition changes made with scontrol end with the run, as
+            // in stock (replaying them kept the log's replay faithful).
+            ctrl.conf = Arc::new(cluster);
             ctrl.restarted(t);
             Ok((ctrl, Some(store)))
         }

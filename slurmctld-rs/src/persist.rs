@@ -95,7 +95,13 @@ mod tag {
     pub const STEP_CREATE: u8 = 12;
     pub const STEP_COMPLETE: u8 = 13;
     pub const COMPLETE_ALLOCATION: u8 = 14;
+    // 40..=49: operations (partitions, ...); kept apart from the job
+    // commands' numbers so that parallel branches cannot collide.
+    pub const UPDATE_PARTITION: u8 = 40;
 }
+
+/// The version UpdatePartMsg is logged in (the newest: every field).
+const UPDATE_PART_V: ProtocolVersion = ProtocolVersion::V26_05;
 
 /// StepCompleteMsg carries no version of its own; the newest layout keeps
 /// every field.
@@ -180,6 +186,11 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
         Command::NodeUnreachable { node } => {
             w.u8(tag::NODE_UNREACHABLE);
             w.str(Some(node));
+        }
+        Command::UpdatePartition { uid, msg } => {
+            w.u8(tag::UPDATE_PARTITION);
+            w.u32(*uid);
+            put_nested(&mut w, msg.as_ref(), UPDATE_PART_V);
         }
         Command::UpdateNode { uid, msg } => {
             w.u8(tag::UPDATE_NODE);
@@ -373,6 +384,15 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
             let uid = r.u32()?;
             let msg: slurm_wire::msg::step::StepCompleteMsg = get_nested(&mut r, STEP_COMPLETE_V)?;
             Command::StepComplete {
+                uid,
+                msg: Box::new(msg),
+            }
+        }
+        tag::UPDATE_PARTITION => {
+            let uid = r.u32()?;
+            let msg: slurm_wire::msg::update_part::UpdatePartMsg =
+                get_nested(&mut r, UPDATE_PART_V)?;
+            Command::UpdatePartition {
                 uid,
                 msg: Box::new(msg),
             }

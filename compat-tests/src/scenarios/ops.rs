@@ -233,6 +233,10 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
         |s| s.trim() == "32",
     )?;
     let cancel = pending[pending.len() - 20..].join(" ");
+    let stock = c.cluster.imp == crate::cluster::Impl::Stock;
+    if stock {
+        c.ok_on("ctl", "touch /tmp/ops-mark")?;
+    }
     c.ok_as(Some("alice"), &format!("scancel {cancel}"))?;
     ids.extend(running);
     ids.extend(pending);
@@ -256,10 +260,16 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
         ],
     )?;
     c.record("states before the crash", &counts);
-    // Stock saves job state a few seconds after a change (some releases
-    // lose jobs killed sooner); ours acknowledges only once on disk.
-    if c.cluster.imp == crate::cluster::Impl::Stock {
-        std::thread::sleep(Duration::from_secs(6));
+    // Stock saves job state some seconds after a change (a kill sooner
+    // loses jobs): give it until its job_state file is newer than the
+    // last change. Ours acknowledges only once on disk.
+    if stock {
+        c.ok_on(
+            "ctl",
+            "for i in $(seq 600); do \
+             [ -n \"$(find /var/spool/slurmctld/job_state -newer /tmp/ops-mark 2>/dev/null)\" ] \
+             && sleep 1 && exit 0; sleep 0.1; done; echo 'job_state not saved in 60 s'; exit 1",
+        )?;
     }
     restart_ctld(c, Some("-9"))?;
     let want = before.clone();
@@ -300,6 +310,163 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// Partitions sinfo lists, one per line.
+fn partitions(c: &mut Ctx) -> Result<String, String> {
+    Ok(c.ok("sinfo -h -o %P | sort")?.stdout)
+}
+
+/// reconfigure and SIGHUP re-read slurm.conf; `scontrol shutdown
+/// slurmctld` and SIGTERM stop the controller cleanly, and a job runs on
+/// across both restarts.
+fn ctld_lifecycle(c: &mut Ctx) -> Result<(), String> {
+    // /etc/slurm is a read-only bind on ctl: give ctl a writable copy.
+    c.ok_on(
+        "ctl",
+        "set -e; rm -rf /tmp/ops-etc; cp -a /etc/slurm /tmp/ops-etc; \
+         mount --bind /tmp/ops-etc /etc/slurm",
+    )?;
+    let r = lifecycle_steps(c);
+    let undo = c.ok_on("ctl", "umount /etc/slurm && rm -rf /tmp/ops-etc");
+    r?;
+    undo?;
+    Ok(())
+}
+
+fn lifecycle_steps(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok_as(
+        Some("alice"),
+        "sbatch -J life -n 1 -o /dev/null --wrap 'sleep 300'",
+    )?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    c.wait_state(&id, "RUNNING", JOB_WAIT)?;
+
+    c.ok_on(
+        "ctl",
+        "echo 'PartitionName=ops_new Nodes=n1 MaxTime=30 State=UP' >> /etc/slurm/slurm.conf",
+    )?;
+    let o = c.ok("scontrol reconfigure")?;
+    c.record("scontrol reconfigure", &o.both());
+    let shown = c.wait_for(
+        None,
+        "sinfo -h -p ops_new -o '%P %D %l %a %N'",
+        "the new partition after reconfigure",
+        Duration::from_secs(60),
+        |s| s.contains("ops_new"),
+    )?;
+    c.record("sinfo -p ops_new after reconfigure", &shown);
+
+    c.ok_on("ctl", "sed -i '/ops_new/d' /etc/slurm/slurm.conf")?;
+    c.ok_on(
+        "ctl",
+        "kill -HUP $(pgrep -x slurmctld-rs || pgrep -x slurmctld)",
+    )?;
+    c.wait_for(
+        None,
+        "sinfo -h -o %P",
+        "the partition gone after SIGHUP",
+        Duration::from_secs(60),
+        |s| !s.is_empty() && !s.contains("ops_new"),
+    )?;
+    let p = partitions(c)?;
+    c.record("partitions after SIGHUP", &p);
+
+    restart_ctld(c, None)?;
+    c.wait_state(&id, "RUNNING", Duration::from_secs(30))?;
+    restart_ctld(c, Some("-TERM"))?;
+    c.wait_state(&id, "RUNNING", Duration::from_secs(30))?;
+    let o = c.ok("squeue -h -n life -o '%j %T %u'")?;
+    c.record("the job after two restarts", &o.stdout);
+
+    c.ok_as(Some("alice"), &format!("scancel {id}"))?;
+    c.wait_state(&id, "CANCELLED", JOB_WAIT)?;
+    c.wait_for(
+        None,
+        "sinfo -h -N -o '%N %T' | sort -u",
+        "nodes idle again",
+        JOB_WAIT,
+        |s| s.lines().all(|l| l.ends_with(" idle")),
+    )?;
+    Ok(())
+}
+
+/// `scontrol update partitionname=gpu_nodes state=...`: DOWN queues
+/// (PartitionDown), DRAIN runs what it has but takes nothing new,
+/// INACTIVE takes nothing, UP again; only root may change it.
+fn part_state(c: &mut Ctx) -> Result<(), String> {
+    let r = part_state_steps(c);
+    // Whatever happened, leave the partition up.
+    let undo = c.ok("scontrol update partitionname=gpu_nodes state=up");
+    r?;
+    undo.map(|_| ())
+}
+
+fn part_state_steps(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    let o = c.run_as(alice, "scontrol update partitionname=gpu_nodes state=down");
+    if o.rc == 0 {
+        return Err(format!(
+            "alice could set a partition down:\n{}",
+            indent(&o.both())
+        ));
+    }
+    c.record("update partition as alice", &o.both());
+
+    c.ok("scontrol update partitionname=gpu_nodes state=down")?;
+    let o = c.ok("scontrol show partition gpu_nodes")?;
+    must_contain("show partition", &o.stdout, &["State=DOWN"])?;
+    c.record("scontrol show partition (down)", &o.stdout);
+    let o = c.ok("sinfo -p gpu_nodes")?;
+    c.record("sinfo -p gpu_nodes (down)", &o.stdout);
+
+    let o = c.ok_as(
+        alice,
+        "sbatch -p gpu_nodes -J pdown -o /dev/null --wrap true",
+    )?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    let q = c.wait_for(
+        None,
+        &format!("squeue -h -j {id} -o '%j %T %r'"),
+        "the job to wait with PartitionDown",
+        Duration::from_secs(30),
+        |s| s.contains("PartitionDown"),
+    )?;
+    c.record("squeue (partition down)", &q);
+
+    // DRAIN: the waiting job runs, new ones are refused.
+    c.ok("scontrol update partitionname=gpu_nodes state=drain")?;
+    c.wait_state(&id, "COMPLETED", JOB_WAIT)?;
+    let o = c.run_as(alice, "sbatch -p gpu_nodes -o /dev/null --wrap true");
+    if o.rc == 0 {
+        return Err(format!(
+            "sbatch to a drained partition succeeded:\n{}",
+            indent(&o.both())
+        ));
+    }
+    c.record("sbatch to a DRAIN partition", &o.both());
+    let o = c.ok("scontrol show partition gpu_nodes")?;
+    c.record("scontrol show partition (drain)", &o.stdout);
+
+    c.ok("scontrol update partitionname=gpu_nodes state=inactive")?;
+    let o = c.run_as(alice, "sbatch -p gpu_nodes -o /dev/null --wrap true");
+    if o.rc == 0 {
+        return Err(format!(
+            "sbatch to an inactive partition succeeded:\n{}",
+            indent(&o.both())
+        ));
+    }
+    c.record("sbatch to an INACTIVE partition", &o.both());
+    let o = c.ok("sinfo -p gpu_nodes")?;
+    c.record("sinfo -p gpu_nodes (inactive)", &o.stdout);
+
+    c.ok("scontrol update partitionname=gpu_nodes state=up")?;
+    let o = c.ok("scontrol show partition gpu_nodes")?;
+    must_contain("show partition", &o.stdout, &["State=UP"])?;
+    c.record("scontrol show partition (up)", &o.stdout);
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -313,6 +480,18 @@ pub fn all() -> Vec<Scenario> {
             about: "200 jobs in every state survive kill -9 of the controller; the pending ones then run",
             compare: true,
             run: crash_200,
+        },
+        Scenario {
+            name: "ctld_lifecycle",
+            about: "reconfigure and SIGHUP re-read slurm.conf; scontrol shutdown and SIGTERM stop cleanly",
+            compare: true,
+            run: ctld_lifecycle,
+        },
+        Scenario {
+            name: "part_state",
+            about: "scontrol update partitionname=X state=down|drain|inactive|up; PartitionDown",
+            compare: true,
+            run: part_state,
         },
     ]
 }

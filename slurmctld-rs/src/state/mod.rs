@@ -8,6 +8,7 @@ pub mod counters;
 pub mod job;
 pub mod msgs;
 pub mod node;
+pub mod partition;
 pub mod step;
 
 use crate::sched;
@@ -119,6 +120,11 @@ pub enum Command {
         uid: u32,
         job_id: u32,
         job_rc: u32,
+    },
+    /// REQUEST_UPDATE_PARTITION.
+    UpdatePartition {
+        uid: u32,
+        msg: Box<slurm_wire::msg::update_part::UpdatePartMsg>,
     },
 }
 
@@ -375,6 +381,7 @@ impl Controller {
                 job_id,
                 job_rc,
             } => self.complete_allocation(now, uid, job_id, job_rc, &mut fx),
+            Command::UpdatePartition { uid, msg } => self.update_partition(now, uid, &msg, &mut fx),
         };
         (reply, fx)
     }
@@ -665,6 +672,9 @@ impl Controller {
             },
         };
         let pdef = &self.conf.partitions[part];
+        if let Some(rc) = partition::refuses_submit(pdef) {
+            return Reply::Rc(rc);
+        }
         let enforce = self
             .conf
             .raw
@@ -875,8 +885,9 @@ impl Controller {
             ) {
                 continue;
             }
-            let new_reason = if !self.conf.partitions[part].is_up() {
-                Some(job::reason::WAIT_PART_DOWN)
+            let new_reason = if let Some(r) = partition::held_by_state(&self.conf.partitions[part])
+            {
+                Some(r)
             } else if blocked[part] {
                 Some(job::reason::WAIT_PRIORITY)
             } else {
