@@ -95,7 +95,14 @@ pub fn resolve(conf: SlurmConf) -> Result<(ClusterConf, String, u32), StartError
     let user = conf.slurm_user.clone();
     let uid = uid_of(&user)?;
     let slurmd_uid = uid_of(&conf.slurmd_user)?;
-    Ok((ClusterConf::new(conf, uid)?, user, slurmd_uid))
+    let mut cluster = ClusterConf::new(conf, uid)?;
+    cluster.resolve_allow_groups(|name| {
+        nix::unistd::Group::from_name(name)
+            .ok()
+            .flatten()
+            .map(|g| g.gid.as_raw())
+    });
+    Ok((cluster, user, slurmd_uid))
 }
 
 fn uid_of(name: &str) -> Result<u32, StartError> {

@@ -319,16 +319,142 @@ fn partitions(c: &mut Ctx) -> Result<String, String> {
 /// slurmctld` and SIGTERM stop the controller cleanly, and a job runs on
 /// across both restarts.
 fn ctld_lifecycle(c: &mut Ctx) -> Result<(), String> {
-    // /etc/slurm is a read-only bind on ctl: give ctl a writable copy.
+    writable_conf(c)?;
+    let r = lifecycle_steps(c);
+    let undo = restore_conf(c, &["ops_new", "ops_hup"]);
+    r?;
+    undo
+}
+
+/// Puts the original slurm.conf back and reconfigures; partitions the
+/// scenario added that the controller keeps (22.05 does, until a
+/// restart) are deleted.
+fn restore_conf(c: &mut Ctx, parts: &[&str]) -> Result<(), String> {
+    c.ok_on("ctl", "umount /etc/slurm && rm -rf /tmp/ops-etc")?;
+    c.ok("scontrol reconfigure")?;
+    // Wait for the controller to be back (stock 24.11 on restarts itself).
+    c.wait_for(
+        None,
+        "scontrol ping",
+        "the controller after reconfigure",
+        Duration::from_secs(60),
+        |s| s.contains("is UP"),
+    )?;
+    for p in parts {
+        c.ok(&format!(
+            "if sinfo -h -o %P | grep -qx '{p}'; then scontrol delete partitionname={p}; fi"
+        ))?;
+    }
+    c.wait_for(
+        None,
+        "sinfo -h -o %P",
+        "only the original partitions",
+        Duration::from_secs(60),
+        |s| !s.is_empty() && !s.lines().any(|l| parts.contains(&l.trim_end_matches('*'))),
+    )?;
+    Ok(())
+}
+
+/// /etc/slurm is a read-only bind on ctl: give ctl a writable copy
+/// (undone by unmounting it).
+fn writable_conf(c: &mut Ctx) -> Result<(), String> {
     c.ok_on(
         "ctl",
         "set -e; rm -rf /tmp/ops-etc; cp -a /etc/slurm /tmp/ops-etc; \
          mount --bind /tmp/ops-etc /etc/slurm",
     )?;
-    let r = lifecycle_steps(c);
-    let undo = c.ok_on("ctl", "umount /etc/slurm && rm -rf /tmp/ops-etc");
+    Ok(())
+}
+
+/// Runs `f` with `lines` added to the controller's slurm.conf (through
+/// `scontrol reconfigure`), then puts the original back the same way.
+fn with_conf(
+    c: &mut Ctx,
+    lines: &str,
+    part: &str,
+    f: fn(&mut Ctx) -> Result<(), String>,
+) -> Result<(), String> {
+    writable_conf(c)?;
+    let r = (|| {
+        c.ok_on(
+            "ctl",
+            &format!("printf '%s\\n' '{lines}' >> /etc/slurm/slurm.conf"),
+        )?;
+        c.ok("scontrol reconfigure")?;
+        c.wait_for(
+            None,
+            "sinfo -h -o %P",
+            "the scenario's partition after reconfigure",
+            Duration::from_secs(60),
+            |s| s.lines().any(|l| l.trim_end_matches('*') == part),
+        )?;
+        f(c)
+    })();
+    let undo = restore_conf(c, &[part]);
     r?;
-    undo?;
+    undo
+}
+
+/// DefMemPerCPU, MaxMemPerCPU, DefaultTime and MaxTime of a partition:
+/// shown, and applied to a job that asks for neither memory nor time.
+fn part_limits(c: &mut Ctx) -> Result<(), String> {
+    with_conf(
+        c,
+        "PartitionName=ops_lim Nodes=n1 DefMemPerCPU=100 MaxMemPerCPU=1000 DefaultTime=5 MaxTime=10 State=UP",
+        "ops_lim",
+        part_limits_steps,
+    )
+}
+
+fn part_limits_steps(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok("scontrol show partition ops_lim")?;
+    must_contain(
+        "scontrol show partition ops_lim",
+        &o.stdout,
+        &[
+            "DefMemPerCPU=100",
+            "MaxMemPerCPU=1000",
+            "DefaultTime=00:05:00",
+            "MaxTime=00:10:00",
+        ],
+    )?;
+    c.record("scontrol show partition ops_lim", &o.stdout);
+
+    let o = c.ok_as(
+        Some("alice"),
+        "sbatch -p ops_lim -J plim -o /dev/null --wrap 'sleep 2'",
+    )?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    let mut shown = String::new();
+    for key in ["TimeLimit", "MinMemoryCPU", "Partition"] {
+        shown += &format!("{key}={}\n", c.job_field(&id, key)?);
+    }
+    must_contain(
+        "job in ops_lim",
+        &shown,
+        &["TimeLimit=00:05:00", "MinMemoryCPU=100M"],
+    )?;
+    c.record("job defaults from the partition", &shown);
+    c.wait_state(&id, "COMPLETED", JOB_WAIT)?;
+
+    // Over MaxTime (EnforcePartLimits is off): it waits.
+    let o = c.ok_as(
+        Some("alice"),
+        "sbatch -p ops_lim -t 20 -J plim2 -o /dev/null --wrap true",
+    )?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    let q = c.wait_for(
+        None,
+        &format!("squeue -h -j {id} -o '%j %T %r'"),
+        "the job to wait with PartitionTimeLimit",
+        Duration::from_secs(30),
+        |s| s.contains("PartitionTimeLimit"),
+    )?;
+    c.record("squeue (over MaxTime)", &q);
+    c.ok_as(Some("alice"), &format!("scancel {id}"))?;
+    c.wait_state(&id, "CANCELLED", JOB_WAIT)?;
     Ok(())
 }
 
@@ -356,7 +482,12 @@ fn lifecycle_steps(c: &mut Ctx) -> Result<(), String> {
     )?;
     c.record("sinfo -p ops_new after reconfigure", &shown);
 
-    c.ok_on("ctl", "sed -i '/ops_new/d' /etc/slurm/slurm.conf")?;
+    // (22.05 keeps partitions removed from the file until a restart, so
+    // the SIGHUP step adds one too.)
+    c.ok_on(
+        "ctl",
+        "echo 'PartitionName=ops_hup Nodes=n2 State=UP' >> /etc/slurm/slurm.conf",
+    )?;
     c.ok_on(
         "ctl",
         "kill -HUP $(pgrep -x slurmctld-rs || pgrep -x slurmctld)",
@@ -364,9 +495,9 @@ fn lifecycle_steps(c: &mut Ctx) -> Result<(), String> {
     c.wait_for(
         None,
         "sinfo -h -o %P",
-        "the partition gone after SIGHUP",
+        "the partition added before SIGHUP",
         Duration::from_secs(60),
-        |s| !s.is_empty() && !s.contains("ops_new"),
+        |s| s.lines().any(|l| l == "ops_hup"),
     )?;
     let p = partitions(c)?;
     c.record("partitions after SIGHUP", &p);
@@ -467,6 +598,44 @@ fn part_state_steps(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// AllowGroups: a user outside the groups is accepted and waits with
+/// stock's reason; root runs.
+fn part_groups(c: &mut Ctx) -> Result<(), String> {
+    with_conf(
+        c,
+        "PartitionName=ops_grp Nodes=n1 AllowGroups=root State=UP",
+        "ops_grp",
+        part_groups_steps,
+    )
+}
+
+fn part_groups_steps(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok("scontrol show partition ops_grp")?;
+    must_contain("show partition", &o.stdout, &["AllowGroups=root"])?;
+    c.record("scontrol show partition ops_grp", &o.stdout);
+    let o = c.ok_as(
+        Some("alice"),
+        "sbatch -p ops_grp -J pgrp -o /dev/null --wrap true",
+    )?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    let q = c.wait_for(
+        None,
+        &format!("squeue -h -j {id} -o '%j %T %r'"),
+        "alice's job to wait for its group",
+        Duration::from_secs(30),
+        |s| s.contains("PENDING") && !s.contains("(null)") && !s.contains(" None"),
+    )?;
+    c.record("squeue (not in AllowGroups)", &q);
+    let o = c.ok("sbatch -p ops_grp -J pgrp_root -o /dev/null --wrap true")?;
+    let rid = submitted_id(&o)?;
+    c.job(&rid);
+    c.wait_state(&rid, "COMPLETED", JOB_WAIT)?;
+    c.ok(&format!("scancel {id}"))?;
+    c.wait_state(&id, "CANCELLED", JOB_WAIT)?;
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -492,6 +661,18 @@ pub fn all() -> Vec<Scenario> {
             about: "scontrol update partitionname=X state=down|drain|inactive|up; PartitionDown",
             compare: true,
             run: part_state,
+        },
+        Scenario {
+            name: "part_limits",
+            about: "partition DefMemPerCPU/MaxMemPerCPU/DefaultTime/MaxTime: shown, applied, PartitionTimeLimit",
+            compare: true,
+            run: part_limits,
+        },
+        Scenario {
+            name: "part_groups",
+            about: "partition AllowGroups: outsiders wait with stock's reason, root runs",
+            compare: true,
+            run: part_groups,
         },
     ]
 }

@@ -735,7 +735,7 @@ impl Controller {
             desc.min_cpus
         });
         let (mem, mem_per_cpu) = if desc.pn_min_memory == NO_VAL64 {
-            (0, false)
+            partition::default_mem(pdef, self.conf.raw.def_mem).unwrap_or((0, false))
         } else if desc.pn_min_memory & MEM_PER_CPU != 0 {
             (desc.pn_min_memory & !MEM_PER_CPU, true)
         } else {
@@ -885,8 +885,8 @@ impl Controller {
             ) {
                 continue;
             }
-            let new_reason = if let Some(r) = partition::held_by_state(&self.conf.partitions[part])
-            {
+            let held = partition::held_by(&self.conf, &self.conf.partitions[part], j);
+            let new_reason = if let Some(r) = held {
                 Some(r)
             } else if blocked[part] {
                 Some(job::reason::WAIT_PRIORITY)

@@ -5,9 +5,10 @@
 //! (without `ReconfigFlags=KeepPartState`), they last until the next
 //! reconfigure or restart, which take slurm.conf's values again.
 
-use super::config::PartDef;
+use super::config::{ClusterConf, PartDef};
+use super::job::{Job, UserInfo};
 use super::{job, Controller, Effect, Reply, Time};
-use slurm_conf::{PartitionState, TimeLimit};
+use slurm_conf::{MemLimit, PartitionState, TimeLimit};
 use slurm_wire::errno::*;
 use slurm_wire::msg::update_part::{state, UpdatePartMsg};
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16};
@@ -25,13 +26,47 @@ pub fn refuses_submit(p: &PartDef) -> Option<i32> {
     }
 }
 
-/// The pending reason of a job that cannot start because of `p`'s state
-/// (DRAIN still starts the jobs it has).
-pub fn held_by_state(p: &PartDef) -> Option<u32> {
+/// `WAIT_ACCOUNT`: what stock gives a job whose user is not in the
+/// partition's AllowGroups (it is accepted, and waits).
+pub const WAIT_ACCOUNT: u32 = 38;
+
+/// The pending reason of a job `j` that cannot start because of `p`: its
+/// state (DRAIN still starts the jobs it has), or AllowGroups.
+pub fn held_by(conf: &ClusterConf, p: &PartDef, j: &Job) -> Option<u32> {
     match p.conf.state {
-        PartitionState::Up | PartitionState::Drain => None,
-        PartitionState::Down => Some(job::reason::WAIT_PART_DOWN),
-        PartitionState::Inactive => Some(WAIT_PART_INACTIVE),
+        PartitionState::Up | PartitionState::Drain => {}
+        PartitionState::Down => return Some(job::reason::WAIT_PART_DOWN),
+        PartitionState::Inactive => return Some(WAIT_PART_INACTIVE),
+    }
+    (!group_allowed(conf, p, &j.user)).then_some(WAIT_ACCOUNT)
+}
+
+/// AllowGroups: administrators run anywhere; others need their primary
+/// or a supplementary group in the list.
+pub fn group_allowed(conf: &ClusterConf, p: &PartDef, u: &UserInfo) -> bool {
+    match &p.allow_gids {
+        None => true,
+        Some(gids) => {
+            conf.is_admin(u.uid) || gids.contains(&u.gid) || u.gids.iter().any(|g| gids.contains(g))
+        }
+    }
+}
+
+/// The `state_desc` stock gives a job held by AllowGroups.
+pub fn group_denied_desc(p: &PartDef, uid: u32) -> String {
+    format!(
+        "uid {uid} not in group permitted to use this partition ({}). groups allowed: {}",
+        p.conf.name,
+        p.conf.allow_groups.as_deref().unwrap_or("")
+    )
+}
+
+/// The memory a job that asked for none gets: the partition's
+/// DefMemPerCPU/DefMemPerNode, else the cluster's, as (MB, per CPU).
+pub fn default_mem(p: &PartDef, cluster: Option<MemLimit>) -> Option<(u64, bool)> {
+    match p.conf.def_mem.or(cluster)? {
+        MemLimit::PerCpu(v) => Some((v, true)),
+        MemLimit::PerNode(v) => Some((v, false)),
     }
 }
 
@@ -234,6 +269,86 @@ mod tests {
 
         assert_eq!(set(&mut c, 0, state::UP), Reply::Rc(SLURM_SUCCESS));
         assert!(matches!(submit(&mut c), Reply::Submitted { .. }));
+    }
+
+    #[test]
+    fn jobs_without_memory_get_the_partition_default() {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\nDefMemPerNode=500\n\
+            NodeName=n1 CPUs=4 RealMemory=1000\n\
+            PartitionName=a Nodes=n1 Default=YES DefMemPerCPU=100 MaxMemPerCPU=1000\n\
+            PartitionName=b Nodes=n1\n";
+        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let cluster = conf.def_mem;
+        let c = ClusterConf::new(conf, 0).unwrap();
+        assert_eq!(default_mem(&c.partitions[0], cluster), Some((100, true)));
+        assert_eq!(default_mem(&c.partitions[1], cluster), Some((500, false)));
+        assert_eq!(default_mem(&c.partitions[1], None), None);
+        let mut ctl = Controller::new(c, 1000);
+        let Reply::Submitted { job_id } = submit(&mut ctl) else {
+            panic!()
+        };
+        assert_eq!(
+            (ctl.jobs[&job_id].mem, ctl.jobs[&job_id].mem_per_cpu),
+            (100, true)
+        );
+    }
+
+    #[test]
+    fn allow_groups_hold_outsiders_with_the_stock_reason() {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+            NodeName=n1 CPUs=4 RealMemory=1000\n\
+            PartitionName=p Nodes=n1 Default=YES AllowGroups=wheel,nosuch State=UP\n";
+        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let mut cc = ClusterConf::new(conf, 0).unwrap();
+        assert_eq!(cc.partitions[0].allow_gids, Some(vec![]));
+        cc.resolve_allow_groups(|n| (n == "wheel").then_some(10));
+        assert_eq!(cc.partitions[0].allow_gids, Some(vec![10]));
+        let user = |uid, gid, gids: Vec<u32>| UserInfo {
+            uid,
+            gid,
+            gids,
+            ..Default::default()
+        };
+        let p = &cc.partitions[0];
+        assert!(
+            group_allowed(&cc, p, &user(0, 0, vec![])),
+            "root runs anywhere"
+        );
+        assert!(
+            group_allowed(&cc, p, &user(1000, 10, vec![])),
+            "primary group"
+        );
+        assert!(
+            group_allowed(&cc, p, &user(1000, 100, vec![100, 10])),
+            "supplementary"
+        );
+        assert!(!group_allowed(&cc, p, &user(1000, 100, vec![100])));
+
+        let mut c = Controller::new(cc, 1000);
+        let msg = SlurmNodeRegistrationStatusMsg {
+            node_name: Some("n1".into()),
+            cpus: 4,
+            real_memory: 1000,
+            ..Default::default()
+        };
+        c.apply(
+            1000,
+            Command::Register {
+                msg: Box::new(msg),
+                version: ProtocolVersion::V24_11,
+                uid: 0,
+            },
+        );
+        // submit() runs as uid 1000, gid 1000: accepted, and waits.
+        let Reply::Submitted { job_id } = submit(&mut c) else {
+            panic!()
+        };
+        assert_eq!(c.jobs[&job_id].state, JobState::Pending);
+        assert_eq!(c.jobs[&job_id].state_reason, WAIT_ACCOUNT);
+        assert_eq!(
+            group_denied_desc(&c.conf.partitions[0], 1000),
+            "uid 1000 not in group permitted to use this partition (p). groups allowed: wheel,nosuch"
+        );
     }
 
     #[test]
