@@ -98,7 +98,14 @@ pub fn resolve(conf: SlurmConf) -> Result<(ClusterConf, String, u32), StartError
     let user = conf.slurm_user.clone();
     let uid = uid_of(&user)?;
     let slurmd_uid = uid_of(&conf.slurmd_user)?;
-    Ok((ClusterConf::new(conf, uid)?, user, slurmd_uid))
+    let mut cluster = ClusterConf::new(conf, uid)?;
+    cluster.resolve_allow_groups(|name| {
+        nix::unistd::Group::from_name(name)
+            .ok()
+            .flatten()
+            .map(|g| g.gid.as_raw())
+    });
+    Ok((cluster, user, slurmd_uid))
 }
 
 fn uid_of(name: &str) -> Result<u32, StartError> {
@@ -139,6 +146,9 @@ fn open_state(
                 loaded.replayed
             );
             let mut ctrl = loaded.controller;
+            // Partition changes made with scontrol end with the run, as
+            // in stock (replaying them kept the log's replay faithful).
+            ctrl.conf = Arc::new(cluster);
             ctrl.restarted(t);
             Ok((ctrl, Some(store)))
         }
@@ -367,4 +377,67 @@ pub async fn run_loaded(
         tracing::error!("state machine did not stop in 10 s; exiting without a final snapshot");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(dir: &Path) -> ClusterConf {
+        let text = format!(
+            "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\nStateSaveLocation={}\n\
+             NodeName=n1 CPUs=4 RealMemory=1000\n\
+             PartitionName=debug Nodes=n1 Default=YES State=UP\n",
+            dir.display()
+        );
+        let conf = SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
+        ClusterConf::new(conf, 0).unwrap()
+    }
+
+    fn with_one_job(dir: &Path) {
+        let (ctrl, store) = open_state(cluster(dir), RunOptions::default()).unwrap();
+        let mut store = store.unwrap();
+        let mut ctrl = ctrl;
+        ctrl.next_job_id = 77;
+        store.snapshot(&ctrl).unwrap();
+    }
+
+    #[test]
+    fn saved_state_is_loaded_and_minus_c_discards_it() {
+        let dir = tempfile::tempdir().unwrap();
+        with_one_job(dir.path());
+        let (ctrl, _) = open_state(cluster(dir.path()), RunOptions::default()).unwrap();
+        assert_eq!(ctrl.next_job_id, 77);
+        let opts = RunOptions {
+            clear_state: true,
+            ..Default::default()
+        };
+        let (ctrl, _) = open_state(cluster(dir.path()), opts).unwrap();
+        assert_eq!(ctrl.next_job_id, 1);
+        // -c also removed it from disk.
+        let (ctrl, _) = open_state(cluster(dir.path()), RunOptions::default()).unwrap();
+        assert_eq!(ctrl.next_job_id, 1);
+    }
+
+    #[test]
+    fn corrupt_state_is_an_error_unless_minus_i() {
+        let dir = tempfile::tempdir().unwrap();
+        with_one_job(dir.path());
+        let snap = dir.path().join(crate::persist::SNAP_FILE);
+        let mut b = std::fs::read(&snap).unwrap();
+        let last = b.len() - 1;
+        b[last] ^= 0xff;
+        std::fs::write(&snap, b).unwrap();
+        let e = open_state(cluster(dir.path()), RunOptions::default())
+            .err()
+            .expect("a corrupt snapshot must not load");
+        assert!(e.to_string().contains("checksum"), "{e}");
+        let opts = RunOptions {
+            ignore_errors: true,
+            ..Default::default()
+        };
+        let (ctrl, store) = open_state(cluster(dir.path()), opts).unwrap();
+        assert_eq!(ctrl.next_job_id, 1);
+        assert!(store.is_some(), "-i still keeps state from now on");
+    }
 }

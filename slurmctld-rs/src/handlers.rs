@@ -34,12 +34,28 @@ fn now() -> i64 {
 pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
     let (ty, uid, started) = (req.msg.msg_type(), req.identity.uid, Instant::now());
     let _busy = sh.stats.server_thread();
-    let reply = match req.msg {
-        Message::RequestStatsInfo(ref m) => Some(stats_info(&sh, uid, m.command_id, req.version())),
-        _ => handle_one(sh.clone(), req).await,
+    let reply = match ops_request(&sh, req).await {
+        Ok(r) => Some(r),
+        Err(req) => handle_one(sh.clone(), req).await,
     };
     sh.stats.rpc(ty, uid, started.elapsed());
     reply
+}
+
+/// sdiag and partition administration; other requests come back.
+async fn ops_request(sh: &Arc<Shared>, req: Incoming) -> Result<Message, Incoming> {
+    let (uid, v) = (req.identity.uid, req.version());
+    match req.msg {
+        Message::RequestStatsInfo(m) => Ok(stats_info(sh, uid, m.command_id, v)),
+        Message::RequestUpdatePartition(m) => Ok(rc_of(
+            sh.exec(Command::UpdatePartition {
+                uid,
+                msg: Box::new(m),
+            })
+            .await,
+        )),
+        _ => Err(req),
+    }
 }
 
 /// REQUEST_STATS_INFO: the counters, or `sdiag -r` (operators only).

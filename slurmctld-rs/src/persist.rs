@@ -100,7 +100,12 @@ mod tag {
     // Arrays and dependencies (high numbers: clear of others' additions).
     pub const KILL_TASKS: u8 = 40;
     pub const UPDATE_DEPENDENCY: u8 = 41;
+    // 50..: operations (partitions, ...).
+    pub const UPDATE_PARTITION: u8 = 50;
 }
+
+/// The version UpdatePartMsg is logged in (the newest: every field).
+const UPDATE_PART_V: ProtocolVersion = ProtocolVersion::V26_05;
 
 /// StepCompleteMsg carries no version of its own; the newest layout keeps
 /// every field.
@@ -185,6 +190,11 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
         Command::NodeUnreachable { node } => {
             w.u8(tag::NODE_UNREACHABLE);
             w.str(Some(node));
+        }
+        Command::UpdatePartition { uid, msg } => {
+            w.u8(tag::UPDATE_PARTITION);
+            w.u32(*uid);
+            put_nested(&mut w, msg.as_ref(), UPDATE_PART_V);
         }
         Command::UpdateNode { uid, msg } => {
             w.u8(tag::UPDATE_NODE);
@@ -441,6 +451,15 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
             let uid = r.u32()?;
             let msg: slurm_wire::msg::step::StepCompleteMsg = get_nested(&mut r, STEP_COMPLETE_V)?;
             Command::StepComplete {
+                uid,
+                msg: Box::new(msg),
+            }
+        }
+        tag::UPDATE_PARTITION => {
+            let uid = r.u32()?;
+            let msg: slurm_wire::msg::update_part::UpdatePartMsg =
+                get_nested(&mut r, UPDATE_PART_V)?;
+            Command::UpdatePartition {
                 uid,
                 msg: Box::new(msg),
             }

@@ -214,6 +214,8 @@ pub fn partition_info_msg(c: &Controller, _v: V) -> PartitionInfoMsg {
                 total_cpus: cpus as u32,
                 max_cpus_per_node: pc.max_cpus_per_node,
                 max_cpus_per_socket: pc.max_cpus_per_socket,
+                def_mem_per_cpu: pc.def_mem.map(|m| m.to_wire()).unwrap_or(0),
+                max_mem_per_cpu: pc.max_mem.map(|m| m.to_wire()).unwrap_or(0),
                 flags: PartFlags(flags),
                 max_share: pc.over_subscribe.max_share(),
                 over_time_limit: pc.over_time_limit.unwrap_or(NO_VAL16),
@@ -339,7 +341,16 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
             // Worded as the client's own release's controller would.
             Some(crate::state::control::node_not_avail_desc(c, j, v))
         } else {
-            j.state_desc.clone()
+            j.state_desc.clone().or_else(|| {
+                (j.state == crate::state::job::JobState::Pending
+                    && j.state_reason == crate::state::partition::WAIT_ACCOUNT)
+                    .then(|| {
+                        crate::state::partition::group_denied_desc(
+                            &c.conf.partitions[j.part],
+                            j.user.uid,
+                        )
+                    })
+            })
         },
         state_reason: j.state_reason,
         tres_alloc_str: (!j.alloc.is_empty()).then(|| {

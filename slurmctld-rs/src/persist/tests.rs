@@ -365,6 +365,15 @@ fn every_logged_command_round_trips() {
             job_id: 4,
             job_rc: 0,
         },
+        Command::UpdatePartition {
+            uid: 0,
+            msg: Box::new(slurm_wire::msg::update_part::UpdatePartMsg {
+                name: Some("debug".into()),
+                state_up: slurm_wire::msg::update_part::state::DRAIN,
+                max_time: NO_VAL,
+                ..Default::default()
+            }),
+        },
     ];
     for cmd in cmds {
         let b = encode_command(&cmd).unwrap();

@@ -12,6 +12,7 @@ pub mod depend;
 pub mod job;
 pub mod msgs;
 pub mod node;
+pub mod partition;
 pub mod queue;
 pub mod step;
 pub mod table;
@@ -159,6 +160,11 @@ pub enum Command {
         uid: u32,
         job_id: u32,
         dependency: String,
+    },
+    /// REQUEST_UPDATE_PARTITION.
+    UpdatePartition {
+        uid: u32,
+        msg: Box<slurm_wire::msg::update_part::UpdatePartMsg>,
     },
 }
 
@@ -457,6 +463,7 @@ impl Controller {
                 job_id,
                 dependency,
             } => self.update_dependency(now, uid, job_id, &dependency, &mut fx),
+            Command::UpdatePartition { uid, msg } => self.update_partition(now, uid, &msg, &mut fx),
         };
         (reply, fx)
     }
@@ -753,6 +760,9 @@ impl Controller {
             },
         };
         let pdef = &self.conf.partitions[part];
+        if let Some(rc) = partition::refuses_submit(pdef) {
+            return Reply::Rc(rc);
+        }
         let enforce = self
             .conf
             .raw
@@ -813,7 +823,7 @@ impl Controller {
             desc.min_cpus
         });
         let (mem, mem_per_cpu) = if desc.pn_min_memory == NO_VAL64 {
-            (0, false)
+            partition::default_mem(pdef, self.conf.raw.def_mem).unwrap_or((0, false))
         } else if desc.pn_min_memory & MEM_PER_CPU != 0 {
             (desc.pn_min_memory & !MEM_PER_CPU, true)
         } else {

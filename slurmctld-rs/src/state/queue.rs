@@ -16,6 +16,7 @@ use super::array::Gate;
 use super::backfill::{self, Planner};
 use super::control;
 use super::job::{self, JobState};
+use super::partition;
 use super::table::Table;
 use super::{Controller, Effect, Time};
 use crate::sched;
@@ -158,8 +159,10 @@ impl Controller {
                 }
             }
             let part = self.jobs[&job_id].part;
-            let reason = if !self.conf.partitions[part].is_up() {
-                job::reason::WAIT_PART_DOWN
+            let held =
+                partition::held_by(&self.conf, &self.conf.partitions[part], &self.jobs[&job_id]);
+            let reason = if let Some(r) = held {
+                r
             } else if blocked[part] {
                 job::reason::WAIT_PRIORITY
             } else {
@@ -205,7 +208,9 @@ impl Controller {
                 }
             }
             let part = self.jobs[&job_id].part;
-            if !self.conf.partitions[part].is_up() {
+            if partition::held_by(&self.conf, &self.conf.partitions[part], &self.jobs[&job_id])
+                .is_some()
+            {
                 continue;
             }
             tested += 1;

@@ -23,6 +23,7 @@ pub mod partition;
 pub mod slurmdb;
 pub mod stats;
 pub mod step;
+pub mod update_part;
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::msg_type::MsgType;
@@ -87,6 +88,7 @@ messages! {
     RequestPartitionInfo(partition::PartInfoRequestMsg),
     RequestNodeInfoSingle(node::NodeInfoSingleMsg),
     ResponsePartitionInfo(partition::PartitionInfoMsg),
+    RequestUpdatePartition(update_part::UpdatePartMsg),
     RequestJobInfoSingle(job::JobIdMsg),
     RequestJobUserInfo(job::JobUserIdMsg),
     RequestUpdateJob(job_desc::JobDescMsg),
