@@ -46,6 +46,7 @@ has_step_id!(
     SubmitResponseMsg,
     JobAllocInfoMsg,
     JobIdMsg,
+    RequeueMsg,
     ResourceAllocationResponseMsg,
     JobInfo
 );
@@ -67,6 +68,21 @@ seq_wire!(JobAllocInfoMsg;
     [V25_11..] step_id,
     [..V25_11] job_id (job_id32),
     req_cluster,
+);
+
+/// `requeue_msg_t` (REQUEST_JOB_REQUEUE: `scontrol requeue[hold]`). From
+/// 25.11 the whole step id goes first, before only the job id.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct RequeueMsg {
+    pub step_id: StepId,
+    pub job_id_str: Option<String>,
+    pub flags: u32,
+}
+seq_wire!(RequeueMsg;
+    [V25_11..] step_id,
+    [..V25_11] job_id (job_id32),
+    job_id_str,
+    flags,
 );
 
 /// `job_id_msg_t` as `_pack_job_ready_msg` sends it (REQUEST_JOB_READY,
@@ -1448,5 +1464,30 @@ mod het_tests {
             ..Default::default()
         };
         round_trip_all(&HetJobAllocationMsg(vec![one.clone(), one]));
+    }
+}
+
+#[cfg(test)]
+mod requeue_tests {
+    use super::*;
+    use crate::msg::test_util::round_trip_all;
+    use crate::pack::encode_to_vec;
+
+    #[test]
+    fn requeue_msg_layouts() {
+        let m = RequeueMsg {
+            step_id: StepId {
+                sluid: 0,
+                job_id: 7,
+                step_id: NO_VAL,
+                step_het_comp: NO_VAL,
+            },
+            job_id_str: Some("7".into()),
+            flags: 0,
+        };
+        round_trip_all(&m);
+        // Before 25.11: job id, then the string (length 2 incl. NUL), flags.
+        let b = encode_to_vec(&m, ProtocolVersion::V24_11);
+        assert_eq!(b, [0, 0, 0, 7, 0, 0, 0, 2, b'7', 0, 0, 0, 0, 0]);
     }
 }

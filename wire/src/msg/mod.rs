@@ -106,6 +106,7 @@ messages! {
     ResponseJobStepCreate(step::JobStepCreateResponseMsg),
     RequestCancelJobStep(job::JobStepKillMsg),
     RequestKillJob(job::JobStepKillMsg),
+    RequestJobRequeue(job::RequeueMsg),
     RequestStepComplete(step::StepCompleteMsg),
     RequestCompleteJobAllocation(step::CompleteJobAllocationMsg),
     RequestCompleteBatchScript(step::CompleteBatchScriptMsg),
