@@ -30,14 +30,18 @@ pub fn matrix(report: &Report) -> Option<String> {
                     .cells
                     .iter()
                     .any(|c| c.scenario == s.name && c.version == *v && c.imp == i)
-            })
+            }) && (!s.needs().mixed
+                || report
+                    .cells
+                    .iter()
+                    .any(|c| c.scenario == s.name && c.version == *v && c.imp == Impl::Mixed))
         })
     });
     if !complete {
         return None;
     }
     let mut t = String::from(
-        "| feature (scenario) | 22.05 | 24.11 | 26.05 | note |\n|---|---|---|---|---|\n",
+        "| feature (scenario) | 22.05 | 24.11 | 26.05 | slurmd-rs under stock slurmctld | note |\n|---|---|---|---|---|---|\n",
     );
     for s in &all {
         let mut notes: Vec<&str> = Vec::new();
@@ -61,13 +65,40 @@ pub fn matrix(report: &Report) -> Option<String> {
                 }
             })
             .collect();
+        // the mixed cells: slurmd-rs nodes under the stock controller of each version
+        let mixed: Vec<String> = if s.needs().mixed {
+            VERSIONS
+                .iter()
+                .map(|v| {
+                    let c = report
+                        .cells
+                        .iter()
+                        .find(|c| c.scenario == s.name && c.version == *v && c.imp == Impl::Mixed);
+                    let sym = match c.map(|c| &c.outcome) {
+                        Some(o) => {
+                            if let Outcome::XFail { reason, .. } = o {
+                                if !notes.contains(reason) {
+                                    notes.push(reason);
+                                }
+                            }
+                            symbol(o)
+                        }
+                        None => "❌",
+                    };
+                    format!("{v} {sym}")
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         t.push_str(&format!(
-            "| {} (`{}`) | {} | {} | {} | {} |\n",
+            "| {} (`{}`) | {} | {} | {} | {} | {} |\n",
             s.about,
             s.name,
             cells[0],
             cells[1],
             cells[2],
+            mixed.join(" "),
             notes.join("; ")
         ));
     }
