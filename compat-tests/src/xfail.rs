@@ -15,6 +15,18 @@ pub const XFAILS: &[XFail] = &[
     // cells, stock controller + slurmd-rs, pass)
     XFail {
         imp: "rs",
+        scenario: "slurmd_env_array",
+        version: "*",
+        reason: "slurmctld-rs has no job arrays yet (wt-arrays)",
+    },
+    XFail {
+        imp: "rs",
+        scenario: "slurmd_fname_array",
+        version: "*",
+        reason: "slurmctld-rs has no job arrays yet (wt-arrays)",
+    },
+    XFail {
+        imp: "rs",
         scenario: "slurmd_oom",
         version: "*",
         reason: "slurmctld-rs does not record a batch completion with SIG_OOM (253) as OUT_OF_MEMORY",

@@ -21,7 +21,9 @@ const BOTH_CG: Needs = Needs {
 /// Scenarios that also run under stock controllers (`mixed`) or need a cgroup cluster.
 pub const NEEDS: &[(&str, Needs)] = &[
     ("slurmd_env", BOTH),
+    ("slurmd_env_array", BOTH),
     ("slurmd_fname", BOTH),
+    ("slurmd_fname_array", BOTH),
     ("slurmd_open_mode", BOTH),
     ("slurmd_perms", BOTH),
     ("slurmd_kill_tree", BOTH_CG),
@@ -33,6 +35,9 @@ pub const NEEDS: &[(&str, Needs)] = &[
     ("slurmd_restart", BOTH),
     ("slurmd_srun_batch", BOTH),
 ];
+
+/// For what stock does within a second or two.
+const SHORT_WAIT: Duration = Duration::from_secs(30);
 
 /// Time limits are enforced on the controller's own schedule (every 30 s or so).
 const TIMEOUT_WAIT: Duration = Duration::from_secs(200);
@@ -90,8 +95,8 @@ fn env_lines(text: &str, ids: &[(String, String)]) -> String {
     v.into_iter().map(|l| l + "\n").collect()
 }
 
-/// A job printing its environment, and an array task doing the same: every
-/// Slurm variable compared by name and value with what a stock slurmd gives.
+/// A job printing its environment: every Slurm variable compared by name
+/// and value with what a stock slurmd gives.
 fn env(c: &mut Ctx) -> Result<(), String> {
     let alice = Some("alice");
     c.ok_as(alice, "rm -rf sd-env && mkdir sd-env")?;
@@ -99,11 +104,6 @@ fn env(c: &mut Ctx) -> Result<(), String> {
         c,
         alice,
         "-J envjob -n 2 -c 2 --mem-per-cpu=100 -D sd-env -o env.out --wrap 'env'",
-    )?;
-    let arr = submit(
-        c,
-        alice,
-        "-J envarr -a 3-5:2 -D sd-env -o 'arr-%a.out' --wrap 'env'",
     )?;
     c.wait_state(&id, "COMPLETED", JOB_WAIT)?;
     let o = c.ok_as(alice, "cat sd-env/env.out")?;
@@ -126,7 +126,20 @@ fn env(c: &mut Ctx) -> Result<(), String> {
         ],
     )?;
     c.record("env of a batch job", &lines);
-    // the array's two tasks: ids of both the array and the task
+    c.ok_as(alice, "rm -rf sd-env")?;
+    Ok(())
+}
+
+/// The environment of two array tasks (ids of the array and of the task,
+/// count, min, max, step), compared with stock's.
+fn env_array(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    c.ok_as(alice, "rm -rf sd-enva && mkdir sd-enva")?;
+    let arr = submit(
+        c,
+        alice,
+        "-J envarr -a 3-5:2 -D sd-enva -o 'arr-%a.out' --wrap 'env'",
+    )?;
     c.wait_for(
         None,
         &format!("squeue -h -j {arr} -o %i"),
@@ -135,7 +148,7 @@ fn env(c: &mut Ctx) -> Result<(), String> {
         |s| s.trim().is_empty(),
     )?;
     for task in ["3", "5"] {
-        let o = c.ok_as(alice, &format!("cat sd-env/arr-{task}.out"))?;
+        let o = c.ok_as(alice, &format!("cat sd-enva/arr-{task}.out"))?;
         let job_id = o
             .stdout
             .lines()
@@ -161,11 +174,12 @@ fn env(c: &mut Ctx) -> Result<(), String> {
         )?;
         c.record(&format!("env of array task {task}"), &lines);
     }
-    c.ok_as(alice, "rm -rf sd-env")?;
+    c.ok_as(alice, "rm -rf sd-enva")?;
     Ok(())
 }
 
-/// Every output filename pattern, for a plain job and an array task.
+/// Every output filename pattern of a plain job (%j %J %x %N %n %u %s %t %%
+/// and padding), for stdout and stderr.
 fn fname(c: &mut Ctx) -> Result<(), String> {
     let alice = Some("alice");
     c.ok_as(alice, "rm -rf sd-fn && mkdir sd-fn")?;
@@ -175,13 +189,33 @@ fn fname(c: &mut Ctx) -> Result<(), String> {
         "-J fnjob -D sd-fn -o 'o-%j-%J-%x-%N-%n-%u-%s-%t-%%-%3j.txt' \
          -e 'e-%j-%5j-%x.txt' --wrap 'echo out; echo err >&2'",
     )?;
+    c.wait_state(&id, "COMPLETED", JOB_WAIT)?;
+    let node = c.job_field(&id, "NodeList")?;
+    let o = list_outputs(c, "sd-fn")?;
+    let want = [
+        format!("o-{id}-{id}-fnjob-{node}-0-alice-batch-0-%-{id:0>3}.txt: out"),
+        format!("e-{id}-{id:0>5}-fnjob.txt: err"),
+    ];
+    check_outputs(&o, &want)?;
+    let pairs = vec![
+        (format!("{id:0>5}"), "<JOB5>".to_string()),
+        (format!("{id:0>3}"), "<JOB3>".to_string()),
+        (id.clone(), "<JOB>".to_string()),
+    ];
+    c.record("output files", &redact(&o, &pairs));
+    c.ok_as(alice, "rm -rf sd-fn")?;
+    Ok(())
+}
+
+/// Output filename patterns of an array task: %A %a %3a %j %x.
+fn fname_array(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    c.ok_as(alice, "rm -rf sd-fna && mkdir sd-fna")?;
     let arr = submit(
         c,
         alice,
-        "-J fnarr -a 7 -D sd-fn -o 'a-%A-%a-%3a-%j-%x.txt' --wrap 'echo arr'",
+        "-J fnarr -a 7 -D sd-fna -o 'a-%A-%a-%3a-%j-%x.txt' --wrap 'echo arr'",
     )?;
-    c.wait_state(&id, "COMPLETED", JOB_WAIT)?;
-    let node = c.job_field(&id, "NodeList")?;
     c.wait_for(
         None,
         &format!("squeue -h -j {arr} -o %i"),
@@ -189,48 +223,50 @@ fn fname(c: &mut Ctx) -> Result<(), String> {
         JOB_WAIT,
         |s| s.trim().is_empty(),
     )?;
-    let o = c.ok_as(
-        alice,
-        "cd sd-fn && for f in *; do echo \"$f: $(cat \"$f\")\"; done",
-    )?;
-    // the array task's own job id, from its %j
+    let o = list_outputs(c, "sd-fna")?;
+    // the task's own job id, from its %j
     let task_id = o
-        .stdout
         .lines()
         .find_map(|l| l.strip_prefix(&format!("a-{arr}-7-007-")))
         .and_then(|r| r.split('-').next())
         .unwrap_or("")
         .to_string();
-    let want = [
-        format!("o-{id}-{id}-fnjob-{node}-0-alice-batch-0-%-{id:0>3}.txt: out"),
-        format!("e-{id}-{id:0>5}-fnjob.txt: err"),
-        format!("a-{arr}-7-007-{task_id}-fnarr.txt: arr"),
-    ];
-    for w in &want {
-        if !o.stdout.lines().any(|l| l == w) {
-            return Err(format!(
-                "output files: expected `{w}` in:\n{}",
-                indent(&o.stdout)
-            ));
-        }
-    }
-    if o.stdout.lines().count() != 3 {
-        return Err(format!(
-            "output files: expected exactly 3, got:\n{}",
-            indent(&o.stdout)
-        ));
-    }
+    check_outputs(&o, &[format!("a-{arr}-7-007-{task_id}-fnarr.txt: arr")])?;
     let pairs = vec![
-        (format!("{id:0>5}"), "<JOB5>".to_string()),
-        (format!("{id:0>3}"), "<JOB3>".to_string()),
-        (id.clone(), "<JOB>".to_string()),
         (arr.clone(), "<ARRAY>".to_string()),
         (task_id, "<TASK>".to_string()),
     ];
-    let mut lines: Vec<String> = o.stdout.lines().map(|l| redact(l, &pairs)).collect();
-    lines.sort();
-    c.record("output files", &(lines.join("\n") + "\n"));
-    c.ok_as(alice, "rm -rf sd-fn")?;
+    c.record("output files", &redact(&o, &pairs));
+    c.ok_as(alice, "rm -rf sd-fna")?;
+    Ok(())
+}
+
+/// "name: content" for each file of alice's `dir`, sorted.
+fn list_outputs(c: &mut Ctx, dir: &str) -> Result<String, String> {
+    let o = c.ok_as(
+        Some("alice"),
+        &format!("cd {dir} && for f in *; do echo \"$f: $(cat \"$f\")\"; done | sort"),
+    )?;
+    Ok(o.stdout)
+}
+
+/// Exactly the files `want` ("name: content").
+fn check_outputs(listing: &str, want: &[String]) -> Result<(), String> {
+    for w in want {
+        if !listing.lines().any(|l| l == w) {
+            return Err(format!(
+                "output files: expected `{w}` in:\n{}",
+                indent(listing)
+            ));
+        }
+    }
+    if listing.lines().count() != want.len() {
+        return Err(format!(
+            "output files: expected exactly {}, got:\n{}",
+            want.len(),
+            indent(listing)
+        ));
+    }
     Ok(())
 }
 
@@ -400,7 +436,7 @@ fn oom(c: &mut Ctx) -> Result<(), String> {
         "--mem=64 -o sd-oom.out --wrap \
          'python3 -c \"import time; a = bytearray(512 << 20); time.sleep(5)\"; echo survived'",
     )?;
-    c.wait_state(&id, "OUT_OF_MEMORY", JOB_WAIT)?;
+    c.wait_state(&id, "OUT_OF_MEMORY", SHORT_WAIT)?;
     let o = c.ok(&format!("scontrol show job {id}"))?;
     let node = field(&o.stdout, "NodeList").unwrap_or_default();
     let st = format!(
@@ -450,7 +486,7 @@ fn prolog_fail_inner(c: &mut Ctx) -> Result<(), String> {
         None,
         "sinfo -h -n n1 -o '%t|%E'",
         "n1 drained by its prolog",
-        JOB_WAIT,
+        SHORT_WAIT,
         |s| s.starts_with("drain"),
     )?;
     let reason = s
@@ -634,15 +670,27 @@ pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
             name: "slurmd_env",
-            about: "batch job environment, variable by variable (plain job and array task)",
+            about: "batch job environment, variable by variable",
             compare: true,
             run: env,
         },
         Scenario {
+            name: "slurmd_env_array",
+            about: "array task environment (SLURM_ARRAY_*), variable by variable",
+            compare: true,
+            run: env_array,
+        },
+        Scenario {
             name: "slurmd_fname",
-            about: "output filename patterns %j %J %x %A %a %N %n %u %s %t %% and padding",
+            about: "output filename patterns %j %J %x %N %n %u %s %t %% and padding",
             compare: true,
             run: fname,
+        },
+        Scenario {
+            name: "slurmd_fname_array",
+            about: "output filename patterns of an array task: %A %a %3a",
+            compare: true,
+            run: fname_array,
         },
         Scenario {
             name: "slurmd_open_mode",
