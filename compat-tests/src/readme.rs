@@ -127,3 +127,62 @@ pub fn check(readme: &Path, table: &str, update: bool) -> Result<(), String> {
         table.trim()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Cell;
+
+    fn report(with_mixed: bool) -> Report {
+        let mut cells = Vec::new();
+        for s in scenarios::all() {
+            for v in VERSIONS {
+                let mut imps = vec![Impl::Stock, Impl::Rs];
+                if with_mixed && s.needs().mixed {
+                    imps.push(Impl::Mixed);
+                }
+                for imp in imps {
+                    cells.push(Cell {
+                        scenario: s.name,
+                        version: v.to_string(),
+                        imp,
+                        outcome: if imp == Impl::Mixed && v == "22.05" {
+                            Outcome::Fail("x".into())
+                        } else {
+                            Outcome::Pass
+                        },
+                        secs: 0.0,
+                    });
+                }
+            }
+        }
+        Report {
+            cells,
+            setup: vec![],
+            elapsed: std::time::Duration::ZERO,
+            opts_versions: VERSIONS.iter().map(|s| s.to_string()).collect(),
+            opts_impls: vec![Impl::Stock, Impl::Rs, Impl::Mixed],
+        }
+    }
+
+    #[test]
+    fn matrix_has_the_mixed_column() {
+        let t = matrix(&report(true)).expect("a complete report gives a matrix");
+        assert!(t.starts_with("| feature (scenario) | 22.05 | 24.11 | 26.05 | slurmd-rs under stock slurmctld | note |"));
+        let env = t
+            .lines()
+            .find(|l| l.contains("(`slurmd_env`)"))
+            .expect("slurmd_env row");
+        assert!(env.contains("| 22.05 ❌ 24.11 ✅ 26.05 ✅ |"), "{env}");
+        let ping = t
+            .lines()
+            .find(|l| l.contains("(`ping`)"))
+            .expect("ping row");
+        assert!(ping.ends_with("| ✅ | ✅ | ✅ |  |  |"), "{ping}");
+    }
+
+    #[test]
+    fn matrix_needs_the_mixed_cells() {
+        assert!(matrix(&report(false)).is_none());
+    }
+}
