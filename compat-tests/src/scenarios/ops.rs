@@ -598,6 +598,58 @@ fn part_state_steps(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// MaxNodes/MinNodes: a job outside the partition's node range waits
+/// with PartitionNodeLimit (EnforcePartLimits is off).
+fn part_nodes(c: &mut Ctx) -> Result<(), String> {
+    with_conf(
+        c,
+        "PartitionName=ops_max Nodes=n[1-2] MaxNodes=1 State=UP\nPartitionName=ops_min Nodes=n[1-2] MinNodes=2 State=UP",
+        "ops_min",
+        part_nodes_steps,
+    )?;
+    // with_conf removed ops_min; ops_max went with the same file.
+    c.ok("if sinfo -h -o %P | grep -qx ops_max; then scontrol delete partitionname=ops_max; fi")?;
+    Ok(())
+}
+
+fn part_nodes_steps(c: &mut Ctx) -> Result<(), String> {
+    for p in ["ops_max", "ops_min"] {
+        let o = c.ok(&format!("scontrol show partition {p}"))?;
+        c.record(&format!("scontrol show partition {p}"), &o.stdout);
+    }
+    let mut ids = Vec::new();
+    for (p, n) in [("ops_max", 2), ("ops_min", 1)] {
+        let o = c.ok_as(
+            Some("alice"),
+            &format!("sbatch -p {p} -N {n} -J {p} -o /dev/null --wrap true"),
+        )?;
+        let id = submitted_id(&o)?;
+        c.job(&id);
+        let q = c.wait_for(
+            None,
+            &format!("squeue -h -j {id} -o '%j %T %r'"),
+            "the job to wait with PartitionNodeLimit",
+            Duration::from_secs(30),
+            |s| s.contains("PartitionNodeLimit"),
+        )?;
+        c.record(&format!("squeue ({p}, -N {n})"), &q);
+        ids.push(id);
+    }
+    // Within the range: runs.
+    let o = c.ok_as(
+        Some("alice"),
+        "sbatch -p ops_min -N 2 -J ops_min_ok -o /dev/null --wrap true",
+    )?;
+    let ok = submitted_id(&o)?;
+    c.job(&ok);
+    c.wait_state(&ok, "COMPLETED", JOB_WAIT)?;
+    c.ok_as(Some("alice"), &format!("scancel {}", ids.join(" ")))?;
+    for id in &ids {
+        c.wait_state(id, "CANCELLED", JOB_WAIT)?;
+    }
+    Ok(())
+}
+
 /// AllowGroups: a user outside the groups is accepted and waits with
 /// stock's reason; root runs.
 fn part_groups(c: &mut Ctx) -> Result<(), String> {
@@ -732,6 +784,12 @@ pub fn all() -> Vec<Scenario> {
             about: "partition DefMemPerCPU/MaxMemPerCPU/DefaultTime/MaxTime: shown, applied, PartitionTimeLimit",
             compare: true,
             run: part_limits,
+        },
+        Scenario {
+            name: "part_nodes",
+            about: "partition MaxNodes/MinNodes: outside the range waits with PartitionNodeLimit",
+            compare: true,
+            run: part_nodes,
         },
         Scenario {
             name: "part_groups",
