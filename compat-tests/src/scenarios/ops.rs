@@ -702,6 +702,56 @@ fn part_groups_steps(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// A job with a running srun step lives through a clean controller
+/// restart (which leaves a snapshot, the path that used to forget steps),
+/// and srun ends normally. (Steps themselves are not listed: rs has no
+/// REQUEST_JOB_STEP_INFO yet, so `squeue -s` cannot be compared.)
+fn step_restart(c: &mut Ctx) -> Result<(), String> {
+    let out = "/home/alice/ops-step.out";
+    c.ok_as(
+        Some("alice"),
+        &format!(
+            "rm -f {out}; setsid sh -c 'srun -N2 -J opsstep sleep 20; echo rc=$?' \
+             >{out} 2>&1 </dev/null &"
+        ),
+    )?;
+    let jobs = "squeue -h -n opsstep -o '%i %j %T %D'";
+    let before = c.wait_for(
+        None,
+        jobs,
+        "the srun job to run",
+        Duration::from_secs(30),
+        |s| s.contains(" opsstep RUNNING 2"),
+    )?;
+    let id = before.split_whitespace().next().unwrap_or("").to_string();
+    c.job(&id);
+    // Let srun's tasks start on both nodes.
+    std::thread::sleep(Duration::from_secs(2));
+    c.record("the job before the restart", &before);
+    restart_ctld(c, Some("-TERM"))?;
+    let want = before.clone();
+    let after = c.wait_for(
+        None,
+        jobs,
+        "the job listed as before",
+        Duration::from_secs(30),
+        |s| s == want,
+    )?;
+    c.record("the job after the restart", &after);
+    let o = c.wait_for(
+        Some("alice"),
+        &format!("cat {out}"),
+        "srun to end",
+        Duration::from_secs(60),
+        |s| s.contains("rc="),
+    )?;
+    must_contain("srun after the restart", &o, &["rc=0"])?;
+    c.record("srun's end", &o);
+    c.wait_state(&id, "COMPLETED", JOB_WAIT)?;
+    c.ok_as(Some("alice"), &format!("rm -f {out}"))?;
+    Ok(())
+}
+
 /// `scontrol shutdown` (no option) stops the controller and every slurmd;
 /// all are started again and the nodes come back idle.
 fn shutdown_all(c: &mut Ctx) -> Result<(), String> {
@@ -796,6 +846,12 @@ pub fn all() -> Vec<Scenario> {
             about: "partition AllowGroups: outsiders wait with stock's reason, root runs",
             compare: true,
             run: part_groups,
+        },
+        Scenario {
+            name: "step_restart",
+            about: "a running srun step survives a clean controller restart (snapshot) and ends normally",
+            compare: true,
+            run: step_restart,
         },
         Scenario {
             name: "shutdown_all",
