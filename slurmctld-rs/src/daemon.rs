@@ -162,6 +162,30 @@ fn open_state(
     }
 }
 
+/// Tells every registered slurmd to shut down and waits (a few seconds at
+/// most) for those messages to be delivered.
+async fn shutdown_nodes(sh: &Arc<Shared>, agent: &Agent) {
+    use crate::state::{msgs, Effect, Purpose};
+    let snap = sh.snapshot();
+    let fx: Vec<Effect> = snap
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            msgs::outbound(
+                n,
+                slurm_wire::Message::RequestShutdown(Default::default()),
+                Purpose::Reregister,
+            )
+        })
+        .map(|o| Effect::Send(Box::new(o)))
+        .collect();
+    agent.dispatch(sh, fx);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while sh.stats.agent_in_flight() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// [`run`] with options from the command line.
 pub async fn run_with(
     conf_path: PathBuf,
@@ -202,6 +226,7 @@ pub async fn run_loaded(
         slurmd_uid,
         timeout,
     };
+    let nodes_agent = agent.clone();
     let (ctrl, mut store) = open_state(cluster, opts)?;
     let (tx, mut rx) = mpsc::channel::<Request>(1024);
     let (ctl_tx, mut ctl_rx) = mpsc::unbounded_channel();
@@ -352,6 +377,11 @@ pub async fn run_loaded(
         match c {
             Control::Shutdown => {
                 tracing::info!("shutting down");
+                break;
+            }
+            Control::ShutdownAll => {
+                tracing::info!("shutting down, with every slurmd");
+                shutdown_nodes(&shared, &nodes_agent).await;
                 break;
             }
             Control::Reconfigure => match load(&conf_path) {

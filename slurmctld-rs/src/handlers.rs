@@ -19,6 +19,8 @@ use std::time::Instant;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Control {
     Shutdown,
+    /// `scontrol shutdown` without options: every slurmd stops too.
+    ShutdownAll,
     Reconfigure,
 }
 
@@ -91,8 +93,13 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             tracing::error!(uid, "{ty} from non-admin refused");
             rc_message(ESLURM_USER_ID_MISSING)
         }
-        Message::RequestShutdown(_) => {
-            sh.control(Control::Shutdown);
+        Message::RequestShutdown(m) => {
+            // options 0: all daemons; 1: controller with a core; 2: controller.
+            sh.control(if m.options == 0 {
+                Control::ShutdownAll
+            } else {
+                Control::Shutdown
+            });
             rc_message(SLURM_SUCCESS)
         }
         Message::RequestReconfigure(_) => {

@@ -99,6 +99,11 @@ impl Stats {
         Busy(&self.agent)
     }
 
+    /// Outbound messages to nodes not yet finished.
+    pub fn agent_in_flight(&self) -> u32 {
+        self.agent.load(Ordering::Relaxed)
+    }
+
     /// One RPC of type `ty` from `uid` took `d`.
     pub fn rpc(&self, ty: MsgType, uid: u32, d: Duration) {
         let mut g = self.lock();

@@ -760,7 +760,7 @@ impl Controller {
             },
         };
         let pdef = &self.conf.partitions[part];
-        if let Some(rc) = partition::refuses_submit(pdef) {
+        if let Some(rc) = partition::refuses_submit(&self.conf, pdef, &user, version) {
             return Reply::Rc(rc);
         }
         let enforce = self

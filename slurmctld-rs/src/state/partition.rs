@@ -12,18 +12,36 @@ use slurm_conf::{MemLimit, PartitionState, TimeLimit};
 use slurm_wire::errno::*;
 use slurm_wire::msg::update_part::{state, UpdatePartMsg};
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16};
+use slurm_wire::ProtocolVersion;
 use std::sync::Arc;
 
 /// `WAIT_PART_INACTIVE` (job_state_reason): "PartitionInactive".
 pub const WAIT_PART_INACTIVE: u32 = 7;
 
-/// Why a new job may not be submitted to `p` (DRAIN and INACTIVE take no
-/// new jobs; DOWN does, and they wait).
-pub fn refuses_submit(p: &PartDef) -> Option<i32> {
-    match p.conf.state {
-        PartitionState::Up | PartitionState::Down => None,
-        PartitionState::Drain | PartitionState::Inactive => Some(ESLURM_PARTITION_NOT_AVAIL),
+/// Why a new job of `u` may not be submitted to `p`: DRAIN and INACTIVE
+/// take no new jobs (DOWN does, and they wait); a user outside AllowGroups
+/// is refused by 22.05, and by later releases only with EnforcePartLimits
+/// (otherwise the job waits, see [`held_by`]).
+pub fn refuses_submit(
+    conf: &ClusterConf,
+    p: &PartDef,
+    u: &UserInfo,
+    version: ProtocolVersion,
+) -> Option<i32> {
+    if matches!(
+        p.conf.state,
+        PartitionState::Drain | PartitionState::Inactive
+    ) {
+        return Some(ESLURM_PARTITION_NOT_AVAIL);
     }
+    let enforce = conf
+        .raw
+        .raw("EnforcePartLimits")
+        .is_some_and(|s| !s.eq_ignore_ascii_case("NO"));
+    if (version < ProtocolVersion::V23_02 || enforce) && !group_allowed(conf, p, u) {
+        return Some(ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP);
+    }
+    None
 }
 
 /// `WAIT_ACCOUNT`: what stock gives a job whose user is not in the
@@ -341,7 +359,22 @@ mod tests {
                 uid: 0,
             },
         );
-        // submit() runs as uid 1000, gid 1000: accepted, and waits.
+        // 22.05 refuses at submit; later releases accept, and the job waits.
+        let u = UserInfo {
+            uid: 1000,
+            gid: 1000,
+            ..Default::default()
+        };
+        let p = &c.conf.partitions[0];
+        assert_eq!(
+            refuses_submit(&c.conf, p, &u, ProtocolVersion::V22_05),
+            Some(ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP)
+        );
+        assert_eq!(
+            refuses_submit(&c.conf, p, &u, ProtocolVersion::V23_02),
+            None
+        );
+        // submit() runs as uid 1000, gid 1000 from 24.11: accepted, and waits.
         let Reply::Submitted { job_id } = submit(&mut c) else {
             panic!()
         };
