@@ -27,12 +27,6 @@ pub const XFAILS: &[XFail] = &[
     },
     XFail {
         imp: "rs",
-        scenario: "slurmd_oom",
-        version: "*",
-        reason: "slurmctld-rs does not record a batch completion with SIG_OOM (253) as OUT_OF_MEMORY",
-    },
-    XFail {
-        imp: "rs",
         scenario: "slurmd_prolog_fail",
         version: "*",
         reason: "slurmctld-rs neither drains a node whose prolog failed nor requeues the job (done in wt-jobs, not merged yet)",

@@ -1110,6 +1110,11 @@ impl Controller {
             j.launch_failed = true;
             j.state_reason = job::reason::FAIL_LAUNCH;
             JobState::Failed
+        } else if job_rc & 0xff == job::SIG_OOM {
+            // stock checks OOM before the exit status
+            j.state_reason = job::reason::FAIL_OOM;
+            j.state_desc = None;
+            JobState::OutOfMemory
         } else if job_rc == 0 {
             JobState::Complete
         } else {

@@ -189,6 +189,32 @@ fn nonzero_exit_fails_the_job() {
 }
 
 #[test]
+fn sig_oom_ends_the_job_out_of_memory() {
+    let mut c = ctrl("");
+    c.apply(1001, reg("n1", 4, 1000));
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
+        panic!()
+    };
+    c.apply(
+        1003,
+        Command::BatchComplete {
+            uid: 0,
+            job_id,
+            job_rc: job::SIG_OOM,
+            slurm_rc: 0,
+            node: Some("n1".into()),
+        },
+    );
+    let j = &c.jobs[&job_id];
+    assert_eq!(j.state, JobState::OutOfMemory);
+    assert_eq!(j.state_word() & 0xff, job::bits::OOM);
+    assert_eq!(j.state_reason, job::reason::FAIL_OOM);
+    assert_eq!(j.exit_code, 253);
+    // the node is released like for any other ending
+    assert_eq!(c.nodes[0].alloc_cpus, 0);
+}
+
+#[test]
 fn fifo_cpu_accounting_and_queueing() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
