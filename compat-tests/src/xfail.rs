@@ -33,12 +33,6 @@ pub const XFAILS: &[XFail] = &[
     },
     XFail {
         imp: "rs",
-        scenario: "slurmd_gpus",
-        version: "*",
-        reason: "slurmctld-rs: `scontrol show job -d` lacks the per-node GRES=gpu:..(IDX:..) line",
-    },
-    XFail {
-        imp: "rs",
         scenario: "slurmd_srun_batch",
         version: "*",
         reason: "slurmctld-rs lays out `srun` inside `sbatch -N2 --ntasks-per-node=2` as 3 tasks on n1 and 1 on n2",

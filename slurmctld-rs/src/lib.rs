@@ -16,6 +16,7 @@ pub mod build_info;
 pub mod daemon;
 pub mod gres;
 pub mod handlers;
+pub mod job_resrcs;
 pub mod kill_jobs;
 pub mod persist;
 pub mod sched;
