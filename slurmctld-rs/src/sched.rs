@@ -19,6 +19,20 @@ pub struct Request<'a> {
     pub mem_per_cpu: bool,
     /// GRES wanted on each node.
     pub gres: &'a [GresReq],
+    /// CPUs each node must give (`--ntasks-per-node` x cpus-per-task);
+    /// 0 = any split of `cpus`.
+    pub pn_cpus: u32,
+}
+
+/// `--ntasks-per-node` x cpus-per-task when the job asked for a task
+/// count per node, else 0.
+fn pn_cpus_of(j: &Job) -> u32 {
+    let ntpn = j.desc.ntasks_per_node;
+    if ntpn == 0 || ntpn == u16::MAX - 1 || ntpn == u16::MAX {
+        0
+    } else {
+        u32::from(ntpn) * u32::from(j.cpus_per_task.max(1))
+    }
 }
 
 impl<'a> Request<'a> {
@@ -31,6 +45,7 @@ impl<'a> Request<'a> {
             mem: j.mem,
             mem_per_cpu: j.mem_per_cpu,
             gres: &j.gres_req,
+            pn_cpus: pn_cpus_of(j),
         }
     }
 
@@ -155,7 +170,15 @@ pub fn select_excluding(
                 (n.free_memory() / req.mem.max(1)) as u32 / u32::from(cpt) * u32::from(cpt);
             free = free.min(by_mem);
         }
-        let take = want.min(free);
+        let take = if req.pn_cpus > 0 {
+            // a task count per node: exactly that many on every node
+            if free < req.pn_cpus {
+                continue;
+            }
+            req.pn_cpus
+        } else {
+            want.min(free)
+        };
         if take == 0 {
             continue;
         }

@@ -862,6 +862,7 @@ impl Controller {
             cpus_per_task,
             mem,
             mem_per_cpu,
+            pn_cpus: 0,
         };
         if !sched::could_ever_fit(&self.conf, part, &req) {
             // What no single node can hold (memory, GRES) is refused by

@@ -215,6 +215,35 @@ fn sig_oom_ends_the_job_out_of_memory() {
 }
 
 #[test]
+fn ntasks_per_node_gives_each_node_its_tasks() {
+    let mut c = ctrl("");
+    c.apply(1001, reg("n1", 4, 1000));
+    c.apply(1001, reg("n2", 4, 1000));
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+        d.min_nodes = 2;
+        d.max_nodes = 2;
+        d.ntasks_per_node = 2;
+    }) else {
+        panic!()
+    };
+    let j = &c.jobs[&job_id];
+    assert_eq!(j.state, JobState::Running);
+    assert_eq!(j.num_tasks, 4);
+    let cpus: Vec<(usize, u16)> = j.alloc.iter().map(|a| (a.node, a.cpus)).collect();
+    assert_eq!(cpus, vec![(0, 2), (1, 2)]);
+    // without it, the same 4 CPUs on 2 nodes fill the first node first
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1003, |d| {
+        d.min_nodes = 2;
+        d.max_nodes = 2;
+        d.num_tasks = 4;
+    }) else {
+        panic!()
+    };
+    let cpus: Vec<u16> = c.jobs[&job_id].alloc.iter().map(|a| a.cpus).collect();
+    assert_eq!(cpus.iter().sum::<u16>(), 4);
+}
+
+#[test]
 fn fifo_cpu_accounting_and_queueing() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
@@ -478,6 +507,64 @@ fn gres_devices_are_allocated_per_node_and_freed() {
     );
     assert_eq!(launch_gres(&fx), vec![(3, "0x07".to_string())]);
     assert_eq!(c.jobs[&j2].state, JobState::Running);
+}
+
+#[test]
+fn job_info_carries_per_node_gres_detail() {
+    let mut c = ctrl(GPU_NODES);
+    c.apply(1001, reg("g1", 8, 1000));
+    let gpu = |g: &'static str| {
+        move |d: &mut JobDescMsg| {
+            d.partition = Some("gpu".into());
+            d.tres_per_node = Some(g.into());
+            d.min_cpus = 2;
+        }
+    };
+    let (_, _) = submit(&mut c, 1002, gpu("gres/gpu:a100:1"));
+    // untyped: takes a100 indexes 1-2, shown with the node's type
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1003, gpu("gres:gpu:2")) else {
+        panic!()
+    };
+    let info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11);
+    assert_eq!(
+        info.gres_detail_str,
+        vec![Some("gpu:a100:2(IDX:1-2)".to_string())]
+    );
+    assert_eq!(info.gres_total.as_deref(), Some("gpu:a100:2"));
+    let jr = info.job_resrcs.expect("job_resources of a running job");
+    assert_eq!(jr.nodes.as_deref(), Some("g1"));
+    assert_eq!(jr.cpus, vec![2]);
+    assert_eq!(jr.ncpus, 2);
+    let bits = jr.core_bitmap.expect("core bitmap");
+    assert_eq!(bits.count_ones(), 2);
+    // the whole message still round-trips for every client version
+    for v in [
+        ProtocolVersion::V22_05,
+        ProtocolVersion::V24_11,
+        ProtocolVersion::V26_05,
+    ] {
+        let m = crate::views::job_info_msg(&c, Some(&[job_id]), None, v);
+        let b = slurm_wire::pack::encode_to_vec(&m, v);
+        let back: slurm_wire::msg::job::JobInfoMsg =
+            slurm_wire::pack::decode_exact(&b, v).expect("decodes");
+        assert_eq!(back.job_array[0].gres_detail_str, info.gres_detail_str);
+        assert_eq!(
+            back.job_array[0]
+                .job_resrcs
+                .as_ref()
+                .map(|r| r.cpus.clone()),
+            Some(vec![2])
+        );
+    }
+    // a job without GRES has no detail strings
+    let (Reply::Submitted { job_id: plain }, _) = submit(&mut c, 1004, |d| {
+        d.partition = Some("gpu".into());
+    }) else {
+        panic!()
+    };
+    let info = crate::views::job_info(&c, &c.jobs[&plain], ProtocolVersion::V24_11);
+    assert!(info.gres_detail_str.is_empty());
+    assert!(info.job_resrcs.is_some());
 }
 
 #[test]
