@@ -31,12 +31,6 @@ pub const XFAILS: &[XFail] = &[
         version: "*",
         reason: "slurmctld-rs neither drains a node whose prolog failed nor requeues the job (done in wt-jobs, not merged yet)",
     },
-    XFail {
-        imp: "rs",
-        scenario: "slurmd_srun_batch",
-        version: "*",
-        reason: "slurmctld-rs lays out `srun` inside `sbatch -N2 --ntasks-per-node=2` as 3 tasks on n1 and 1 on n2",
-    },
 ];
 
 pub fn lookup(imp: &str, scenario: &str, version: &str) -> Option<&'static str> {
