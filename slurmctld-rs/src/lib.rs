@@ -23,5 +23,6 @@ pub mod sched;
 pub mod srun;
 pub mod state;
 pub mod stats;
+pub mod step_info;
 pub mod tres;
 pub mod views;

@@ -219,6 +219,7 @@ pub const JOB_WAIT: Duration = Duration::from_secs(60);
 
 pub mod arrays;
 pub mod basic;
+pub mod ctld2;
 pub mod jobs;
 pub mod ops;
 pub mod sched;
@@ -232,5 +233,6 @@ pub fn all() -> Vec<Scenario> {
     v.extend(sched::all());
     v.extend(slurmd::all());
     v.extend(ops::all());
+    v.extend(ctld2::all());
     v
 }
