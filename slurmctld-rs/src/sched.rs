@@ -22,7 +22,12 @@ pub struct Request<'a> {
     /// CPUs each node must give (`--ntasks-per-node` x cpus-per-task);
     /// 0 = any split of `cpus`.
     pub pn_cpus: u32,
+    /// `--exclusive`: whole nodes, shared with no other job.
+    pub exclusive: bool,
 }
+
+/// `JOB_SHARED_NONE`: the `shared` of a job submitted with `--exclusive`.
+pub const JOB_SHARED_NONE: u16 = 0;
 
 /// `--ntasks-per-node` x cpus-per-task when the job asked for a task
 /// count per node, else 0.
@@ -46,6 +51,7 @@ impl<'a> Request<'a> {
             mem_per_cpu: j.mem_per_cpu,
             gres: &j.gres_req,
             pn_cpus: pn_cpus_of(j),
+            exclusive: j.desc.shared == JOB_SHARED_NONE,
         }
     }
 
@@ -137,6 +143,9 @@ pub fn select_excluding(
     let p = conf.partitions.get(part)?;
     let track_mem = memory_is_consumable(conf);
     let cpt = req.cpus_per_task.max(1);
+    // OverSubscribe=EXCLUSIVE makes every job of the partition exclusive
+    let exclusive =
+        req.exclusive || matches!(p.conf.over_subscribe, slurm_conf::OverSubscribe::Exclusive);
     let mut cand: Vec<usize> = p
         .nodes
         .iter()
@@ -144,6 +153,7 @@ pub fn select_excluding(
         .filter(|&i| {
             let n = &nodes[i];
             !exclude(i)
+                && (!exclusive || (n.jobs.is_empty() && n.alloc_cpus == 0))
                 && n.schedulable()
                 && n.free_cpus() >= cpt
                 && (!track_mem || req.mem_on(cpt) <= n.free_memory())
@@ -170,7 +180,10 @@ pub fn select_excluding(
                 (n.free_memory() / req.mem.max(1)) as u32 / u32::from(cpt) * u32::from(cpt);
             free = free.min(by_mem);
         }
-        let take = if req.pn_cpus > 0 {
+        let take = if exclusive {
+            // the whole node, whatever the tasks need
+            u32::from(n.def.cpus)
+        } else if req.pn_cpus > 0 {
             // a task count per node: exactly that many on every node
             if free < req.pn_cpus {
                 continue;
@@ -187,7 +200,7 @@ pub fn select_excluding(
             continue;
         };
         let cpus = u16::try_from(take).unwrap_or(u16::MAX);
-        let mem = if req.mem == 0 && track_mem {
+        let mem = if (req.mem == 0 || exclusive) && track_mem {
             n.free_memory()
         } else {
             req.mem_on(cpus)

@@ -259,6 +259,8 @@ mod tests {
         use slurm_wire::msg::job_desc::JobDescMsg;
         use slurm_wire::pack::{NO_VAL, NO_VAL16, NO_VAL64};
         let d = JobDescMsg {
+            // as clients send it (0 would be --exclusive)
+            shared: slurm_wire::pack::NO_VAL16,
             priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
             time_limit: NO_VAL,
             min_nodes: NO_VAL,

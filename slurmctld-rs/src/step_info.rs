@@ -179,6 +179,8 @@ mod tests {
             );
         }
         let desc = JobDescMsg {
+            // as clients send it (0 would be --exclusive)
+            shared: slurm_wire::pack::NO_VAL16,
             time_limit: NO_VAL,
             min_nodes: 2,
             max_nodes: 2,

@@ -74,11 +74,63 @@ fn steps(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+fn sbatch_sleep(c: &mut Ctx, args: &str) -> Result<String, String> {
+    let o = c.ok_as(
+        Some("alice"),
+        &format!("sbatch {args} -o /dev/null --wrap 'sleep 30'"),
+    )?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    c.wait_state(&id, "RUNNING", WAIT)?;
+    Ok(id)
+}
+
+/// `--exclusive` takes a whole node that runs no other job: with a small
+/// job on n1 it goes to n2, with all its CPUs; the next small job goes
+/// back to n1.
+fn exclusive(c: &mut Ctx) -> Result<(), String> {
+    let small = sbatch_sleep(c, "-n1")?;
+    let excl = sbatch_sleep(c, "-n1 --exclusive")?;
+    let next = sbatch_sleep(c, "-n1")?;
+    let mut rec = String::new();
+    for (what, id) in [("small", &small), ("exclusive", &excl), ("next", &next)] {
+        let o = c.ok(&format!("scontrol show job {id}"))?;
+        rec.push_str(&format!(
+            "{what}: NodeList={} NumCPUs={}\n",
+            field(&o.stdout, "NodeList").unwrap_or_default(),
+            field(&o.stdout, "NumCPUs").unwrap_or_default(),
+        ));
+    }
+    let want = "small: NodeList=n1 NumCPUs=1\nexclusive: NodeList=n2 NumCPUs=16\nnext: NodeList=n1 NumCPUs=1\n";
+    let res = if rec == want {
+        Ok(())
+    } else {
+        Err(format!("--exclusive placement: want {want:?}, got {rec:?}"))
+    };
+    c.record("--exclusive placement", &rec);
+    c.ok(&format!("scancel {small} {excl} {next}"))?;
+    c.wait_for(None, "squeue -h -o %i", "empty queue", WAIT, |s| {
+        s.trim().is_empty()
+    })?;
+    c.wait_for(None, "sinfo -h -o %t | sort -u", "nodes idle", WAIT, |s| {
+        s.trim() == "idle"
+    })?;
+    res
+}
+
 pub fn all() -> Vec<Scenario> {
-    vec![Scenario {
-        name: "ctld2_steps",
-        about: "squeue -s and scontrol show step list the batch and srun steps",
-        compare: true,
-        run: steps,
-    }]
+    vec![
+        Scenario {
+            name: "ctld2_steps",
+            about: "squeue -s and scontrol show step list the batch and srun steps",
+            compare: true,
+            run: steps,
+        },
+        Scenario {
+            name: "ctld2_exclusive",
+            about: "--exclusive takes a whole node that runs no other job",
+            compare: true,
+            run: exclusive,
+        },
+    ]
 }

@@ -49,6 +49,8 @@ fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
             ..Default::default()
         },
         desc: Box::new(JobDescMsg {
+            // as clients send it (0 would be --exclusive)
+            shared: slurm_wire::pack::NO_VAL16,
             time_limit: NO_VAL,
             min_nodes: NO_VAL,
             max_nodes: NO_VAL,
@@ -390,6 +392,8 @@ fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
     step(s, c, 1001, reg("n1"));
     step(s, c, 1001, reg("n2"));
     let desc = JobDescMsg {
+        // as clients send it (0 would be --exclusive)
+        shared: slurm_wire::pack::NO_VAL16,
         priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
         time_limit: NO_VAL,
         min_nodes: 2,

@@ -37,6 +37,8 @@ fn ctrl() -> Controller {
 
 fn desc(f: impl FnOnce(&mut JobDescMsg)) -> Box<JobDescMsg> {
     let mut d = JobDescMsg {
+        // as clients send it (0 would be --exclusive)
+        shared: slurm_wire::pack::NO_VAL16,
         priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
         time_limit: NO_VAL,
         min_nodes: NO_VAL,

@@ -863,6 +863,7 @@ impl Controller {
             mem,
             mem_per_cpu,
             pn_cpus: 0,
+            exclusive: false,
         };
         if !sched::could_ever_fit(&self.conf, part, &req) {
             // What no single node can hold (memory, GRES) is refused by

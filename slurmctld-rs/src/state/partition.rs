@@ -218,6 +218,8 @@ mod tests {
 
     fn submit(c: &mut Controller) -> Reply {
         let d = JobDescMsg {
+            // as clients send it (0 would be --exclusive)
+            shared: slurm_wire::pack::NO_VAL16,
             priority: NO_VAL, // priority 0 is `--hold`
             time_limit: NO_VAL,
             min_nodes: NO_VAL,

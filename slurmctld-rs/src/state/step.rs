@@ -633,6 +633,8 @@ mod tests {
 
     fn allocate(c: &mut Controller, nodes: u32, tasks: u32) -> (Reply, Vec<Effect>) {
         let desc = JobDescMsg {
+            // as clients send it (0 would be --exclusive)
+            shared: slurm_wire::pack::NO_VAL16,
             time_limit: NO_VAL,
             min_nodes: nodes,
             max_nodes: nodes,

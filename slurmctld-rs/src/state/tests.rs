@@ -45,6 +45,8 @@ fn submit_as(
     f: impl FnOnce(&mut JobDescMsg),
 ) -> (Reply, Vec<Effect>) {
     let mut d = JobDescMsg {
+        // as clients send it (0 would be --exclusive)
+        shared: slurm_wire::pack::NO_VAL16,
         time_limit: NO_VAL,
         min_nodes: NO_VAL,
         max_nodes: NO_VAL,
@@ -241,6 +243,46 @@ fn ntasks_per_node_gives_each_node_its_tasks() {
     };
     let cpus: Vec<u16> = c.jobs[&job_id].alloc.iter().map(|a| a.cpus).collect();
     assert_eq!(cpus.iter().sum::<u16>(), 4);
+}
+
+#[test]
+fn exclusive_jobs_take_whole_nodes_and_share_none() {
+    let mut c = ctrl("PartitionName=excl Nodes=n[1-2] OverSubscribe=EXCLUSIVE State=UP\n");
+    c.apply(1001, reg("n1", 4, 1000));
+    c.apply(1001, reg("n2", 4, 1000));
+    // a 1-CPU job on n1, then an --exclusive one: it takes all of n2
+    let (Reply::Submitted { job_id: small }, _) = submit(&mut c, 1002, |_| {}) else {
+        panic!()
+    };
+    assert_eq!(c.jobs[&small].alloc[0].node, 0);
+    let (Reply::Submitted { job_id: excl }, _) = submit(&mut c, 1003, |d| {
+        d.shared = crate::sched::JOB_SHARED_NONE;
+    }) else {
+        panic!()
+    };
+    let a: Vec<(usize, u16)> = c.jobs[&excl]
+        .alloc
+        .iter()
+        .map(|a| (a.node, a.cpus))
+        .collect();
+    assert_eq!(a, vec![(1, 4)]);
+    // another exclusive job finds no empty node and waits
+    let (Reply::Submitted { job_id: waits }, _) = submit(&mut c, 1004, |d| {
+        d.shared = crate::sched::JOB_SHARED_NONE;
+    }) else {
+        panic!()
+    };
+    assert_eq!(c.jobs[&waits].state, JobState::Pending);
+    // in an OverSubscribe=EXCLUSIVE partition every job is exclusive
+    let mut c = ctrl("PartitionName=excl Nodes=n[1-2] OverSubscribe=EXCLUSIVE State=UP\n");
+    c.apply(1001, reg("n1", 4, 1000));
+    c.apply(1001, reg("n2", 4, 1000));
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+        d.partition = Some("excl".into());
+    }) else {
+        panic!()
+    };
+    assert_eq!(c.jobs[&job_id].alloc[0].cpus, 4);
 }
 
 #[test]

@@ -56,6 +56,8 @@ fn up() -> Controller {
 
 fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> u32 {
     let mut d = JobDescMsg {
+        // as clients send it (0 would be --exclusive)
+        shared: slurm_wire::pack::NO_VAL16,
         time_limit: NO_VAL,
         min_nodes: NO_VAL,
         max_nodes: NO_VAL,
@@ -94,6 +96,8 @@ fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> u32
 /// What `slurm_init_job_desc_msg` leaves unset, as scontrol sends it.
 fn blank() -> JobDescMsg {
     JobDescMsg {
+        // as clients send it (0 would be --exclusive)
+        shared: slurm_wire::pack::NO_VAL16,
         time_limit: NO_VAL,
         min_nodes: NO_VAL,
         max_nodes: NO_VAL,
@@ -647,6 +651,8 @@ fn control_commands_survive_the_log_and_snapshot() {
             uid: 0,
             job_id: id,
             desc: Box::new(JobDescMsg {
+                // as clients send it (0 would be --exclusive)
+                shared: slurm_wire::pack::NO_VAL16,
                 time_limit: 7,
                 ..blank()
             }),
