@@ -10,6 +10,7 @@ pub mod control;
 pub mod counters;
 pub mod depend;
 pub mod job;
+pub mod mem_limit;
 pub mod msgs;
 pub mod node;
 pub mod partition;
@@ -829,6 +830,21 @@ impl Controller {
         } else {
             (desc.pn_min_memory, false)
         };
+        let mem_limit::Shape {
+            mem,
+            cpus_per_task,
+            min_cpus,
+        } = mem_limit::fit_max_mem_per_cpu(
+            pdef.conf.max_mem,
+            self.conf.raw.max_mem,
+            mem_per_cpu,
+            num_tasks,
+            mem_limit::Shape {
+                mem,
+                cpus_per_task,
+                min_cpus,
+            },
+        );
         let gres_req = match desc
             .tres_per_node
             .as_deref()

@@ -286,6 +286,26 @@ fn exclusive_jobs_take_whole_nodes_and_share_none() {
 }
 
 #[test]
+fn max_mem_per_cpu_raises_cpus_per_task() {
+    let mut c = ctrl("PartitionName=m Nodes=n[1-2] MaxMemPerCPU=100 State=UP\n");
+    c.apply(1001, reg("n1", 4, 1000));
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+        d.partition = Some("m".into());
+        d.num_tasks = 1;
+        d.pn_min_memory = 250 | MEM_PER_CPU;
+    }) else {
+        panic!()
+    };
+    let j = &c.jobs[&job_id];
+    // 250 MB per CPU over a 100 MB limit: 3 CPUs of 84 MB
+    assert_eq!(
+        (j.cpus_per_task, j.min_cpus, j.mem, j.mem_per_cpu),
+        (3, 3, 84, true)
+    );
+    assert_eq!(j.alloc_cpus(), 3);
+}
+
+#[test]
 fn fifo_cpu_accounting_and_queueing() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
