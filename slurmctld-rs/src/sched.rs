@@ -24,6 +24,8 @@ pub struct Request<'a> {
     pub pn_cpus: u32,
     /// `--exclusive`: whole nodes, shared with no other job.
     pub exclusive: bool,
+    /// The job's user (ExclusiveUser keeps other users off its nodes).
+    pub uid: u32,
 }
 
 /// `JOB_SHARED_NONE`: the `shared` of a job submitted with `--exclusive`.
@@ -52,6 +54,7 @@ impl<'a> Request<'a> {
             gres: &j.gres_req,
             pn_cpus: pn_cpus_of(j),
             exclusive: j.desc.shared == JOB_SHARED_NONE,
+            uid: j.user.uid,
         }
     }
 
@@ -154,6 +157,9 @@ pub fn select_excluding(
             let n = &nodes[i];
             !exclude(i)
                 && (!exclusive || (n.jobs.is_empty() && n.alloc_cpus == 0))
+                && n.open_to(req.uid)
+                // ExclusiveUser: only nodes empty or held by this user
+                && (!p.conf.exclusive_user || n.jobs.is_empty() || n.owner == Some(req.uid))
                 && n.schedulable()
                 && n.free_cpus() >= cpt
                 && (!track_mem || req.mem_on(cpt) <= n.free_memory())

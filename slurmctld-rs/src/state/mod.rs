@@ -310,6 +310,7 @@ impl Controller {
                         n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
                     }
                     n.mark_gres(&a.gres, true);
+                    n.take_for(j.user.uid, excl_user(&self.conf, j.part));
                     n.jobs.insert(j.job_id);
                 }
             }
@@ -880,6 +881,7 @@ impl Controller {
             mem_per_cpu,
             pn_cpus: 0,
             exclusive: false,
+            uid: user.uid,
         };
         if !sched::could_ever_fit(&self.conf, part, &req) {
             // What no single node can hold (memory, GRES) is refused by
@@ -977,8 +979,15 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) {
         let track_mem = sched::memory_is_consumable(&self.conf);
+        let owner = self
+            .jobs
+            .get(&job_id)
+            .map(|j| (j.user.uid, excl_user(&self.conf, j.part)));
         for a in &alloc {
             let n = &mut self.nodes[a.node];
+            if let Some((uid, excl)) = owner {
+                n.take_for(uid, excl);
+            }
             n.alloc_cpus = n.alloc_cpus.saturating_add(a.cpus);
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
@@ -1318,6 +1327,13 @@ impl Controller {
         self.last_node_update = now;
         self.last_part_update = now;
     }
+}
+
+/// Whether partition `part` has ExclusiveUser=YES.
+fn excl_user(conf: &ClusterConf, part: usize) -> bool {
+    conf.partitions
+        .get(part)
+        .is_some_and(|p| p.conf.exclusive_user)
 }
 
 #[cfg(test)]

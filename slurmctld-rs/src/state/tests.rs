@@ -306,6 +306,60 @@ fn max_mem_per_cpu_raises_cpus_per_task() {
 }
 
 #[test]
+fn exclusive_user_keeps_other_users_off_the_nodes() {
+    let mut c = ctrl("PartitionName=eu Nodes=n[1-2] ExclusiveUser=YES State=UP\n");
+    c.apply(1001, reg("n1", 4, 1000));
+    c.apply(1001, reg("n2", 4, 1000));
+    let submit_by = |c: &mut Controller, uid: u32, part: &str| {
+        let mut d = JobDescMsg {
+            time_limit: NO_VAL,
+            min_nodes: NO_VAL,
+            max_nodes: NO_VAL,
+            num_tasks: NO_VAL,
+            min_cpus: 1,
+            cpus_per_task: NO_VAL16,
+            ntasks_per_node: NO_VAL16,
+            pn_min_memory: NO_VAL64,
+            priority: NO_VAL,
+            requeue: NO_VAL16,
+            shared: NO_VAL16,
+            script: Some("#!/bin/sh\n".into()),
+            ..Default::default()
+        };
+        d.partition = Some(part.into());
+        let user = UserInfo {
+            uid,
+            gid: uid,
+            ..Default::default()
+        };
+        let (r, _) = c.apply(
+            1002,
+            Command::Submit {
+                user,
+                desc: Box::new(d),
+                version: ProtocolVersion::V24_11,
+            },
+        );
+        let Reply::Submitted { job_id } = r else {
+            panic!("{r:?}")
+        };
+        job_id
+    };
+    let node_of = |c: &Controller, id: u32| c.jobs[&id].alloc.first().map(|a| a.node);
+    let a1 = submit_by(&mut c, 1000, "eu");
+    assert_eq!(node_of(&c, a1), Some(0));
+    // another user's job goes to the other node, though n1 has room
+    let b1 = submit_by(&mut c, 1001, "eu");
+    assert_eq!(node_of(&c, b1), Some(1));
+    // the owner shares her node with herself
+    let a2 = submit_by(&mut c, 1000, "eu");
+    assert_eq!(node_of(&c, a2), Some(0));
+    // a third user finds no node, even from a partition without the flag
+    let x = submit_by(&mut c, 1002, "debug");
+    assert_eq!(c.jobs[&x].state, JobState::Pending);
+}
+
+#[test]
 fn fifo_cpu_accounting_and_queueing() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
