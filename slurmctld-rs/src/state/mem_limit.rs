@@ -43,6 +43,36 @@ pub fn fit_max_mem_per_cpu(
     }
 }
 
+/// `PART_FLAG_EXCLUSIVE_USER` / `PART_FLAG_EXC_USER_CLR` in an update.
+const PART_FLAG_EXCLUSIVE_USER: u32 = 1 << 6;
+const PART_FLAG_EXC_USER_CLR: u32 = 1 << 14;
+/// `MEM_PER_CPU`: the top bit of a memory limit means "per CPU".
+const MEM_PER_CPU: u64 = 1 << 63;
+
+/// The parts of REQUEST_UPDATE_PARTITION kept here: MaxMemPerCPU /
+/// MaxMemPerNode (0 is unlimited) and ExclusiveUser.
+pub fn update_partition(
+    c: &mut slurm_conf::PartitionConf,
+    m: &slurm_wire::msg::update_part::UpdatePartMsg,
+) {
+    let v = m.max_mem_per_cpu;
+    if v != slurm_wire::pack::NO_VAL64 {
+        c.max_mem = if v & MEM_PER_CPU != 0 {
+            Some(MemLimit::PerCpu(v & !MEM_PER_CPU))
+        } else if v == 0 {
+            None
+        } else {
+            Some(MemLimit::PerNode(v))
+        };
+    }
+    if m.flags.0 & PART_FLAG_EXCLUSIVE_USER != 0 {
+        c.exclusive_user = true;
+    }
+    if m.flags.0 & PART_FLAG_EXC_USER_CLR != 0 {
+        c.exclusive_user = false;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +127,35 @@ mod tests {
             ),
             shape(3000, 1, 1)
         );
+    }
+
+    #[test]
+    fn partition_update_sets_the_limit_and_the_flag() {
+        use slurm_wire::msg::partition::PartFlags;
+        use slurm_wire::msg::update_part::UpdatePartMsg;
+        let text =
+            "ClusterName=t\nSlurmctldHost=ctl\nNodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n";
+        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let mut c = conf.partitions[0].clone();
+        let mut m = UpdatePartMsg {
+            max_mem_per_cpu: 100 | MEM_PER_CPU,
+            flags: PartFlags(PART_FLAG_EXCLUSIVE_USER),
+            ..Default::default()
+        };
+        update_partition(&mut c, &m);
+        assert_eq!(
+            (c.max_mem, c.exclusive_user),
+            (Some(MemLimit::PerCpu(100)), true)
+        );
+        m.max_mem_per_cpu = slurm_wire::pack::NO_VAL64;
+        m.flags = PartFlags(PART_FLAG_EXC_USER_CLR);
+        update_partition(&mut c, &m);
+        assert_eq!(
+            (c.max_mem, c.exclusive_user),
+            (Some(MemLimit::PerCpu(100)), false)
+        );
+        m.max_mem_per_cpu = 0;
+        update_partition(&mut c, &m);
+        assert_eq!(c.max_mem, None);
     }
 }

@@ -153,6 +153,7 @@ impl Controller {
         if m.priority_tier != NO_VAL16 {
             c.priority_tier = m.priority_tier;
         }
+        super::mem_limit::update_partition(c, m);
         tracing::info!(partition = %c.name, state = ?c.state, "partition updated");
         self.last_part_update = now;
         self.schedule(now, fx);
