@@ -204,6 +204,31 @@ pub fn alloc_detail(c: &Controller, j: &Job, v: V) -> AllocDetail {
     }
 }
 
+/// The `shared` a job record reports (`OverSubscribe=` of scontrol show
+/// job): the job's own `--exclusive`/`--oversubscribe`, else its
+/// partition's ExclusiveUser / OverSubscribe=EXCLUSIVE|FORCE, else unset.
+pub fn share_value(c: &Controller, j: &Job) -> u16 {
+    use slurm_conf::OverSubscribe;
+    const JOB_SHARED_NONE: u16 = 0;
+    const JOB_SHARED_OK: u16 = 1;
+    const JOB_SHARED_USER: u16 = 2;
+    match j.desc.shared {
+        JOB_SHARED_NONE | JOB_SHARED_OK | JOB_SHARED_USER => return j.desc.shared,
+        _ => {}
+    }
+    let Some(p) = c.conf.partitions.get(j.part) else {
+        return slurm_wire::pack::NO_VAL16;
+    };
+    if p.conf.exclusive_user {
+        return JOB_SHARED_USER;
+    }
+    match p.conf.over_subscribe {
+        OverSubscribe::Force(n) if n > 1 => JOB_SHARED_OK,
+        OverSubscribe::Exclusive => JOB_SHARED_NONE,
+        _ => slurm_wire::pack::NO_VAL16,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -412,7 +412,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
                 0
             },
             num_tasks: j.num_tasks,
-            shared: NO_VAL16,
+            shared: crate::job_resrcs::share_value(c, j),
             ..Default::default()
         }),
         nice: NICE_OFFSET,

@@ -266,6 +266,13 @@ fn exclusive_jobs_take_whole_nodes_and_share_none() {
         .map(|a| (a.node, a.cpus))
         .collect();
     assert_eq!(a, vec![(1, 4)]);
+    // reported as OverSubscribe=NO; the other job leaves it unset
+    let shared = |c: &Controller, id: u32| {
+        let info = crate::views::job_info(c, &c.jobs[&id], ProtocolVersion::V24_11);
+        info.details.map(|d| d.shared)
+    };
+    assert_eq!(shared(&c, excl), Some(0));
+    assert_eq!(shared(&c, small), Some(NO_VAL16));
     // another exclusive job finds no empty node and waits
     let (Reply::Submitted { job_id: waits }, _) = submit(&mut c, 1004, |d| {
         d.shared = crate::sched::JOB_SHARED_NONE;
@@ -283,6 +290,8 @@ fn exclusive_jobs_take_whole_nodes_and_share_none() {
         panic!()
     };
     assert_eq!(c.jobs[&job_id].alloc[0].cpus, 4);
+    let info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11);
+    assert_eq!(info.details.map(|d| d.shared), Some(0));
 }
 
 #[test]
