@@ -100,6 +100,10 @@ fn exclusive(c: &mut Ctx) -> Result<(), String> {
             field(&o.stdout, "NodeList").unwrap_or_default(),
             field(&o.stdout, "NumCPUs").unwrap_or_default(),
         ));
+        c.record(
+            &format!("{what} OverSubscribe"),
+            &field(&o.stdout, "OverSubscribe").unwrap_or_default(),
+        );
     }
     let want = "small: NodeList=n1 NumCPUs=1\nexclusive: NodeList=n2 NumCPUs=16\nnext: NodeList=n1 NumCPUs=1\n";
     let res = if rec == want {
@@ -118,6 +122,83 @@ fn exclusive(c: &mut Ctx) -> Result<(), String> {
     res
 }
 
+fn sbatch_as(c: &mut Ctx, user: &str, args: &str) -> Result<String, String> {
+    let o = c.ok_as(
+        Some(user),
+        &format!("sbatch {args} -o /dev/null --wrap 'sleep 30'"),
+    )?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    c.wait_state(&id, "RUNNING", WAIT)?;
+    Ok(id)
+}
+
+fn part_limits_inner(c: &mut Ctx) -> Result<(), String> {
+    // MaxMemPerCPU: 2500 MB a CPU over a 1000 limit runs as 3 CPUs a task
+    c.ok("scontrol update partitionname=debug MaxMemPerCPU=1000")?;
+    let id = sbatch_as(c, "alice", "-n1 --mem-per-cpu=2500")?;
+    let o = c.ok(&format!("scontrol show job {id}"))?;
+    let rec = format!(
+        "NumCPUs={} CPUs/Task={} MinMemoryCPU={}\n",
+        field(&o.stdout, "NumCPUs").unwrap_or_default(),
+        field(&o.stdout, "CPUs/Task").unwrap_or_default(),
+        field(&o.stdout, "MinMemoryCPU").unwrap_or_default(),
+    );
+    c.record("MaxMemPerCPU", &rec);
+    must_contain("MaxMemPerCPU", &rec, &["NumCPUs=3 CPUs/Task=3"])?;
+    c.ok(&format!("scancel {id}"))?;
+    c.ok("scontrol update partitionname=debug ExclusiveUser=YES")?;
+    // ExclusiveUser: bob's job avoids alice's node; alice shares hers
+    // (memory within MaxMemPerCPU: stock refuses a job whose default
+    // per-node memory would need more CPUs than a node has)
+    let a1 = sbatch_as(c, "alice", "-n1 --mem-per-cpu=100")?;
+    let b1 = sbatch_as(c, "bob", "-n1 --mem-per-cpu=100")?;
+    let a2 = sbatch_as(c, "alice", "-n1 --mem-per-cpu=100")?;
+    let mut rec = String::new();
+    for (what, id) in [("alice", &a1), ("bob", &b1), ("alice again", &a2)] {
+        let o = c.ok(&format!("scontrol show job {id}"))?;
+        rec.push_str(&format!(
+            "{what}: NodeList={}\n",
+            field(&o.stdout, "NodeList").unwrap_or_default()
+        ));
+        c.record(
+            &format!("{what} OverSubscribe"),
+            &field(&o.stdout, "OverSubscribe").unwrap_or_default(),
+        );
+    }
+    c.record("ExclusiveUser", &rec);
+    let want = "alice: NodeList=n1\nbob: NodeList=n2\nalice again: NodeList=n1\n";
+    if rec != want {
+        return Err(format!(
+            "ExclusiveUser placement: want {want:?}, got {rec:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// Partition MaxMemPerCPU (raises CPUs per task) and ExclusiveUser, set
+/// with `scontrol update`; `scontrol reconfigure` restores slurm.conf's.
+fn part_limits(c: &mut Ctx) -> Result<(), String> {
+    let res = part_limits_inner(c);
+    let _ = c.ok("scancel -u alice");
+    let _ = c.ok("scancel -u bob");
+    let _ = c.ok("scontrol reconfigure");
+    res?;
+    c.wait_for(None, "squeue -h -o %i", "empty queue", WAIT, |s| {
+        s.trim().is_empty()
+    })?;
+    c.wait_for(None, "sinfo -h -o %t | sort -u", "nodes idle", WAIT, |s| {
+        s.trim() == "idle"
+    })?;
+    let o = c.ok("scontrol show partition debug")?;
+    must_contain(
+        "partition after reconfigure",
+        &o.stdout,
+        &["ExclusiveUser=NO", "MaxMemPerNode=UNLIMITED"],
+    )?;
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -131,6 +212,12 @@ pub fn all() -> Vec<Scenario> {
             about: "--exclusive takes a whole node that runs no other job",
             compare: true,
             run: exclusive,
+        },
+        Scenario {
+            name: "ctld2_part_limits",
+            about: "partition MaxMemPerCPU raises CPUs per task; ExclusiveUser keeps users apart",
+            compare: true,
+            run: part_limits,
         },
     ]
 }
