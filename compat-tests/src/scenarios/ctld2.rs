@@ -194,8 +194,15 @@ fn part_limits(c: &mut Ctx) -> Result<(), String> {
     must_contain(
         "partition after reconfigure",
         &o.stdout,
-        &["ExclusiveUser=NO", "MaxMemPerNode=UNLIMITED"],
+        &["MaxMemPerNode=UNLIMITED"],
     )?;
+    // (26.05 clients print ExclusiveUser as `Exclusive=`)
+    if !o.stdout.contains("ExclusiveUser=NO") && !o.stdout.contains(" Exclusive=NO") {
+        return Err(format!(
+            "partition after reconfigure: ExclusiveUser still set:\n{}",
+            o.stdout
+        ));
+    }
     Ok(())
 }
 

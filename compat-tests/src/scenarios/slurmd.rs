@@ -661,7 +661,10 @@ fn srun_batch(c: &mut Ctx) -> Result<(), String> {
             o.stdout
         ));
     }
-    c.record("srun steps in a batch job", &o.stdout);
+    // prefixed: a task label at a line start ("3: 3") would be taken
+    // for a job id of the same number by the normaliser
+    let shown: String = o.stdout.lines().map(|l| format!("> {l}\n")).collect();
+    c.record("srun steps in a batch job", &shown);
     c.ok_as(alice, "rm -f sd-srun.out")?;
     Ok(())
 }
