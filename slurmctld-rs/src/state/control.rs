@@ -468,8 +468,11 @@ impl Controller {
         j.end_time = 0;
         j.submit_time = now;
         j.eligible_time = now + REQUEUE_DELAY;
-        j.state_desc = None;
-        j.state_reason = reason::WAIT_TIME;
+        // A job held while it ran stays held (and keeps its hold reason).
+        if !is_held(j) {
+            j.state_desc = None;
+            j.state_reason = reason::WAIT_TIME;
+        }
         if let Some(why) = hold {
             j.priority = 0;
             j.state_reason = reason::WAIT_HELD_USER;

@@ -775,3 +775,32 @@ fn out_of_service_nodes_give_req_node_not_avail() {
     epilog(&mut c, 1009, small, "n1");
     assert_eq!(c.jobs[&big].state, JobState::Running);
 }
+
+#[test]
+fn a_job_held_while_running_stays_held_after_requeue() {
+    let mut c = up();
+    let id = submit(&mut c, 1000, |_| {});
+    assert_eq!(hold(&mut c, 1001, 0, id), ok());
+    assert_eq!(
+        c.jobs[&id].state,
+        JobState::Running,
+        "a hold does not stop a job"
+    );
+    let (r, _) = c.apply(
+        1002,
+        Command::Requeue {
+            uid: 0,
+            job_id: id,
+            flags: 0,
+        },
+    );
+    assert_eq!(r, ok());
+    let j = &c.jobs[&id];
+    assert_eq!(
+        (j.state, j.priority, j.state_reason),
+        (JobState::Pending, 0, reason::WAIT_HELD)
+    );
+    epilog(&mut c, 1003, id, "n1");
+    c.apply(1002 + REQUEUE_DELAY + 10, Command::Tick);
+    assert_eq!(c.jobs[&id].state, JobState::Pending);
+}
