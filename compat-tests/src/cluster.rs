@@ -119,6 +119,8 @@ impl Cluster {
             version,
             "--nodes",
             &nodes,
+            // the Prolog/Epilog that the slurmd scenarios toggle and check
+            "--hooks",
         ];
         match imp {
             Impl::Stock | Impl::Rs => args.extend(["--impl", imp.as_str()]),

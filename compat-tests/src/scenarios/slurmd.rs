@@ -66,6 +66,8 @@ const ENV_VOLATILE: &[&str] = &[
     "SLURM_JOB_START_TIME",
     "SLURM_JOB_END_TIME",
     "SLURM_TASK_PID",
+    // 26.05: a unique id made of the submit time
+    "SLURM_JOB_SLUID",
 ];
 
 /// Variables whose values are job ids.
