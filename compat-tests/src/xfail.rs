@@ -45,12 +45,6 @@ pub const XFAILS: &[XFail] = &[
     },
     XFail {
         imp: "rs",
-        scenario: "slurmd_prolog_fail",
-        version: "*",
-        reason: "slurmctld-rs neither drains a node whose prolog failed nor requeues the job (done in wt-jobs, not merged yet)",
-    },
-    XFail {
-        imp: "rs",
         scenario: "slurmd_gpus",
         version: "*",
         reason: "slurmctld-rs: `scontrol show job -d` lacks the per-node GRES=gpu:..(IDX:..) line",
