@@ -62,6 +62,9 @@ pub fn run_cmd(cmd: &mut Command) -> Out {
 pub enum Impl {
     Stock,
     Rs,
+    /// Stock slurmctld of the client's version with slurmd-rs nodes (a site
+    /// swapping node daemons one at a time).
+    Mixed,
 }
 
 impl Impl {
@@ -69,12 +72,14 @@ impl Impl {
         match self {
             Impl::Stock => "stock",
             Impl::Rs => "rs",
+            Impl::Mixed => "mixed",
         }
     }
     pub fn parse(s: &str) -> Option<Impl> {
         match s {
             "stock" => Some(Impl::Stock),
             "rs" => Some(Impl::Rs),
+            "mixed" => Some(Impl::Mixed),
             _ => None,
         }
     }
@@ -92,19 +97,37 @@ pub struct Cluster {
 impl Cluster {
     /// `scripts/cluster up`; on failure returns the script's output (it prints the logs' tail).
     pub fn up(name: &str, imp: Impl, version: &str, nodes: u32) -> Result<Cluster, String> {
+        Cluster::up_with(name, imp, version, nodes, false)
+    }
+
+    /// As `up`, with `--cgroups` (a cgroup hierarchy per node, memory enforced) when asked.
+    pub fn up_with(
+        name: &str,
+        imp: Impl,
+        version: &str,
+        nodes: u32,
+        cgroups: bool,
+    ) -> Result<Cluster, String> {
         // a stale cluster of the same name (interrupted run) would make `up` refuse
         let _ = run_cmd(Command::new(cluster_script()).args(["down", "--name", name]));
-        let out = run_cmd(Command::new(cluster_script()).args([
+        let nodes = nodes.to_string();
+        let mut args = vec![
             "up",
             "--name",
             name,
-            "--impl",
-            imp.as_str(),
             "--version",
             version,
             "--nodes",
-            &nodes.to_string(),
-        ]));
+            &nodes,
+        ];
+        match imp {
+            Impl::Stock | Impl::Rs => args.extend(["--impl", imp.as_str()]),
+            Impl::Mixed => args.extend(["--impl", "stock", "--slurmd", "rs"]),
+        }
+        if cgroups {
+            args.push("--cgroups");
+        }
+        let out = run_cmd(Command::new(cluster_script()).args(&args));
         let c = Cluster {
             name: name.to_string(),
             imp,
@@ -113,8 +136,8 @@ impl Cluster {
         };
         if out.rc != 0 {
             return Err(format!(
-                "scripts/cluster up --impl {} --version {version} failed (rc {}):\n{}",
-                imp.as_str(),
+                "scripts/cluster {} failed (rc {}):\n{}",
+                args.join(" "),
                 out.rc,
                 out.both()
             ));

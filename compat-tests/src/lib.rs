@@ -7,9 +7,11 @@
 //! Environment knobs (all optional):
 //! - `COMPAT_SCENARIO`  comma-separated scenario names (default: all)
 //! - `COMPAT_VERSIONS`  comma-separated client versions (default: 22.05,24.11,26.05)
-//! - `COMPAT_IMPLS`     comma-separated: stock,rs (default: both)
+//! - `COMPAT_IMPLS`     comma-separated: stock,rs,mixed (default: all three; mixed =
+//!   stock slurmctld of the client's version + slurmd-rs nodes, run only for the
+//!   scenarios whose `Needs` ask for it)
 //! - `COMPAT_NODES`     nodes per cluster (default 2; scenarios assume 2)
-//! - `COMPAT_BUILD_RS`  1 (default): `cargo build -p slurmctld-rs -p slurmd-rs` before the rs run
+//! - `COMPAT_BUILD_RS`  1 (default): `cargo build -p slurmctld-rs -p slurmd-rs` before the rs/mixed runs
 //! - `COMPAT_REPORT`    report path (default: <target dir>/compat-report.md)
 //! - `COMPAT_KEEP`      1: leave clusters up afterwards (for debugging)
 //! - `COMPAT_NAME`      suffix of the cluster names (default: the checkout's directory name)
@@ -102,12 +104,12 @@ impl Options {
             }
         }
         let impls = match list_env("COMPAT_IMPLS") {
-            None => vec![Impl::Stock, Impl::Rs],
+            None => vec![Impl::Stock, Impl::Rs, Impl::Mixed],
             Some(l) => l
                 .iter()
                 .map(|s| {
                     Impl::parse(s).ok_or_else(|| {
-                        format!("COMPAT_IMPLS: unknown implementation {s} (use stock,rs)")
+                        format!("COMPAT_IMPLS: unknown implementation {s} (use stock,rs,mixed)")
                     })
                 })
                 .collect::<Result<_, _>>()?,
@@ -175,7 +177,7 @@ pub fn check_prereqs(opts: &Options) -> Result<(), String> {
         ));
     }
     let mut need: Vec<&str> = opts.versions.iter().map(|s| s.as_str()).collect();
-    if opts.impls.contains(&Impl::Rs) {
+    if opts.impls.contains(&Impl::Rs) || opts.impls.contains(&Impl::Mixed) {
         need.push("22.05"); // our daemons run in the bookworm rootfs
     }
     for v in need {
@@ -323,7 +325,7 @@ fn run_scenarios(
             Err(e) => Raw::Err(format!("{e}\n--- commands run:\n{}", ctx.log)),
             Ok(()) => {
                 let mut raw = Raw::Ok;
-                if cluster.imp == Impl::Rs && s.compare {
+                if cluster.imp != Impl::Stock && s.compare {
                     if let Some(st) = stock.get(&(s.name, client.to_string())) {
                         raw = compare(st, &ctx.transcript).map_or(Raw::Ok, Raw::Err);
                     }
@@ -393,6 +395,93 @@ fn compare(stock: &[(String, String)], rs: &[(String, String)]) -> Option<String
     (!msg.is_empty()).then_some(msg)
 }
 
+/// Name of the cluster for one group of cells: `cs24`/`crs`/`cm24`, `g` for
+/// a cgroup cluster, then the checkout's tag.
+fn cluster_name(imp: Impl, version: &str, cgroups: bool) -> String {
+    let v = version.get(..2).unwrap_or("xx");
+    let base = match imp {
+        Impl::Stock => format!("cs{v}"),
+        Impl::Rs => "crs".to_string(),
+        Impl::Mixed => format!("cm{v}"),
+    };
+    format!("{base}{}{}", if cgroups { "g" } else { "" }, name_tag())
+}
+
+/// One cluster: bring it up, run `list` for each client version, or record
+/// every cell as failed (or xfail) when it does not come up.
+#[allow(clippy::too_many_arguments)]
+fn run_on_cluster(
+    opts: &Options,
+    imp: Impl,
+    version: &str,
+    cgroups: bool,
+    clients: &[String],
+    list: &[scenarios::Scenario],
+    stock: &mut HashMap<(&'static str, String), Vec<(String, String)>>,
+    cells: &mut Vec<Cell>,
+    setup: &mut Vec<String>,
+) {
+    if list.is_empty() {
+        return;
+    }
+    let name = cluster_name(imp, version, cgroups);
+    let what = format!(
+        "{} {}{}",
+        imp.as_str(),
+        if imp == Impl::Rs { "" } else { version },
+        if cgroups { " (cgroups)" } else { "" }
+    );
+    say(&format!("compat: bringing up {what} cluster ({name})"));
+    match Cluster::up_with(&name, imp, version, opts.nodes, cgroups) {
+        Ok(c) => {
+            for v in clients {
+                let mut kept = Vec::new();
+                let compare_with = if imp == Impl::Stock {
+                    HashMap::new()
+                } else {
+                    stock.clone()
+                };
+                run_scenarios(&c, v, list, &compare_with, |n, t| kept.push((n, t)), cells);
+                if imp == Impl::Stock {
+                    for (n, t) in kept {
+                        stock.insert((n, v.clone()), t);
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            cluster::down(&name);
+            say(&format!("compat: {what} cluster did not come up:\n{e}"));
+            setup.push(format!("{what}: {e}"));
+            for v in clients {
+                for s in list {
+                    let o = judge(
+                        imp,
+                        s.name,
+                        v,
+                        Raw::NoCluster(format!("{what} cluster did not come up")),
+                    );
+                    cells.push(Cell {
+                        scenario: s.name,
+                        version: v.clone(),
+                        imp,
+                        outcome: o,
+                        secs: 0.0,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The scenarios of `list` that run on a plain (false) or a cgroup (true) cluster.
+fn split_cgroups(list: &[scenarios::Scenario], cgroups: bool) -> Vec<scenarios::Scenario> {
+    list.iter()
+        .filter(|s| s.needs().cgroups == cgroups)
+        .cloned()
+        .collect()
+}
+
 pub fn run_matrix(opts: &Options) -> Report {
     let t0 = Instant::now();
     let list = selected(opts);
@@ -402,85 +491,84 @@ pub fn run_matrix(opts: &Options) -> Report {
 
     if opts.impls.contains(&Impl::Stock) {
         for v in &opts.versions {
-            let name = format!("cs{}{}", &v[..2], name_tag());
-            say(&format!("compat: bringing up stock {v} cluster ({name})"));
-            match Cluster::up(&name, Impl::Stock, v, opts.nodes) {
-                Ok(c) => {
-                    let mut kept = Vec::new();
-                    run_scenarios(
-                        &c,
-                        v,
-                        &list,
-                        &HashMap::new(),
-                        |n, t| kept.push((n, t)),
-                        &mut cells,
-                    );
-                    for (n, t) in kept {
-                        stock.insert((n, v.clone()), t);
-                    }
-                }
-                Err(e) => {
-                    cluster::down(&name);
-                    setup.push(format!("stock {v}: {e}"));
-                    for s in &list {
-                        let o = judge(
-                            Impl::Stock,
-                            s.name,
-                            v,
-                            Raw::NoCluster(format!("stock {v} cluster did not come up")),
-                        );
-                        cells.push(Cell {
-                            scenario: s.name,
-                            version: v.clone(),
-                            imp: Impl::Stock,
-                            outcome: o,
-                            secs: 0.0,
-                        });
-                    }
-                }
+            for cg in [false, true] {
+                let l = split_cgroups(&list, cg);
+                let clients = std::slice::from_ref(v);
+                run_on_cluster(
+                    opts,
+                    Impl::Stock,
+                    v,
+                    cg,
+                    clients,
+                    &l,
+                    &mut stock,
+                    &mut cells,
+                    &mut setup,
+                );
             }
         }
     }
 
-    if opts.impls.contains(&Impl::Rs) {
+    let mixed_list: Vec<scenarios::Scenario> =
+        list.iter().filter(|s| s.needs().mixed).cloned().collect();
+    let want_rs = opts.impls.contains(&Impl::Rs);
+    let want_mixed = opts.impls.contains(&Impl::Mixed) && !mixed_list.is_empty();
+    let built = if (want_rs || want_mixed) && opts.build_rs {
+        build_rs()
+    } else {
+        Ok(())
+    };
+    if let Err(e) = &built {
+        say(&format!("compat: {e}"));
+        setup.push(e.clone());
+    }
+
+    if want_rs {
         // one rs controller serves login hosts of all three client versions
-        let name = format!("crs{}", name_tag());
-        let name = name.as_str();
         let first = opts
             .versions
             .first()
             .cloned()
             .unwrap_or_else(|| "24.11".into());
-        let up = if opts.build_rs { build_rs() } else { Ok(()) }.and_then(|()| {
-            say(&format!("compat: bringing up rs cluster ({name})"));
-            Cluster::up(name, Impl::Rs, &first, opts.nodes)
-        });
-        match up {
-            Ok(c) => {
-                for v in &opts.versions {
-                    run_scenarios(&c, v, &list, &stock, |_, _| {}, &mut cells);
-                }
+        for cg in [false, true] {
+            let l = split_cgroups(&list, cg);
+            if built.is_ok() {
+                run_on_cluster(
+                    opts,
+                    Impl::Rs,
+                    &first,
+                    cg,
+                    &opts.versions,
+                    &l,
+                    &mut stock,
+                    &mut cells,
+                    &mut setup,
+                );
+            } else {
+                no_cluster(Impl::Rs, &opts.versions, &l, &mut cells);
             }
-            Err(e) => {
-                cluster::down(name);
-                say(&format!("compat: rs cluster did not come up:\n{e}"));
-                setup.push(format!("rs: {e}"));
-                for v in &opts.versions {
-                    for s in &list {
-                        let o = judge(
-                            Impl::Rs,
-                            s.name,
-                            v,
-                            Raw::NoCluster("rs cluster did not come up".into()),
-                        );
-                        cells.push(Cell {
-                            scenario: s.name,
-                            version: v.clone(),
-                            imp: Impl::Rs,
-                            outcome: o,
-                            secs: 0.0,
-                        });
-                    }
+        }
+    }
+
+    if want_mixed {
+        for v in &opts.versions {
+            for cg in [false, true] {
+                let l = split_cgroups(&mixed_list, cg);
+                let clients = std::slice::from_ref(v);
+                if built.is_ok() {
+                    run_on_cluster(
+                        opts,
+                        Impl::Mixed,
+                        v,
+                        cg,
+                        clients,
+                        &l,
+                        &mut stock,
+                        &mut cells,
+                        &mut setup,
+                    );
+                } else {
+                    no_cluster(Impl::Mixed, clients, &l, &mut cells);
                 }
             }
         }
@@ -492,6 +580,22 @@ pub fn run_matrix(opts: &Options) -> Report {
         elapsed: t0.elapsed(),
         opts_versions: opts.versions.clone(),
         opts_impls: opts.impls.clone(),
+    }
+}
+
+/// Cells of a cluster that was not even tried (the rs build failed).
+fn no_cluster(imp: Impl, clients: &[String], list: &[scenarios::Scenario], cells: &mut Vec<Cell>) {
+    for v in clients {
+        for s in list {
+            let o = judge(imp, s.name, v, Raw::NoCluster("rs build failed".into()));
+            cells.push(Cell {
+                scenario: s.name,
+                version: v.clone(),
+                imp,
+                outcome: o,
+                secs: 0.0,
+            });
+        }
     }
 }
 

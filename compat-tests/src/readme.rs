@@ -30,14 +30,18 @@ pub fn matrix(report: &Report) -> Option<String> {
                     .cells
                     .iter()
                     .any(|c| c.scenario == s.name && c.version == *v && c.imp == i)
-            })
+            }) && (!s.needs().mixed
+                || report
+                    .cells
+                    .iter()
+                    .any(|c| c.scenario == s.name && c.version == *v && c.imp == Impl::Mixed))
         })
     });
     if !complete {
         return None;
     }
     let mut t = String::from(
-        "| feature (scenario) | 22.05 | 24.11 | 26.05 | note |\n|---|---|---|---|---|\n",
+        "| feature (scenario) | 22.05 | 24.11 | 26.05 | slurmd-rs under stock slurmctld | note |\n|---|---|---|---|---|---|\n",
     );
     for s in &all {
         let mut notes: Vec<&str> = Vec::new();
@@ -61,13 +65,40 @@ pub fn matrix(report: &Report) -> Option<String> {
                 }
             })
             .collect();
+        // the mixed cells: slurmd-rs nodes under the stock controller of each version
+        let mixed: Vec<String> = if s.needs().mixed {
+            VERSIONS
+                .iter()
+                .map(|v| {
+                    let c = report
+                        .cells
+                        .iter()
+                        .find(|c| c.scenario == s.name && c.version == *v && c.imp == Impl::Mixed);
+                    let sym = match c.map(|c| &c.outcome) {
+                        Some(o) => {
+                            if let Outcome::XFail { reason, .. } = o {
+                                if !notes.contains(reason) {
+                                    notes.push(reason);
+                                }
+                            }
+                            symbol(o)
+                        }
+                        None => "❌",
+                    };
+                    format!("{v} {sym}")
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         t.push_str(&format!(
-            "| {} (`{}`) | {} | {} | {} | {} |\n",
+            "| {} (`{}`) | {} | {} | {} | {} | {} |\n",
             s.about,
             s.name,
             cells[0],
             cells[1],
             cells[2],
+            mixed.join(" "),
             notes.join("; ")
         ));
     }
@@ -95,4 +126,63 @@ pub fn check(readme: &Path, table: &str, update: bool) -> Result<(), String> {
          --- README:\n{current}\n--- this run:\n{}",
         table.trim()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Cell;
+
+    fn report(with_mixed: bool) -> Report {
+        let mut cells = Vec::new();
+        for s in scenarios::all() {
+            for v in VERSIONS {
+                let mut imps = vec![Impl::Stock, Impl::Rs];
+                if with_mixed && s.needs().mixed {
+                    imps.push(Impl::Mixed);
+                }
+                for imp in imps {
+                    cells.push(Cell {
+                        scenario: s.name,
+                        version: v.to_string(),
+                        imp,
+                        outcome: if imp == Impl::Mixed && v == "22.05" {
+                            Outcome::Fail("x".into())
+                        } else {
+                            Outcome::Pass
+                        },
+                        secs: 0.0,
+                    });
+                }
+            }
+        }
+        Report {
+            cells,
+            setup: vec![],
+            elapsed: std::time::Duration::ZERO,
+            opts_versions: VERSIONS.iter().map(|s| s.to_string()).collect(),
+            opts_impls: vec![Impl::Stock, Impl::Rs, Impl::Mixed],
+        }
+    }
+
+    #[test]
+    fn matrix_has_the_mixed_column() {
+        let t = matrix(&report(true)).expect("a complete report gives a matrix");
+        assert!(t.starts_with("| feature (scenario) | 22.05 | 24.11 | 26.05 | slurmd-rs under stock slurmctld | note |"));
+        let env = t
+            .lines()
+            .find(|l| l.contains("(`slurmd_env`)"))
+            .expect("slurmd_env row");
+        assert!(env.contains("| 22.05 ❌ 24.11 ✅ 26.05 ✅ |"), "{env}");
+        let ping = t
+            .lines()
+            .find(|l| l.contains("(`ping`)"))
+            .expect("ping row");
+        assert!(ping.ends_with("| ✅ | ✅ | ✅ |  |  |"), "{ping}");
+    }
+
+    #[test]
+    fn matrix_needs_the_mixed_cells() {
+        assert!(matrix(&report(false)).is_none());
+    }
 }

@@ -58,7 +58,10 @@ impl Agent {
                 Effect::Send(o) => {
                     let me = self.clone();
                     let sh = sh.clone();
-                    tokio::spawn(async move { me.send(sh, *o).await });
+                    tokio::spawn(async move {
+                        let _busy = sh.stats.agent_message();
+                        me.send(sh.clone(), *o).await
+                    });
                 }
             }
         }

@@ -43,6 +43,9 @@ pub struct RunOptions {
 
 type Request = (Command, oneshot::Sender<Reply>);
 
+/// Most commands applied between two published snapshots.
+const MAX_BATCH: usize = 256;
+
 /// What request handlers and the agent share.
 pub struct Shared {
     snap: ArcSwap<Controller>,
@@ -51,6 +54,8 @@ pub struct Shared {
     pub slurm_user_name: String,
     /// Signs job credentials (step creation).
     pub plugin: Arc<dyn slurm_wire::auth::AuthPlugin>,
+    /// sdiag counters.
+    pub stats: crate::stats::Stats,
 }
 
 impl Shared {
@@ -82,14 +87,25 @@ pub fn now() -> i64 {
 
 /// Reads slurm.conf and resolves SlurmUser.
 pub fn load(path: &Path) -> Result<(ClusterConf, String, u32), StartError> {
-    let conf = SlurmConf::from_file(path)?;
+    resolve(SlurmConf::from_file(path)?)
+}
+
+/// Resolves an already-read slurm.conf (nodes, partitions, SlurmUser).
+pub fn resolve(conf: SlurmConf) -> Result<(ClusterConf, String, u32), StartError> {
     for w in &conf.warnings {
         tracing::warn!("{w}");
     }
     let user = conf.slurm_user.clone();
     let uid = uid_of(&user)?;
     let slurmd_uid = uid_of(&conf.slurmd_user)?;
-    Ok((ClusterConf::new(conf, uid)?, user, slurmd_uid))
+    let mut cluster = ClusterConf::new(conf, uid)?;
+    cluster.resolve_allow_groups(|name| {
+        nix::unistd::Group::from_name(name)
+            .ok()
+            .flatten()
+            .map(|g| g.gid.as_raw())
+    });
+    Ok((cluster, user, slurmd_uid))
 }
 
 fn uid_of(name: &str) -> Result<u32, StartError> {
@@ -130,6 +146,9 @@ fn open_state(
                 loaded.replayed
             );
             let mut ctrl = loaded.controller;
+            // Partition changes made with scontrol end with the run, as
+            // in stock (replaying them kept the log's replay faithful).
+            ctrl.conf = Arc::new(cluster);
             ctrl.restarted(t);
             Ok((ctrl, Some(store)))
         }
@@ -149,7 +168,19 @@ pub async fn run_with(
     listener: Option<tokio::net::TcpListener>,
     opts: RunOptions,
 ) -> Result<(), StartError> {
-    let (cluster, user_name, slurmd_uid) = load(&conf_path)?;
+    let conf = SlurmConf::from_file(&conf_path)?;
+    run_loaded(conf_path, conf, listener, opts).await
+}
+
+/// [`run_with`] for a slurm.conf the caller has read already (start-up
+/// reads it once); `conf_path` is what reconfigure reads again.
+pub async fn run_loaded(
+    conf_path: PathBuf,
+    conf: SlurmConf,
+    listener: Option<tokio::net::TcpListener>,
+    opts: RunOptions,
+) -> Result<(), StartError> {
+    let (cluster, user_name, slurmd_uid) = resolve(conf)?;
     let raw = cluster.raw.clone();
     let port = raw.slurmctld_port.first;
     let listener = match listener {
@@ -180,39 +211,99 @@ pub async fn run_with(
         ctl: ctl_tx.clone(),
         slurm_user_name: user_name,
         plugin: ctx.plugin.clone(),
+        stats: crate::stats::Stats::new(now(), ctrl.counters),
     });
 
     agent.dispatch(&shared, ctrl.ask_nodes_to_register());
 
     // The actor: the only writer.
     let sh = shared.clone();
+    let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
     let actor = tokio::spawn(async move {
         let mut ctrl = ctrl;
-        while let Some((cmd, reply)) = rx.recv().await {
+        loop {
+            let first = tokio::select! {
+                biased;
+                _ = &mut stop_rx => break,
+                m = rx.recv() => match m {
+                    Some(m) => m,
+                    None => break,
+                },
+            };
+            // Take every command already queued (up to a bound) and answer
+            // them together: one fsync for the batch's log records and one
+            // published snapshot, instead of one of each per command.
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(x) => batch.push(x),
+                    Err(_) => break,
+                }
+            }
             let t = now();
-            let reconf = matches!(cmd, Command::Reconfigure(_));
-            // Write-ahead: a command the client is promised is on disk
-            // before it takes effect and is answered.
+            // Write-ahead: what a client is promised is on disk before it
+            // takes effect and is answered.
+            let mut ok = vec![true; batch.len()];
             if let Some(s) = store.as_mut() {
-                if let Err(e) = s.log(t, &cmd, crate::persist::must_sync(&cmd)) {
-                    tracing::error!("cannot log command: {e}");
-                    if crate::persist::must_sync(&cmd) {
-                        let _ = reply.send(Reply::Rc(slurm_wire::errno::ESLURM_WRITING_TO_FILE));
-                        continue;
+                let mut need_sync = false;
+                for (i, (cmd, _)) in batch.iter().enumerate() {
+                    let sync = crate::persist::must_sync(cmd);
+                    match s.log(t, cmd, false) {
+                        Ok(logged) => need_sync |= logged && sync,
+                        Err(e) => {
+                            tracing::error!("cannot log command: {e}");
+                            ok[i] = !sync;
+                        }
+                    }
+                }
+                if need_sync {
+                    if let Err(e) = s.sync() {
+                        tracing::error!("cannot sync the command log: {e}");
+                        for (i, (cmd, _)) in batch.iter().enumerate() {
+                            ok[i] &= !crate::persist::must_sync(cmd);
+                        }
                     }
                 }
             }
-            let (r, fx) = ctrl.apply(t, cmd);
+            let mut replies = Vec::with_capacity(batch.len());
+            let mut effects = Vec::new();
+            let mut snapshot_now = false;
+            for ((cmd, reply), ok) in batch.into_iter().zip(ok) {
+                if !ok {
+                    replies.push((reply, Reply::Rc(slurm_wire::errno::ESLURM_WRITING_TO_FILE)));
+                    continue;
+                }
+                snapshot_now |= matches!(cmd, Command::Reconfigure(_));
+                let (cycles, started) = (ctrl.counters.schedule_cycles, std::time::Instant::now());
+                let (r, fx) = ctrl.apply(t, cmd);
+                sh.stats.schedule_time(
+                    ctrl.counters.schedule_cycles.wrapping_sub(cycles),
+                    started.elapsed(),
+                );
+                effects.extend(fx);
+                replies.push((reply, r));
+            }
             if let Some(s) = store.as_mut() {
-                if reconf || s.snapshot_due() {
+                if snapshot_now || s.snapshot_due() {
                     if let Err(e) = s.snapshot(&ctrl) {
                         tracing::error!("cannot write state snapshot: {e}");
                     }
                 }
             }
+            // O(1): the tables are persistent maps of shared records.
             sh.snap.store(Arc::new(ctrl.clone()));
-            agent.dispatch(&sh, fx);
-            let _ = reply.send(r);
+            agent.dispatch(&sh, effects);
+            for (tx, r) in replies {
+                let _ = tx.send(r);
+            }
+        }
+        // A clean stop leaves a fresh snapshot and an empty log, so the
+        // next start has nothing to replay.
+        if let Some(s) = store.as_mut() {
+            match s.snapshot(&ctrl) {
+                Ok(()) => tracing::info!("state saved"),
+                Err(e) => tracing::error!("cannot write state snapshot: {e}"),
+            }
         }
     });
 
@@ -278,6 +369,75 @@ pub async fn run_with(
     ticker.abort();
     signals.abort();
     drop(tx);
-    actor.abort();
+    let _ = stop_tx.send(());
+    if tokio::time::timeout(Duration::from_secs(10), actor)
+        .await
+        .is_err()
+    {
+        tracing::error!("state machine did not stop in 10 s; exiting without a final snapshot");
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(dir: &Path) -> ClusterConf {
+        let text = format!(
+            "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\nStateSaveLocation={}\n\
+             NodeName=n1 CPUs=4 RealMemory=1000\n\
+             PartitionName=debug Nodes=n1 Default=YES State=UP\n",
+            dir.display()
+        );
+        let conf = SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
+        ClusterConf::new(conf, 0).unwrap()
+    }
+
+    fn with_one_job(dir: &Path) {
+        let (ctrl, store) = open_state(cluster(dir), RunOptions::default()).unwrap();
+        let mut store = store.unwrap();
+        let mut ctrl = ctrl;
+        ctrl.next_job_id = 77;
+        store.snapshot(&ctrl).unwrap();
+    }
+
+    #[test]
+    fn saved_state_is_loaded_and_minus_c_discards_it() {
+        let dir = tempfile::tempdir().unwrap();
+        with_one_job(dir.path());
+        let (ctrl, _) = open_state(cluster(dir.path()), RunOptions::default()).unwrap();
+        assert_eq!(ctrl.next_job_id, 77);
+        let opts = RunOptions {
+            clear_state: true,
+            ..Default::default()
+        };
+        let (ctrl, _) = open_state(cluster(dir.path()), opts).unwrap();
+        assert_eq!(ctrl.next_job_id, 1);
+        // -c also removed it from disk.
+        let (ctrl, _) = open_state(cluster(dir.path()), RunOptions::default()).unwrap();
+        assert_eq!(ctrl.next_job_id, 1);
+    }
+
+    #[test]
+    fn corrupt_state_is_an_error_unless_minus_i() {
+        let dir = tempfile::tempdir().unwrap();
+        with_one_job(dir.path());
+        let snap = dir.path().join(crate::persist::SNAP_FILE);
+        let mut b = std::fs::read(&snap).unwrap();
+        let last = b.len() - 1;
+        b[last] ^= 0xff;
+        std::fs::write(&snap, b).unwrap();
+        let e = open_state(cluster(dir.path()), RunOptions::default())
+            .err()
+            .expect("a corrupt snapshot must not load");
+        assert!(e.to_string().contains("checksum"), "{e}");
+        let opts = RunOptions {
+            ignore_errors: true,
+            ..Default::default()
+        };
+        let (ctrl, store) = open_state(cluster(dir.path()), opts).unwrap();
+        assert_eq!(ctrl.next_job_id, 1);
+        assert!(store.is_some(), "-i still keeps state from now on");
+    }
 }

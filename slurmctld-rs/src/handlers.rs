@@ -8,10 +8,12 @@ use crate::views;
 use slurm_rpc::{rc_message, Incoming};
 use slurm_wire::errno::*;
 use slurm_wire::msg::job::SubmitResponseMsg;
+use slurm_wire::msg::stats::STAT_COMMAND_RESET;
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::types::StepId;
 use slurm_wire::Message;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// What the daemon should do besides replying.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,8 +29,50 @@ fn now() -> i64 {
         .unwrap_or(0)
 }
 
-/// Handles one authenticated request; None for one-way messages.
+/// Handles one authenticated request; None for one-way messages. Counts
+/// it for sdiag once answered.
 pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
+    let (ty, uid, started) = (req.msg.msg_type(), req.identity.uid, Instant::now());
+    let _busy = sh.stats.server_thread();
+    let reply = match ops_request(&sh, req).await {
+        Ok(r) => Some(r),
+        Err(req) => handle_one(sh.clone(), req).await,
+    };
+    sh.stats.rpc(ty, uid, started.elapsed());
+    reply
+}
+
+/// sdiag and partition administration; other requests come back.
+async fn ops_request(sh: &Arc<Shared>, req: Incoming) -> Result<Message, Incoming> {
+    let (uid, v) = (req.identity.uid, req.version());
+    match req.msg {
+        Message::RequestStatsInfo(m) => Ok(stats_info(sh, uid, m.command_id, v)),
+        Message::RequestUpdatePartition(m) => Ok(rc_of(
+            sh.exec(Command::UpdatePartition {
+                uid,
+                msg: Box::new(m),
+            })
+            .await,
+        )),
+        _ => Err(req),
+    }
+}
+
+/// REQUEST_STATS_INFO: the counters, or `sdiag -r` (operators only).
+fn stats_info(sh: &Shared, uid: u32, command_id: u16, v: slurm_wire::ProtocolVersion) -> Message {
+    let snap = sh.snapshot();
+    if command_id == STAT_COMMAND_RESET {
+        if !snap.conf.is_admin(uid) {
+            tracing::error!(uid, "Security violation: REQUEST_STATS_INFO reset");
+            return rc_message(ESLURM_ACCESS_DENIED);
+        }
+        sh.stats.reset(now(), snap.counters);
+        return rc_message(SLURM_SUCCESS);
+    }
+    Message::ResponseStatsInfo(sh.stats.response(&snap, now(), v))
+}
+
+async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
     let v = req.version();
     let uid = req.identity.uid;
     let admin = sh.snapshot().conf.is_admin(uid);
@@ -182,16 +226,26 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             {
                 return Some(rc_message(ESLURM_NOT_SUPPORTED));
             }
-            rc_of(
-                sh.exec(Command::Kill {
+            // Other signals, and `scancel -b`, go to the job's processes.
+            let cmd = if m.signal != crate::state::SIGKILL
+                || m.flags & crate::state::control::KILL_JOB_BATCH != 0
+            {
+                Command::Signal {
                     uid,
                     job_id,
                     signal: m.signal,
-                })
-                .await,
-            )
+                    flags: m.flags,
+                }
+            } else {
+                Command::Kill {
+                    uid,
+                    job_id,
+                    signal: m.signal,
+                }
+            };
+            rc_of(sh.exec(cmd).await)
         }
-        // Dependency updates; other job fields are not handled here.
+        // Dependency updates (other fields in the same request are not applied yet).
         Message::RequestUpdateJob(m) if m.dependency.is_some() => {
             let id = m
                 .job_id_str
@@ -209,6 +263,38 @@ pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 ),
                 _ => rc_message(ESLURM_INVALID_JOB_ID),
             }
+        }
+        Message::RequestUpdateJob(desc) => {
+            let job_id = match desc.job_id_str.as_deref().map(|s| s.trim().parse::<u32>()) {
+                Some(Ok(id)) => id,
+                Some(Err(_)) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
+                None => desc.step_id.job_id,
+            };
+            rc_of(
+                sh.exec(Command::UpdateJob {
+                    uid,
+                    job_id,
+                    desc: Box::new(desc),
+                    version: v,
+                })
+                .await,
+            )
+        }
+        Message::RequestKillJobs(m) => crate::kill_jobs::handle(&sh, uid, m).await,
+        Message::RequestJobRequeue(m) => {
+            let job_id = match m.job_id_str.as_deref().map(|s| s.trim().parse::<u32>()) {
+                Some(Ok(id)) => id,
+                Some(Err(_)) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
+                None => m.step_id.job_id,
+            };
+            rc_of(
+                sh.exec(Command::Requeue {
+                    uid,
+                    job_id,
+                    flags: m.flags,
+                })
+                .await,
+            )
         }
         Message::RequestCompleteBatchScript(m) => rc_of(
             sh.exec(Command::BatchComplete {

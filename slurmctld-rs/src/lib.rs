@@ -6,6 +6,7 @@
 //! * [`views`]: wire replies (node/partition/job info, build info) from a snapshot.
 //! * [`handlers`]: decoded RPC -> command or read, and the reply.
 //! * [`agent`]: outbound RPCs to slurmd (effects), results fed back as commands.
+//! * [`stats`]: sdiag counters kept by the daemon shell.
 //! * [`persist`]: StateSaveLocation: snapshot plus write-ahead command log.
 //! * [`daemon`]: the tokio shell: listener, actor, timers, signals.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -15,9 +16,11 @@ pub mod build_info;
 pub mod daemon;
 pub mod gres;
 pub mod handlers;
+pub mod kill_jobs;
 pub mod persist;
 pub mod sched;
 pub mod srun;
 pub mod state;
+pub mod stats;
 pub mod tres;
 pub mod views;

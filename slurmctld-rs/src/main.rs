@@ -101,7 +101,7 @@ fn main() -> ExitCode {
         ignore_errors: args.ignore_errors,
         no_state: false,
     };
-    match rt.block_on(slurmctld::daemon::run_with(path, None, opts)) {
+    match rt.block_on(slurmctld::daemon::run_loaded(path, conf, None, opts)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("fatal: {e}");

@@ -5,7 +5,8 @@
 //!
 //! Files (each starts with an 8-byte magic and a `u32` format version):
 //! * `rs_state.snap`: sequence number of the last command it contains,
-//!   then the jobs and the nodes' administrative state.
+//!   then the jobs, the nodes' administrative state, (format 2) the
+//!   running steps and (format 3) job arrays and dependencies.
 //! * `rs_state.wal`: records `len u32 | seq u64 | time i64 | command |
 //!   fnv1a u32`. A torn last record (crash mid-write) is dropped: its
 //!   command was never acknowledged.
@@ -28,7 +29,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Version of the files' layout; bump on any change to it.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 3;
 const SNAP_MAGIC: &[u8; 8] = b"SRSSNAP\0";
 const WAL_MAGIC: &[u8; 8] = b"SRSWAL\0\0";
 pub const SNAP_FILE: &str = "rs_state.snap";
@@ -94,10 +95,17 @@ mod tag {
     pub const STEP_CREATE: u8 = 12;
     pub const STEP_COMPLETE: u8 = 13;
     pub const COMPLETE_ALLOCATION: u8 = 14;
+    pub const UPDATE_JOB: u8 = 15;
+    pub const REQUEUE: u8 = 16;
     // Arrays and dependencies (high numbers: clear of others' additions).
     pub const KILL_TASKS: u8 = 40;
     pub const UPDATE_DEPENDENCY: u8 = 41;
+    // 50..: operations (partitions, ...).
+    pub const UPDATE_PARTITION: u8 = 50;
 }
+
+/// The version UpdatePartMsg is logged in (the newest: every field).
+const UPDATE_PART_V: ProtocolVersion = ProtocolVersion::V26_05;
 
 /// StepCompleteMsg carries no version of its own; the newest layout keeps
 /// every field.
@@ -182,6 +190,11 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
         Command::NodeUnreachable { node } => {
             w.u8(tag::NODE_UNREACHABLE);
             w.str(Some(node));
+        }
+        Command::UpdatePartition { uid, msg } => {
+            w.u8(tag::UPDATE_PARTITION);
+            w.u32(*uid);
+            put_nested(&mut w, msg.as_ref(), UPDATE_PART_V);
         }
         Command::UpdateNode { uid, msg } => {
             w.u8(tag::UPDATE_NODE);
@@ -278,6 +291,28 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
             w.u32(*job_id);
             w.u32(*job_rc);
         }
+        Command::UpdateJob {
+            uid,
+            job_id,
+            desc,
+            version,
+        } => {
+            w.u8(tag::UPDATE_JOB);
+            w.u32(*uid);
+            w.u32(*job_id);
+            w.u16(version.to_wire());
+            put_nested(&mut w, desc.as_ref(), *version);
+        }
+        Command::Requeue { uid, job_id, flags } => {
+            w.u8(tag::REQUEUE);
+            w.u32(*uid);
+            w.u32(*job_id);
+            w.u32(*flags);
+        }
+        // Signals change no state.
+        Command::NodeResponded { .. } | Command::Reconfigure(_) | Command::Signal { .. } => {
+            return None
+        }
         Command::KillTasks {
             uid,
             array_job_id,
@@ -303,7 +338,6 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
             w.u32(*job_id);
             w.str(Some(dependency));
         }
-        Command::NodeResponded { .. } | Command::Reconfigure(_) => return None,
     }
     Some(w.into_vec())
 }
@@ -348,6 +382,23 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
                 version,
             }
         }
+        tag::UPDATE_JOB => {
+            let uid = r.u32()?;
+            let job_id = r.u32()?;
+            let version = version(&mut r)?;
+            let desc: JobDescMsg = get_nested(&mut r, version)?;
+            Command::UpdateJob {
+                uid,
+                job_id,
+                desc: Box::new(desc),
+                version,
+            }
+        }
+        tag::REQUEUE => Command::Requeue {
+            uid: r.u32()?,
+            job_id: r.u32()?,
+            flags: r.u32()?,
+        },
         tag::KILL => Command::Kill {
             uid: r.u32()?,
             job_id: r.u32()?,
@@ -404,6 +455,15 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
                 msg: Box::new(msg),
             }
         }
+        tag::UPDATE_PARTITION => {
+            let uid = r.u32()?;
+            let msg: slurm_wire::msg::update_part::UpdatePartMsg =
+                get_nested(&mut r, UPDATE_PART_V)?;
+            Command::UpdatePartition {
+                uid,
+                msg: Box::new(msg),
+            }
+        }
         tag::COMPLETE_ALLOCATION => Command::CompleteAllocation {
             uid: r.u32()?,
             job_id: r.u32()?,
@@ -449,7 +509,10 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
 pub fn must_sync(cmd: &Command) -> bool {
     !matches!(
         cmd,
-        Command::Tick | Command::NodeResponded { .. } | Command::NodeUnreachable { .. }
+        Command::Tick
+            | Command::NodeResponded { .. }
+            | Command::NodeUnreachable { .. }
+            | Command::Signal { .. }
     )
 }
 
@@ -534,6 +597,7 @@ fn put_job(w: &mut Writer, c: &Controller, j: &Job) {
     put_nested(w, j.desc.as_ref(), j.submit_version);
     w.bool(j.launch_failed);
     w.u32(j.cancelled_by.unwrap_or(u32::MAX));
+    w.u16(j.ctl.restart_cnt);
 }
 
 fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
@@ -607,6 +671,9 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
     let desc: JobDescMsg = get_nested(r, submit_version)?;
     let launch_failed = r.bool()?;
     let cancelled_by = Some(r.u32()?).filter(|u| *u != u32::MAX);
+    let ctl = crate::state::control::JobCtl {
+        restart_cnt: r.u16()?,
+    };
     let gres_req = desc
         .tres_per_node
         .as_deref()
@@ -652,6 +719,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
         submit_version,
         launch_failed,
         cancelled_by,
+        ctl,
     };
     if lost_node && j.state == JobState::Running {
         tracing::error!(
@@ -733,24 +801,39 @@ fn get_node(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
     Ok(())
 }
 
-/// The snapshot body: jobs and the nodes' administrative state.
+/// The snapshot body: jobs and the nodes' administrative state, then
+/// (format 2) the running steps, then (format 3) arrays and dependencies.
 pub fn encode_state(c: &Controller) -> Vec<u8> {
     let mut w = Writer::new();
-    w.u32(c.next_job_id);
-    w.count(c.nodes.len());
-    for n in &c.nodes {
-        put_node(&mut w, n);
-    }
-    w.count(c.jobs.len());
-    for j in c.jobs.values() {
-        put_job(&mut w, c, j);
-    }
+    put_base(&mut w, c);
+    steps::put_steps(&mut w, c);
     crate::state::array::put_state(&mut w, c);
     w.into_vec()
 }
 
-/// Restores a snapshot body into `c` (fresh from the current configuration).
-pub fn restore_state(c: &mut Controller, b: &[u8]) -> DecResult<()> {
+/// The part of the body every format has (all of format 1).
+fn put_base(w: &mut Writer, c: &Controller) {
+    w.u32(c.next_job_id);
+    w.count(c.nodes.len());
+    for n in &c.nodes {
+        put_node(w, n);
+    }
+    w.count(c.jobs.len());
+    for j in c.jobs.values() {
+        put_job(w, c, j);
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn encode_format_1(c: &Controller) -> Vec<u8> {
+    let mut w = Writer::new();
+    put_base(&mut w, c);
+    w.into_vec()
+}
+
+/// Restores a snapshot body of `format` into `c` (fresh from the current
+/// configuration).
+pub fn restore_state(c: &mut Controller, b: &[u8], format: u32) -> DecResult<()> {
     let mut r = Reader::new(b);
     c.next_job_id = r.u32()?.max(1);
     let n = r.count(8)?;
@@ -763,7 +846,12 @@ pub fn restore_state(c: &mut Controller, b: &[u8]) -> DecResult<()> {
             c.jobs.insert(j.job_id, j);
         }
     }
-    crate::state::array::get_state(&mut r, c)?;
+    if format >= 2 {
+        steps::get_steps(&mut r, c)?;
+    }
+    if format >= 3 {
+        crate::state::array::get_state(&mut r, c)?;
+    }
     r.finish()?;
     c.rebuild_node_usage();
     Ok(())
@@ -771,7 +859,8 @@ pub fn restore_state(c: &mut Controller, b: &[u8]) -> DecResult<()> {
 
 // ------------------------------------------------------------ files
 
-fn read_header(path: &Path, b: &[u8], magic: &[u8; 8]) -> Result<usize, PersistError> {
+/// Checks the magic and format version; returns (body offset, format).
+fn read_header(path: &Path, b: &[u8], magic: &[u8; 8]) -> Result<(usize, u32), PersistError> {
     if b.len() < 12 || &b[..8] != magic {
         return Err(PersistError::BadMagic {
             path: path.to_path_buf(),
@@ -785,7 +874,7 @@ fn read_header(path: &Path, b: &[u8], magic: &[u8; 8]) -> Result<usize, PersistE
             supported: FORMAT_VERSION,
         });
     }
-    Ok(12)
+    Ok((12, v))
 }
 
 fn header(magic: &[u8; 8]) -> Vec<u8> {
@@ -840,7 +929,7 @@ impl Store {
         }
         let mut seq = 0u64;
         if let Some(b) = read_opt(&snap)? {
-            let at = read_header(&snap, &b, SNAP_MAGIC)?;
+            let (at, format) = read_header(&snap, &b, SNAP_MAGIC)?;
             let corrupt = |offset: usize, what: String| PersistError::Corrupt {
                 path: snap.clone(),
                 offset,
@@ -856,13 +945,13 @@ impl Store {
             if fnv1a(state) != sum {
                 return Err(corrupt(at + 8, "checksum mismatch".into()));
             }
-            restore_state(&mut fresh, state)
+            restore_state(&mut fresh, state, format)
                 .map_err(|e| corrupt(at + 8 + e.offset, e.to_string()))?;
         }
         let mut replayed = 0;
         let mut keep = 0usize;
         if let Some(b) = read_opt(&wal)? {
-            let mut at = read_header(&wal, &b, WAL_MAGIC)?;
+            let (mut at, _) = read_header(&wal, &b, WAL_MAGIC)?;
             keep = at;
             while at + 4 <= b.len() {
                 let len = u32::from_be_bytes(b[at..at + 4].try_into().unwrap_or_default()) as usize;
@@ -965,6 +1054,12 @@ impl Store {
         Ok(true)
     }
 
+    /// Makes every record logged so far durable (group commit of a batch).
+    pub fn sync(&mut self) -> Result<(), PersistError> {
+        let path = self.dir.join(WAL_FILE);
+        self.wal.sync_data().map_err(io(&path))
+    }
+
     pub fn snapshot_due(&self) -> bool {
         self.since_snapshot >= SNAPSHOT_EVERY
     }
@@ -1006,6 +1101,8 @@ fn read_opt(p: &Path) -> Result<Option<Vec<u8>>, PersistError> {
         Err(e) => Err(io(p)(e)),
     }
 }
+
+mod steps;
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@
 use crate::gres::GresReq;
 use crate::state::config::ClusterConf;
 use crate::state::job::{Job, NodeAlloc};
-use crate::state::node::Node;
+use crate::state::table::Nodes;
 
 /// What a job needs, normalised from its description.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,7 +34,7 @@ impl<'a> Request<'a> {
         }
     }
 
-    fn mem_on(&self, cpus: u16) -> u64 {
+    pub fn mem_on(&self, cpus: u16) -> u64 {
         if self.mem_per_cpu {
             self.mem.saturating_mul(u64::from(cpus))
         } else {
@@ -103,9 +103,21 @@ pub fn could_ever_fit(conf: &ClusterConf, part: usize, req: &Request) -> bool {
 /// Picks nodes for `req` among the partition's free resources, or None.
 pub fn select(
     conf: &ClusterConf,
-    nodes: &[Node],
+    nodes: &Nodes,
     part: usize,
     req: &Request,
+) -> Option<Vec<NodeAlloc>> {
+    select_excluding(conf, nodes, part, req, &|_| false)
+}
+
+/// [`select`] leaving out the nodes `exclude` names (those the backfill
+/// plan holds for higher-priority jobs).
+pub fn select_excluding(
+    conf: &ClusterConf,
+    nodes: &Nodes,
+    part: usize,
+    req: &Request,
+    exclude: &dyn Fn(usize) -> bool,
 ) -> Option<Vec<NodeAlloc>> {
     let p = conf.partitions.get(part)?;
     let track_mem = memory_is_consumable(conf);
@@ -116,7 +128,8 @@ pub fn select(
         .copied()
         .filter(|&i| {
             let n = &nodes[i];
-            n.schedulable()
+            !exclude(i)
+                && n.schedulable()
                 && n.free_cpus() >= cpt
                 && (!track_mem || req.mem_on(cpt) <= n.free_memory())
                 && req.mem_on(cpt) <= n.def.real_memory

@@ -214,6 +214,8 @@ pub fn partition_info_msg(c: &Controller, _v: V) -> PartitionInfoMsg {
                 total_cpus: cpus as u32,
                 max_cpus_per_node: pc.max_cpus_per_node,
                 max_cpus_per_socket: pc.max_cpus_per_socket,
+                def_mem_per_cpu: pc.def_mem.map(|m| m.to_wire()).unwrap_or(0),
+                max_mem_per_cpu: pc.max_mem.map(|m| m.to_wire()).unwrap_or(0),
                 flags: PartFlags(flags),
                 max_share: pc.over_subscribe.max_share(),
                 over_time_limit: pc.over_time_limit.unwrap_or(NO_VAL16),
@@ -295,7 +297,9 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
     } else {
         0
     };
-    let priority = if v < V::V23_02 {
+    let priority = if j.priority == 0 {
+        0 // held
+    } else if v < V::V23_02 {
         let seq = j.job_id.saturating_sub(c.conf.raw.first_job_id.max(1)) + 1;
         TOP_PRIORITY.saturating_sub(seq)
     } else {
@@ -333,7 +337,21 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
         priority,
         site_factor: NICE_OFFSET,
         start_protocol_ver: j.submit_version.to_wire(),
-        state_desc: j.state_desc.clone(),
+        state_desc: if j.state_reason == crate::state::job::reason::WAIT_NODE_NOT_AVAIL {
+            // Worded as the client's own release's controller would.
+            Some(crate::state::control::node_not_avail_desc(c, j, v))
+        } else {
+            j.state_desc.clone().or_else(|| {
+                (j.state == crate::state::job::JobState::Pending
+                    && j.state_reason == crate::state::partition::WAIT_ACCOUNT)
+                    .then(|| {
+                        crate::state::partition::group_denied_desc(
+                            &c.conf.partitions[j.part],
+                            j.user.uid,
+                        )
+                    })
+            })
+        },
         state_reason: j.state_reason,
         tres_alloc_str: (!j.alloc.is_empty()).then(|| {
             Counts {
@@ -375,7 +393,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
             cpu_freq_gov: d.cpu_freq_gov,
             cpu_freq_max: d.cpu_freq_max,
             cpu_freq_min: d.cpu_freq_min,
-            requeue: 1,
+            requeue: u16::from(crate::state::control::requeue_allowed(c, j)),
             submit_time: j.submit_time,
             work_dir: d.work_dir.clone(),
             features: d.features.clone(),
@@ -384,6 +402,12 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
             // (a job cannot use more nodes than it has tasks).
             max_nodes: if v >= V::V26_05 && j.state == crate::state::job::JobState::Pending {
                 j.max_nodes.min(j.num_tasks.max(j.min_nodes))
+            } else if j.state == crate::state::job::JobState::Pending
+                && d.max_nodes != NO_VAL
+                && d.max_nodes != 0
+            {
+                // Older ones send the maximum the user asked for.
+                d.max_nodes
             } else {
                 0
             },
@@ -392,6 +416,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
             ..Default::default()
         }),
         nice: NICE_OFFSET,
+        restart_cnt: j.ctl.restart_cnt,
         num_cpus,
         num_nodes,
         core_spec: NO_VAL16,

@@ -96,6 +96,8 @@ fn batch_job(name: &str) -> Message {
         cpus_per_task: NO_VAL16,
         ntasks_per_node: NO_VAL16,
         pn_min_memory: NO_VAL64,
+        // As clients send it: priority 0 would be `--hold`.
+        priority: NO_VAL,
         user_id: 0,
         group_id: 0,
         ..Default::default()

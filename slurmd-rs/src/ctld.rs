@@ -203,7 +203,77 @@ impl Controller {
     }
 }
 
+/// `JOB_LAUNCH_FAILED` (slurm.h, bit 8 in every supported release): the
+/// requeue is the node's, after a failed launch (prolog), not a user's.
+pub const JOB_LAUNCH_FAILED: u32 = 1 << 8;
+/// `KILL_ARRAY_TASK` (slurm.h): only this task of an array.
+pub const KILL_ARRAY_TASK: u16 = 1 << 1;
+
+/// What the controller made of a failed launch (see `launch_failed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchFailed {
+    /// It requeued the job.
+    Requeued,
+    /// It refused the requeue (not requeueable), and we asked it to kill the job.
+    Killed,
+    /// It did not take the requeue request at all: report the failure
+    /// some other way.
+    NotHandled,
+}
+
 impl Controller {
+    /// A batch launch failed here (a failing prolog): ask the controller to
+    /// requeue the job (REQUEST_JOB_REQUEUE with JOB_LAUNCH_FAILED), and if
+    /// the job cannot be requeued, to kill it (REQUEST_KILL_JOB, SIGKILL), as
+    /// stock slurmd does.
+    pub async fn launch_failed(&self, job_id: u32) -> LaunchFailed {
+        use slurm_wire::errno;
+        use slurm_wire::msg::job::{JobStepKillMsg, RequeueMsg};
+        use slurm_wire::types::StepId;
+        let req = Message::RequestJobRequeue(RequeueMsg {
+            step_id: StepId::job(job_id),
+            job_id_str: None,
+            flags: JOB_LAUNCH_FAILED,
+        });
+        let rc = match self.rpc(&req).await {
+            Ok((Message::ResponseSlurmRc(rc), _)) => rc.return_code as i32,
+            Ok((other, _)) => {
+                tracing::warn!("job {job_id}: requeue answered {}", other.msg_type());
+                return LaunchFailed::NotHandled;
+            }
+            Err(e) => {
+                tracing::warn!("job {job_id}: requeue after the failed launch: {e}");
+                return LaunchFailed::NotHandled;
+            }
+        };
+        if rc == 0 {
+            tracing::info!("job {job_id}: requeued after the failed launch");
+            return LaunchFailed::Requeued;
+        }
+        if rc != errno::ESLURM_DISABLED && rc != errno::ESLURM_BATCH_ONLY {
+            tracing::warn!(
+                "job {job_id}: requeue answered {}",
+                errno::name(rc).unwrap_or("an error")
+            );
+            return LaunchFailed::NotHandled;
+        }
+        tracing::info!("could not launch job {job_id} and not able to requeue it, cancelling it");
+        let kill = Message::RequestKillJob(JobStepKillMsg {
+            step_id: StepId::job(job_id),
+            sjob_id: Some(job_id.to_string()),
+            sibling: None,
+            signal: 9,
+            flags: KILL_ARRAY_TASK,
+        });
+        match self.rpc(&kill).await {
+            Ok((Message::ResponseSlurmRc(rc), _)) if rc.return_code == 0 => LaunchFailed::Killed,
+            other => {
+                tracing::warn!("job {job_id}: kill after the failed launch: {other:?}");
+                LaunchFailed::NotHandled
+            }
+        }
+    }
+
     /// REQUEST_COMPLETE_BATCH_SCRIPT, retried every 15 s until the
     /// controller answers (it may be down or restarting).
     pub async fn complete_batch(

@@ -418,12 +418,18 @@ impl Daemon {
                 scripts::run_all(&s.conf.prolog, &sj, Context::Prolog, prolog_timeout).await
             {
                 tracing::error!("[job {job_id}] prolog failed status={st}");
-                // Drain the node (a registration with a failure status)
-                // and fail the job.
+                // As stock: the job goes back to the queue (or is killed
+                // when it cannot be requeued), then a registration with a
+                // failure status drains the node. A controller that takes
+                // no requeue request gets the failure as the batch
+                // completion instead.
+                let handled = self.ctld.launch_failed(job_id).await;
+                if handled == crate::ctld::LaunchFailed::NotHandled {
+                    self.complete_batch(job_id, state.uid, 0, errno::ESLURMD_PROLOG_FAILED)
+                        .await;
+                }
                 let me = self.clone();
                 tokio::spawn(async move { me.register_loop(errno::ESLURMD_PROLOG_FAILED).await });
-                self.complete_batch(job_id, state.uid, 0, errno::ESLURMD_PROLOG_FAILED)
-                    .await;
                 return;
             }
         }

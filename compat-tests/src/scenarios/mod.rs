@@ -11,12 +11,36 @@ use crate::cluster::{Cluster, Out};
 use crate::normalize::{normalize, Subst};
 use std::time::{Duration, Instant};
 
+#[derive(Clone)]
 pub struct Scenario {
     pub name: &'static str,
     pub about: &'static str,
     /// Compare the normalised transcript with the stock cluster's of the same version.
     pub compare: bool,
     pub run: fn(&mut Ctx) -> Result<(), String>,
+}
+
+/// What a scenario asks for beyond the stock and rs cells (kept out of
+/// `Scenario` so that every module's literals stay as they are; modules list
+/// theirs in a `NEEDS` table, see slurmd.rs).
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Needs {
+    /// Also run it as the `mixed` cell: a stock controller of the client's
+    /// version with slurmd-rs nodes.
+    pub mixed: bool,
+    /// Run it on a cluster with `scripts/cluster --cgroups` (proctrack/cgroup,
+    /// memory enforced), brought up only for such scenarios.
+    pub cgroups: bool,
+}
+
+impl Scenario {
+    pub fn needs(&self) -> Needs {
+        slurmd::NEEDS
+            .iter()
+            .find(|(n, _)| *n == self.name)
+            .map(|(_, x)| *x)
+            .unwrap_or_default()
+    }
 }
 
 /// Per-run context: where commands go, and what the scenario recorded.
@@ -196,6 +220,7 @@ pub const JOB_WAIT: Duration = Duration::from_secs(60);
 pub mod arrays;
 pub mod basic;
 pub mod jobs;
+pub mod ops;
 pub mod sched;
 pub mod slurmd;
 
@@ -206,5 +231,6 @@ pub fn all() -> Vec<Scenario> {
     v.extend(arrays::all());
     v.extend(sched::all());
     v.extend(slurmd::all());
+    v.extend(ops::all());
     v
 }

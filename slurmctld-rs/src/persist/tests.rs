@@ -57,6 +57,9 @@ fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
             cpus_per_task: NO_VAL16,
             ntasks_per_node: NO_VAL16,
             pn_min_memory: NO_VAL64,
+            // As clients send it: priority 0 would be `--hold`.
+            priority: NO_VAL,
+            requeue: NO_VAL16,
             name: Some("job".into()),
             script: Some("#!/bin/sh\nsleep 100\n".into()),
             work_dir: Some("/home/alice".into()),
@@ -362,12 +365,118 @@ fn every_logged_command_round_trips() {
             job_id: 4,
             job_rc: 0,
         },
+        Command::UpdatePartition {
+            uid: 0,
+            msg: Box::new(slurm_wire::msg::update_part::UpdatePartMsg {
+                name: Some("debug".into()),
+                state_up: slurm_wire::msg::update_part::state::DRAIN,
+                max_time: NO_VAL,
+                ..Default::default()
+            }),
+        },
     ];
     for cmd in cmds {
         let b = encode_command(&cmd).unwrap();
         let back = decode_command(&b).unwrap();
         assert_eq!(format!("{back:?}"), format!("{cmd:?}"));
     }
+}
+
+/// An interactive allocation with a running srun step, as `srun -N2`
+/// leaves it.
+fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
+    use slurm_wire::msg::step::JobStepCreateRequestMsg;
+    use slurm_wire::types::StepId;
+    step(s, c, 1001, reg("n1"));
+    step(s, c, 1001, reg("n2"));
+    let desc = JobDescMsg {
+        priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
+        time_limit: NO_VAL,
+        min_nodes: 2,
+        max_nodes: 2,
+        num_tasks: NO_VAL,
+        min_cpus: 1,
+        cpus_per_task: NO_VAL16,
+        ntasks_per_node: NO_VAL16,
+        pn_min_memory: NO_VAL64,
+        alloc_resp_port: 4000,
+        other_port: 4001,
+        ..Default::default()
+    };
+    let user = UserInfo {
+        uid: 2001,
+        gid: 100,
+        ..Default::default()
+    };
+    let cmd = Command::Allocate {
+        user,
+        desc: Box::new(desc),
+        version: ProtocolVersion::V24_11,
+        resp_host: "10.0.0.9".into(),
+    };
+    let Reply::Submitted { job_id } = step(s, c, 1002, cmd) else {
+        panic!("allocation refused")
+    };
+    let req = JobStepCreateRequestMsg {
+        step_id: StepId::job(job_id),
+        min_nodes: 2,
+        max_nodes: 2,
+        num_tasks: 2,
+        cpu_count: 2,
+        relative: NO_VAL16,
+        task_dist: crate::state::step::dist::UNKNOWN,
+        host: Some("login".into()),
+        port: 5000,
+        name: Some("hostname".into()),
+        ..Default::default()
+    };
+    let cmd = Command::StepCreate {
+        uid: 2001,
+        req: Box::new(req),
+        version: ProtocolVersion::V26_05,
+    };
+    let r = step(s, c, 1003, cmd);
+    assert!(matches!(r, Reply::Step { .. }), "{r:?}");
+    job_id
+}
+
+#[test]
+fn running_steps_survive_a_snapshot_and_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
+    let mut c = fresh();
+    let job_id = alloc_with_step(&mut s, &mut c);
+    assert_eq!(c.steps[&job_id].steps.len(), 1);
+    assert!(c.steps[&job_id].srun.is_some());
+    // Everything is now in the snapshot only; the log is empty.
+    s.snapshot(&c).unwrap();
+    drop(s);
+    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    assert_eq!(loaded.replayed, 0);
+    assert!(loaded.controller.steps.iter().eq(c.steps.iter()));
+    assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
+}
+
+#[test]
+fn a_format_1_snapshot_without_steps_still_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
+    let mut c = fresh();
+    run_some(&mut s, &mut c);
+    s.snapshot(&c).unwrap();
+    drop(s);
+    // Rewrite it as format 1 wrote it: version 1, no steps section.
+    let path = dir.path().join(SNAP_FILE);
+    let b = fs::read(&path).unwrap();
+    // magic(8) version(4) seq(8) ... state checksum(4)
+    let state = super::encode_format_1(&c);
+    let mut old = b[..20].to_vec();
+    old[8..12].copy_from_slice(&1u32.to_be_bytes());
+    old.extend_from_slice(&state);
+    old.extend_from_slice(&fnv1a(&state).to_be_bytes());
+    fs::write(&path, old).unwrap();
+    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
 }
 
 /// Arrays (split task records, pending tasks, throttle) and dependencies

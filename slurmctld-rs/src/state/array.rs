@@ -353,7 +353,10 @@ impl Controller {
         if let Some(j) = self.jobs.get_mut(&job_id) {
             if j.state_reason != r {
                 j.state_reason = r;
-                j.state_desc = None;
+                // ReqNodeNotAvail's text names the nodes (set with it).
+                if r != reason::WAIT_NODE_NOT_AVAIL {
+                    j.state_desc = None;
+                }
                 self.last_job_update = now;
             }
         }

@@ -37,6 +37,7 @@ fn ctrl() -> Controller {
 
 fn desc(f: impl FnOnce(&mut JobDescMsg)) -> Box<JobDescMsg> {
     let mut d = JobDescMsg {
+        priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
         time_limit: NO_VAL,
         min_nodes: NO_VAL,
         max_nodes: NO_VAL,
@@ -544,7 +545,7 @@ fn arrays_and_dependencies_survive_a_snapshot() {
     );
     let snap = crate::persist::encode_state(&c);
     let mut r = ctrl();
-    crate::persist::restore_state(&mut r, &snap).unwrap();
+    crate::persist::restore_state(&mut r, &snap, crate::persist::FORMAT_VERSION).unwrap();
     assert_eq!(r.arrays, c.arrays);
     assert_eq!(r.deps, c.deps);
     assert_eq!(r.dependency_text(dep), c.dependency_text(dep));

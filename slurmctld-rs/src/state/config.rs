@@ -49,6 +49,9 @@ pub struct PartDef {
     pub conf: PartitionConf,
     /// Indexes into `ClusterConf::nodes`, in config order.
     pub nodes: Vec<usize>,
+    /// AllowGroups resolved to gids by the daemon (None: everyone).
+    /// Unresolved names allow no one but administrators, as in stock.
+    pub allow_gids: Option<Vec<u32>>,
 }
 
 impl PartDef {
@@ -157,9 +160,15 @@ impl ClusterConf {
             if p.default {
                 default_partition = Some(partitions.len());
             }
+            let allow_gids = match p.allow_groups.as_deref() {
+                None => None,
+                Some(g) if g.eq_ignore_ascii_case("ALL") => None,
+                Some(_) => Some(Vec::new()),
+            };
             partitions.push(PartDef {
                 conf: p.clone(),
                 nodes: idx,
+                allow_gids,
             });
         }
         let config_overrides = conf.slurmd_parameters.has("config_overrides");
@@ -174,6 +183,25 @@ impl ClusterConf {
             slurm_user_uid,
             config_overrides,
         })
+    }
+
+    /// Fills each partition's `allow_gids` from its AllowGroups names
+    /// with `gid_of` (a group database lookup, done by the daemon shell).
+    pub fn resolve_allow_groups(&mut self, gid_of: impl Fn(&str) -> Option<u32>) {
+        for p in &mut self.partitions {
+            let Some(gids) = p.allow_gids.as_mut() else {
+                continue;
+            };
+            gids.clear();
+            for name in p.conf.allow_groups.iter().flat_map(|g| g.split(',')) {
+                match gid_of(name.trim()) {
+                    Some(g) => gids.push(g),
+                    None => {
+                        tracing::warn!(partition = %p.conf.name, "AllowGroups: unknown group {name}")
+                    }
+                }
+            }
+        }
     }
 
     pub fn partition_index(&self, name: &str) -> Option<usize> {

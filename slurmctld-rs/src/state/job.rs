@@ -27,6 +27,10 @@ pub mod reason {
     pub const WAIT_PART_NODE_LIMIT: u32 = 4;
     pub const WAIT_PART_TIME_LIMIT: u32 = 5;
     pub const WAIT_PART_DOWN: u32 = 6;
+    pub const WAIT_HELD: u32 = 8;
+    pub const WAIT_TIME: u32 = 9;
+    pub const WAIT_NODE_NOT_AVAIL: u32 = 15;
+    pub const WAIT_HELD_USER: u32 = 16;
     pub const FAIL_DOWN_NODE: u32 = 20;
     pub const FAIL_LAUNCH: u32 = 23;
     pub const FAIL_EXIT_CODE: u32 = 24;
@@ -135,6 +139,8 @@ pub struct Job {
     pub submit_version: ProtocolVersion,
     pub launch_failed: bool,
     pub cancelled_by: Option<u32>,
+    /// Holds, requeues (state/control.rs).
+    pub ctl: super::control::JobCtl,
 }
 
 impl Job {

@@ -4,12 +4,18 @@
 //! StateSaveLocation write-ahead log, which is simply the command stream).
 
 pub mod array;
+pub mod backfill;
 pub mod config;
+pub mod control;
+pub mod counters;
 pub mod depend;
 pub mod job;
 pub mod msgs;
 pub mod node;
+pub mod partition;
+pub mod queue;
 pub mod step;
+pub mod table;
 
 use crate::sched;
 use config::ClusterConf;
@@ -121,6 +127,27 @@ pub enum Command {
         job_id: u32,
         job_rc: u32,
     },
+    /// REQUEST_UPDATE_JOB: scontrol hold/uhold/release/update job.
+    UpdateJob {
+        uid: u32,
+        job_id: u32,
+        desc: Box<JobDescMsg>,
+        version: ProtocolVersion,
+    },
+    /// REQUEST_JOB_REQUEUE: scontrol requeue[hold], slurmd's launch failure.
+    Requeue {
+        uid: u32,
+        job_id: u32,
+        flags: u32,
+    },
+    /// REQUEST_KILL_JOB with a signal other than a cancel, or `-b`: signals
+    /// the job's processes (no state change, so never logged).
+    Signal {
+        uid: u32,
+        job_id: u32,
+        signal: u16,
+        flags: u16,
+    },
     /// scancel of array tasks (`12_3`, `12_[1-2]`).
     KillTasks {
         uid: u32,
@@ -133,6 +160,11 @@ pub enum Command {
         uid: u32,
         job_id: u32,
         dependency: String,
+    },
+    /// REQUEST_UPDATE_PARTITION.
+    UpdatePartition {
+        uid: u32,
+        msg: Box<slurm_wire::msg::update_part::UpdatePartMsg>,
     },
 }
 
@@ -167,6 +199,9 @@ pub enum Purpose {
     Terminate {
         job_id: u32,
     },
+    Signal {
+        job_id: u32,
+    },
     /// A message to an srun (one way, authenticated for its user).
     Srun {
         uid: u32,
@@ -195,8 +230,8 @@ pub enum Effect {
 #[derive(Debug, Clone)]
 pub struct Controller {
     pub conf: Arc<ClusterConf>,
-    pub nodes: Vec<Node>,
-    pub jobs: BTreeMap<u32, Job>,
+    pub nodes: table::Nodes,
+    pub jobs: table::Jobs,
     pub next_job_id: u32,
     pub boot_time: Time,
     pub last_node_update: Time,
@@ -204,7 +239,11 @@ pub struct Controller {
     pub last_job_update: Time,
     pub last_ping: Time,
     /// Steps and interactive-allocation callbacks, by job id.
-    pub steps: BTreeMap<u32, step::JobSteps>,
+    pub steps: table::Table<u32, step::JobSteps>,
+    /// The scheduler's own state: the backfill plan and its cadence.
+    pub sched: queue::SchedState,
+    /// Event counts for sdiag (not saved: they restart with the daemon).
+    pub counters: counters::Counters,
     /// Job arrays: task records and the meta records' pending tasks.
     pub arrays: array::Arrays,
     /// Dependencies of pending jobs, by job id.
@@ -235,14 +274,16 @@ impl Controller {
         Controller {
             conf: Arc::new(conf),
             nodes,
-            jobs: BTreeMap::new(),
+            jobs: table::Jobs::new(),
             next_job_id: first,
             boot_time: now,
             last_node_update: now,
             last_part_update: now,
             last_job_update: now,
             last_ping: now,
-            steps: BTreeMap::new(),
+            steps: table::Table::new(),
+            sched: queue::SchedState::default(),
+            counters: Default::default(),
             arrays: Default::default(),
             deps: Default::default(),
         }
@@ -360,6 +401,10 @@ impl Controller {
             }
             Command::LaunchFailed { job_id, node, rc } => {
                 tracing::warn!(job_id, node, rc, "batch launch failed");
+                if rc == ESLURMD_PROLOG_FAILED {
+                    self.prolog_failed(now, job_id, Some(&node), &mut fx);
+                    return (Reply::Rc(SLURM_SUCCESS), fx);
+                }
                 if let Some(j) = self.jobs.get_mut(&job_id) {
                     if j.state == JobState::Running {
                         j.launch_failed = true;
@@ -392,6 +437,18 @@ impl Controller {
                 job_id,
                 job_rc,
             } => self.complete_allocation(now, uid, job_id, job_rc, &mut fx),
+            Command::UpdateJob {
+                uid, job_id, desc, ..
+            } => self.update_job(now, uid, job_id, &desc, &mut fx),
+            Command::Requeue { uid, job_id, flags } => {
+                self.requeue_request(now, uid, job_id, flags, &mut fx)
+            }
+            Command::Signal {
+                uid,
+                job_id,
+                signal,
+                flags,
+            } => self.signal_job(uid, job_id, signal, flags, &mut fx),
             Command::KillTasks {
                 uid,
                 array_job_id,
@@ -406,6 +463,7 @@ impl Controller {
                 job_id,
                 dependency,
             } => self.update_dependency(now, uid, job_id, &dependency, &mut fx),
+            Command::UpdatePartition { uid, msg } => self.update_partition(now, uid, &msg, &mut fx),
         };
         (reply, fx)
     }
@@ -509,6 +567,9 @@ impl Controller {
                 n.set_reason(None, 0, now);
             }
         }
+        if m.status == ESLURMD_PROLOG_FAILED as u32 {
+            self.drain_for_prolog(now, i);
+        }
         self.last_node_update = now;
         // Jobs we think run there but slurmd no longer knows ran to an end we
         // missed (e.g. slurmd restarted): only handled for pending epilogs.
@@ -574,6 +635,9 @@ impl Controller {
         self.last_node_update = now;
         let jobs: Vec<u32> = n.jobs.iter().copied().collect();
         for job_id in jobs {
+            if self.requeue_on_node_fail(now, job_id, fx) {
+                continue;
+            }
             if let Some(j) = self.jobs.get_mut(&job_id) {
                 j.state_reason = job::reason::FAIL_DOWN_NODE;
             }
@@ -696,6 +760,9 @@ impl Controller {
             },
         };
         let pdef = &self.conf.partitions[part];
+        if let Some(rc) = partition::refuses_submit(pdef) {
+            return Reply::Rc(rc);
+        }
         let enforce = self
             .conf
             .raw
@@ -756,7 +823,7 @@ impl Controller {
             desc.min_cpus
         });
         let (mem, mem_per_cpu) = if desc.pn_min_memory == NO_VAL64 {
-            (0, false)
+            partition::default_mem(pdef, self.conf.raw.def_mem).unwrap_or((0, false))
         } else if desc.pn_min_memory & MEM_PER_CPU != 0 {
             (desc.pn_min_memory & !MEM_PER_CPU, true)
         } else {
@@ -838,7 +905,7 @@ impl Controller {
         self.next_job_id = self.next_job_id.wrapping_add(1).max(1);
         desc.user_id = user.uid;
         desc.group_id = user.gid;
-        let j = Job {
+        let mut j = Job {
             job_id,
             user,
             part,
@@ -868,7 +935,9 @@ impl Controller {
             submit_version: version,
             launch_failed: false,
             cancelled_by: None,
+            ctl: Default::default(),
         };
+        control::on_submit(&mut j, now);
         tracing::info!(
             job_id,
             uid = j.user.uid,
@@ -876,74 +945,19 @@ impl Controller {
             "job submitted"
         );
         self.jobs.insert(job_id, j);
+        self.counters.submitted();
         self.submit_ext_attach(job_id, ext);
         self.last_job_update = now;
         Reply::Submitted { job_id }
     }
 
-    /// FIFO by priority then age; a blocked job holds back its partition
-    /// (no backfill yet).
-    fn schedule(&mut self, now: Time, fx: &mut Vec<Effect>) {
-        let mut pending: Vec<(u32, i64, u32)> = self
-            .jobs
-            .values()
-            .filter(|j| j.state == JobState::Pending)
-            .map(|j| (j.priority, j.submit_time, j.job_id))
-            .collect();
-        if pending.is_empty() {
-            return;
-        }
-        pending.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        let mut blocked = vec![false; self.conf.partitions.len()];
-        for (_, _, job_id) in pending {
-            match self.gate(now, job_id, fx) {
-                array::Gate::Go => {}
-                array::Gate::Skip => continue,
-                array::Gate::Wait(r) => {
-                    self.set_wait_reason(now, job_id, r);
-                    continue;
-                }
-            }
-            let Some(j) = self.jobs.get(&job_id) else {
-                continue;
-            };
-            let part = j.part;
-            let old_reason = j.state_reason;
-            if matches!(
-                old_reason,
-                job::reason::WAIT_PART_TIME_LIMIT
-                    | job::reason::WAIT_PART_NODE_LIMIT
-                    | job::reason::WAIT_PART_CONFIG
-            ) {
-                continue;
-            }
-            let new_reason = if !self.conf.partitions[part].is_up() {
-                Some(job::reason::WAIT_PART_DOWN)
-            } else if blocked[part] {
-                Some(job::reason::WAIT_PRIORITY)
-            } else {
-                let req = sched::Request::of(j);
-                match sched::select(&self.conf, &self.nodes, part, &req) {
-                    Some(alloc) => {
-                        self.start_pending(now, job_id, alloc, fx);
-                        None
-                    }
-                    None => {
-                        blocked[part] = true;
-                        Some(job::reason::WAIT_RESOURCES)
-                    }
-                }
-            };
-            if let (Some(r), Some(j)) = (new_reason, self.jobs.get_mut(&job_id)) {
-                if j.state_reason != r {
-                    j.state_reason = r;
-                    self.last_job_update = now;
-                }
-            }
-        }
-    }
-
-    fn start_job(&mut self, now: Time, job_id: u32, alloc: Vec<NodeAlloc>, fx: &mut Vec<Effect>) {
+    pub(crate) fn start_job(
+        &mut self,
+        now: Time,
+        job_id: u32,
+        alloc: Vec<NodeAlloc>,
+        fx: &mut Vec<Effect>,
+    ) {
         let track_mem = sched::memory_is_consumable(&self.conf);
         for a in &alloc {
             let n = &mut self.nodes[a.node];
@@ -960,7 +974,9 @@ impl Controller {
         };
         j.state = JobState::Running;
         j.state_reason = job::reason::WAIT_NO_REASON;
+        j.state_desc = None;
         j.start_time = now;
+        self.counters.started();
         j.end_time = j.limit_end(now);
         j.batch_host = alloc.first().map(|a| a.node);
         j.alloc = alloc;
@@ -988,6 +1004,7 @@ impl Controller {
         let was_running = j.state == JobState::Running;
         j.state = state;
         j.end_time = now;
+        self.counters.ended(state);
         self.note_array_end(job_id);
         self.on_job_ended(job_id, fx);
         let Some(j) = self.jobs.get_mut(&job_id) else {
@@ -1084,6 +1101,10 @@ impl Controller {
             return Reply::Rc(SLURM_SUCCESS);
         }
         tracing::info!(job_id, job_rc, slurm_rc, node, "batch script complete");
+        if slurm_rc == ESLURMD_PROLOG_FAILED as u32 {
+            self.prolog_failed(now, job_id, node, fx);
+            return Reply::Rc(SLURM_SUCCESS);
+        }
         j.exit_code = job_rc;
         let state = if slurm_rc != 0 {
             j.launch_failed = true;
@@ -1198,16 +1219,17 @@ impl Controller {
         if self.jobs.len() != before {
             self.last_job_update = now;
             let jobs = &self.jobs;
-            self.steps.retain(|id, _| jobs.contains_key(id));
+            let _ = self.steps.retain(|id, _| jobs.contains_key(id));
             self.purge_ext();
         }
-        self.schedule(now, fx);
+        self.schedule_tick(now, fx);
     }
 
     fn reconfigure(&mut self, now: Time, conf: ClusterConf) {
         let old: BTreeMap<String, Node> = self
             .nodes
-            .drain(..)
+            .take_all()
+            .into_iter()
             .map(|n| (n.def.name.clone(), n))
             .collect();
         let mut old = old;
@@ -1238,7 +1260,7 @@ impl Controller {
             .map(|p| p.name().to_string())
             .collect();
         let old_names: Vec<String> = self.conf.nodes.iter().map(|n| n.name.clone()).collect();
-        for j in self.jobs.values_mut() {
+        self.jobs.for_each_mut(|j| {
             if let Some(p) = old_parts.get(j.part).and_then(|n| conf.partition_index(n)) {
                 j.part = p;
             } else if !j.state.is_finished() {
@@ -1259,7 +1281,7 @@ impl Controller {
             });
             j.completing = j.completing.iter().filter_map(|&i| remap(i)).collect();
             j.batch_host = j.batch_host.and_then(remap);
-        }
+        });
         for j in self.jobs.values() {
             if j.state == JobState::Running {
                 for a in &j.alloc {

@@ -32,7 +32,7 @@ pub fn outbound(n: &Node, msg: Message, purpose: Purpose) -> Option<Outbound> {
 }
 
 /// The job's nodes as a hostlist expression ("n[1-2]").
-pub fn job_nodelist(nodes: &[Node], j: &Job) -> String {
+pub fn job_nodelist(nodes: &super::table::Nodes, j: &Job) -> String {
     let names: Vec<&str> = j.alloc.iter().map(|a| nodes[a.node].name()).collect();
     slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","))
 }
@@ -55,7 +55,7 @@ fn opt(s: &Option<String>) -> Option<String> {
 
 /// The job's cores: one bit per core of each allocated node, the first
 /// `cpus / threads` of each set (cores are not tracked individually yet).
-fn core_bitmap(nodes: &[Node], j: &Job) -> (u32, BitStr, Vec<SockCoreRep>) {
+fn core_bitmap(nodes: &super::table::Nodes, j: &Job) -> (u32, BitStr, Vec<SockCoreRep>) {
     let cores_of = |n: &Node| u32::from(n.def.sockets) * u32::from(n.def.cores);
     let total: u32 = j.alloc.iter().map(|a| cores_of(&nodes[a.node])).sum();
     let mut bm = BitStr::new(total);
@@ -98,7 +98,7 @@ fn identity(j: &Job) -> Identity {
 
 pub(crate) fn cred_arg(
     conf: &ClusterConf,
-    nodes: &[Node],
+    nodes: &super::table::Nodes,
     j: &Job,
     v: ProtocolVersion,
     now: Time,
@@ -203,7 +203,12 @@ pub(crate) fn job_mem_runs(j: &Job) -> Vec<MemAllocRep> {
 }
 
 /// REQUEST_BATCH_JOB_LAUNCH to the batch host.
-pub fn batch_launch(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> Option<Outbound> {
+pub fn batch_launch(
+    conf: &ClusterConf,
+    nodes: &super::table::Nodes,
+    j: &Job,
+    now: Time,
+) -> Option<Outbound> {
     let host = &nodes[j.batch_host?];
     let v = host.protocol_version?;
     let d = &j.desc;
@@ -288,7 +293,12 @@ pub fn batch_launch(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> O
 }
 
 /// REQUEST_TERMINATE_JOB to every node still completing the job.
-pub fn terminate(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> Vec<Outbound> {
+pub fn terminate(
+    conf: &ClusterConf,
+    nodes: &super::table::Nodes,
+    j: &Job,
+    now: Time,
+) -> Vec<Outbound> {
     let hostlist = job_nodelist(nodes, j);
     j.completing
         .iter()
@@ -325,7 +335,13 @@ pub fn terminate(conf: &ClusterConf, nodes: &[Node], j: &Job, now: Time) -> Vec<
             };
             outbound(
                 n,
-                Message::RequestTerminateJob(msg),
+                // A time limit is announced as such (slurmd tells srun,
+                // then SIGTERM, KillWait, SIGKILL).
+                if j.state == super::job::JobState::Timeout {
+                    Message::RequestKillTimelimit(msg)
+                } else {
+                    Message::RequestTerminateJob(msg)
+                },
                 Purpose::Terminate { job_id: j.job_id },
             )
         })

@@ -4,7 +4,6 @@
 //! `state`: the daemon signs the step credential and does the sending.
 
 use super::job::{Job, JobState};
-use super::node::Node;
 use super::{Controller, Effect, Outbound, Purpose, Time};
 use slurm_wire::errno::*;
 use slurm_wire::msg::job::ResourceAllocationResponseMsg;
@@ -151,7 +150,7 @@ pub fn layout(slots: &[u32], ntasks: u32, task_dist: u32) -> Layout {
 }
 
 /// `a[1-2]`: node names of `idx` as a hostlist expression.
-pub fn nodelist(nodes: &[Node], idx: &[usize]) -> String {
+pub fn nodelist(nodes: &super::table::Nodes, idx: &[usize]) -> String {
     let names: Vec<&str> = idx.iter().map(|&i| nodes[i].name()).collect();
     slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","))
 }
@@ -164,7 +163,7 @@ pub const READY_PROLOG_STATE: u32 = 0x04;
 impl Controller {
     /// The job's steps (created on first use).
     fn job_steps(&mut self, job_id: u32) -> &mut JobSteps {
-        self.steps.entry(job_id).or_default()
+        self.steps.entry_or_default(job_id)
     }
 
     /// An interactive allocation was submitted and (maybe) started: remember
@@ -642,6 +641,9 @@ mod tests {
             cpus_per_task: NO_VAL16,
             ntasks_per_node: NO_VAL16,
             pn_min_memory: NO_VAL64,
+            // As clients send it: priority 0 would be `--hold`.
+            priority: NO_VAL,
+            requeue: NO_VAL16,
             alloc_resp_port: 4000,
             other_port: 4001,
             script: Some("ignored for an allocation".into()),

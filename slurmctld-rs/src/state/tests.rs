@@ -53,6 +53,9 @@ fn submit_as(
         cpus_per_task: NO_VAL16,
         ntasks_per_node: NO_VAL16,
         pn_min_memory: NO_VAL64,
+        // As clients send it: priority 0 would be `--hold`.
+        priority: NO_VAL,
+        requeue: NO_VAL16,
         name: Some("wrap".into()),
         script: Some("#!/bin/sh\nhostname\n".into()),
         ..Default::default()
@@ -339,7 +342,9 @@ fn node_timeout_downs_node_fails_jobs_and_returns_on_registration() {
     c.apply(1301, Command::Tick);
     assert_eq!(state(&c, "n1") & node::bits::BASE, node::bits::DOWN);
     assert_ne!(state(&c, "n1") & node::bits::NO_RESPOND, 0);
-    assert_eq!(c.jobs[&job_id].state, JobState::NodeFail);
+    // Requeue is allowed by default: the job waits to run again.
+    assert_eq!(c.jobs[&job_id].state, JobState::Pending);
+    assert_eq!(c.jobs[&job_id].ctl.restart_cnt, 1);
     // ReturnToService=1: a valid registration brings it back.
     c.apply(1400, reg("n1", 4, 1000));
     assert_eq!(state(&c, "n1"), node::bits::IDLE);

@@ -3,7 +3,11 @@
 use libfuzzer_sys::fuzz_target;
 use slurm_wire::{Message, MsgType, ProtocolVersion};
 
-const TYPES: &[MsgType] = &[MsgType::RequestPartitionInfo, MsgType::ResponsePartitionInfo];
+const TYPES: &[MsgType] = &[
+    MsgType::RequestPartitionInfo,
+    MsgType::ResponsePartitionInfo,
+    MsgType::RequestUpdatePartition,
+];
 
 fuzz_target!(|data: &[u8]| {
     let [vb, tb, body @ ..] = data else { return };

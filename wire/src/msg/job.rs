@@ -5,34 +5,15 @@
 //! 22.05..24.05 and in the reordered 24.11 layout from 24.11 on.
 
 use super::job_desc::slot::{has_step_id, job_id32, step_num32, HasStepId};
-use super::job_desc::{dec_flagged, enc_flagged, wire_seq, SelectJobinfo};
+use super::job_desc::{dec_flagged, enc_flagged, SelectJobinfo};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
+use crate::pack::{seq_wire, wire_seq};
 use crate::pack::{Reader, Wire, Writer, NO_VAL};
 use crate::types::{BitStr, Double, SlurmAddr, StepId};
 use crate::{wire_struct, ProtocolVersion};
 
 // ---------------------------------------------------------------------------
 // Small requests and replies
-
-/// Implements `Wire` for a struct from one `wire_seq!` field list.
-macro_rules! seq_wire {
-    (@list $m:ident $x:ident, $v:ident, $s:ident; $( $([$($g:tt)*])? $f:ident $(($c:ident))? ),* $(,)?) => {
-        wire_seq!($m $x, $v; $( $([$($g)*])? $s.$f $(($c))? ),*)
-    };
-    ($t:ty; $($list:tt)*) => {
-        impl Wire for $t {
-            fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-                let mut s = Self::default();
-                seq_wire!(@list dec r, v, s; $($list)*);
-                Ok(s)
-            }
-            fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-                let s = self;
-                seq_wire!(@list enc w, v, s; $($list)*);
-            }
-        }
-    };
-}
 
 /// `submit_response_msg_t` (RESPONSE_SUBMIT_BATCH_JOB). Before 25.11 only
 /// the job id and step number of `step_id` are sent.
@@ -46,6 +27,7 @@ has_step_id!(
     SubmitResponseMsg,
     JobAllocInfoMsg,
     JobIdMsg,
+    RequeueMsg,
     ResourceAllocationResponseMsg,
     JobInfo
 );
@@ -68,6 +50,85 @@ seq_wire!(JobAllocInfoMsg;
     [..V25_11] job_id (job_id32),
     req_cluster,
 );
+
+/// `requeue_msg_t` (REQUEST_JOB_REQUEUE: `scontrol requeue[hold]`). From
+/// 25.11 the whole step id goes first, before only the job id.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct RequeueMsg {
+    pub step_id: StepId,
+    pub job_id_str: Option<String>,
+    pub flags: u32,
+}
+seq_wire!(RequeueMsg;
+    [V25_11..] step_id,
+    [..V25_11] job_id (job_id32),
+    job_id_str,
+    flags,
+);
+
+wire_struct! {
+    /// `kill_jobs_msg_t` (REQUEST_KILL_JOBS: `scancel --ctld`, 23.11+); the
+    /// controller filters and signals. 25.11 added `admin_comment`.
+    pub struct KillJobsMsg {
+        pub account: Option<String>,
+        [V25_11..] pub admin_comment: Option<String>,
+        pub flags: u16,
+        pub job_name: Option<String>,
+        pub jobs_array: Vec<Option<String>>,
+        pub partition: Option<String>,
+        pub qos: Option<String>,
+        pub reservation: Option<String>,
+        pub signal: u16,
+        pub state: u32,
+        pub user_id: u32,
+        pub user_name: Option<String>,
+        pub wckey: Option<String>,
+        pub nodelist: Option<String>,
+    }
+}
+
+wire_struct! {
+    /// `slurm_selected_step_t` (`slurm_pack_selected_step`); the array
+    /// bitmap is sent from 24.11 on.
+    pub struct SelectedStep {
+        pub step_id: StepId,
+        pub array_task_id: u32,
+        pub het_job_offset: u32,
+        [V24_11..] pub array_bitmap: Option<BitStr>,
+    }
+}
+
+wire_struct! {
+    /// One job's answer in RESPONSE_KILL_JOBS.
+    pub struct KillJobsRespJob {
+        pub error_code: u32,
+        pub error_msg: Option<String>,
+        pub id: SelectedStep,
+        pub real_job_id: u32,
+        pub sibling_name: Option<String>,
+    }
+}
+
+/// `kill_jobs_resp_msg_t` (RESPONSE_KILL_JOBS): u32 count, then the jobs.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct KillJobsRespMsg(pub Vec<KillJobsRespJob>);
+
+impl Wire for KillJobsRespMsg {
+    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
+        let n = r.count(36)?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(KillJobsRespJob::decode(r, v)?);
+        }
+        Ok(Self(out))
+    }
+    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
+        w.count(self.0.len());
+        for j in &self.0 {
+            j.encode(w, v);
+        }
+    }
+}
 
 /// `job_id_msg_t` as `_pack_job_ready_msg` sends it (REQUEST_JOB_READY,
 /// REQUEST_JOB_INFO_SINGLE).
@@ -1448,5 +1509,89 @@ mod het_tests {
             ..Default::default()
         };
         round_trip_all(&HetJobAllocationMsg(vec![one.clone(), one]));
+    }
+}
+
+#[cfg(test)]
+mod requeue_tests {
+    use super::*;
+    use crate::msg::test_util::round_trip_all;
+    use crate::pack::encode_to_vec;
+
+    #[test]
+    fn requeue_msg_layouts() {
+        let m = RequeueMsg {
+            step_id: StepId {
+                sluid: 0,
+                job_id: 7,
+                step_id: NO_VAL,
+                step_het_comp: NO_VAL,
+            },
+            job_id_str: Some("7".into()),
+            flags: 0,
+        };
+        round_trip_all(&m);
+        // Before 25.11: job id, then the string (length 2 incl. NUL), flags.
+        let b = encode_to_vec(&m, ProtocolVersion::V24_11);
+        assert_eq!(b, [0, 0, 0, 7, 0, 0, 0, 2, b'7', 0, 0, 0, 0, 0]);
+    }
+}
+
+#[cfg(test)]
+mod kill_jobs_tests {
+    use super::*;
+    use crate::msg::test_util::{round_trip_all, s};
+
+    #[test]
+    fn kill_jobs_round_trip() {
+        round_trip_all(&KillJobsMsg {
+            account: None,
+            admin_comment: None,
+            flags: 1,
+            job_name: s("a1"),
+            jobs_array: vec![s("12"), s("13_2")],
+            partition: s("debug"),
+            signal: 9,
+            state: 0,
+            user_id: 2001,
+            user_name: s("alice"),
+            ..Default::default()
+        });
+        round_trip_all(&KillJobsRespMsg(vec![KillJobsRespJob {
+            error_code: 2017,
+            error_msg: None,
+            id: SelectedStep {
+                step_id: StepId {
+                    sluid: 0,
+                    job_id: 12,
+                    step_id: NO_VAL,
+                    step_het_comp: NO_VAL,
+                },
+                array_task_id: NO_VAL,
+                het_job_offset: NO_VAL,
+                array_bitmap: None,
+            },
+            real_job_id: 12,
+            sibling_name: None,
+        }]));
+    }
+
+    #[test]
+    fn kill_jobs_layout_24_11() {
+        let m = KillJobsMsg {
+            flags: 0x100,
+            signal: 9,
+            state: 4,
+            user_id: 7,
+            ..Default::default()
+        };
+        let b = crate::pack::encode_to_vec(&m, ProtocolVersion::V24_11);
+        // account(NULL) flags name(NULL) jobs(0) part qos resv signal state uid
+        // user_name wckey nodelist: 4+2+4+4+4+4+4+2+4+4+4+4+4 bytes.
+        assert_eq!(b.len(), 48);
+        assert_eq!(&b[4..6], &[1, 0]);
+        // 25.11+ adds admin_comment after account.
+        let b26 = crate::pack::encode_to_vec(&m, ProtocolVersion::V26_05);
+        assert_eq!(b26.len(), 52);
     }
 }

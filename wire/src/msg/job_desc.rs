@@ -8,39 +8,10 @@
 //! branches' pack functions (UNVERIFIED by capture).
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
+use crate::pack::wire_seq;
 use crate::pack::{Reader, Wire, Writer};
 use crate::types::{BitStr, StepId};
 use crate::{wire_struct, ProtocolVersion};
-
-/// Expands a field list into decode (`dec r, v; ...`) or encode
-/// (`enc w, v; ...`) statements, so that one list drives both directions.
-///
-/// An entry is `[gate] obj.field` for a field read with its own `Wire`
-/// impl, or `[gate] obj.label (codec)` where `codec` is a module with
-/// `dec(r, v, &mut obj)` and `enc(w, v, obj)` (obj is a reference when
-/// encoding) for slots whose wire form
-/// is not a plain field (a job id that became a step id, a presence flag).
-macro_rules! wire_seq {
-    (dec $r:ident, $v:ident; $( $([$($g:tt)*])? $o:ident . $f:ident $(($c:ident))? ),* $(,)?) => {
-        $( if $crate::gate!($v; $($($g)*)?) { wire_seq!(@d $r, $v, $o, $f $(, $c)?); } )*
-    };
-    (enc $w:ident, $v:ident; $( $([$($g:tt)*])? $o:ident . $f:ident $(($c:ident))? ),* $(,)?) => {
-        $( if $crate::gate!($v; $($($g)*)?) { wire_seq!(@e $w, $v, $o, $f $(, $c)?); } )*
-    };
-    (@d $r:ident, $v:ident, $o:ident, $f:ident) => {
-        $o.$f = $crate::pack::Wire::decode($r, $v).map_err(|e| e.within(stringify!($f)))?;
-    };
-    (@d $r:ident, $v:ident, $o:ident, $f:ident, $c:ident) => {
-        $c::dec($r, $v, &mut $o).map_err(|e| e.within(stringify!($f)))?;
-    };
-    (@e $w:ident, $v:ident, $o:ident, $f:ident) => {
-        $crate::pack::Wire::encode(&$o.$f, $w, $v);
-    };
-    (@e $w:ident, $v:ident, $o:ident, $f:ident, $c:ident) => {
-        $c::enc($w, $v, $o);
-    };
-}
-pub(crate) use wire_seq;
 
 /// A presence byte (`u8` 0/1) followed by the value when 1.
 pub(crate) fn dec_flagged<T: Wire>(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Option<T>> {

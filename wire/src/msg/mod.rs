@@ -21,7 +21,9 @@ pub mod launch;
 pub mod node;
 pub mod partition;
 pub mod slurmdb;
+pub mod stats;
 pub mod step;
+pub mod update_part;
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::msg_type::MsgType;
@@ -86,6 +88,7 @@ messages! {
     RequestPartitionInfo(partition::PartInfoRequestMsg),
     RequestNodeInfoSingle(node::NodeInfoSingleMsg),
     ResponsePartitionInfo(partition::PartitionInfoMsg),
+    RequestUpdatePartition(update_part::UpdatePartMsg),
     RequestJobInfoSingle(job::JobIdMsg),
     RequestJobUserInfo(job::JobUserIdMsg),
     RequestUpdateJob(job_desc::JobDescMsg),
@@ -106,6 +109,9 @@ messages! {
     ResponseJobStepCreate(step::JobStepCreateResponseMsg),
     RequestCancelJobStep(job::JobStepKillMsg),
     RequestKillJob(job::JobStepKillMsg),
+    RequestJobRequeue(job::RequeueMsg),
+    RequestKillJobs(job::KillJobsMsg),
+    ResponseKillJobs(job::KillJobsRespMsg),
     RequestStepComplete(step::StepCompleteMsg),
     RequestCompleteJobAllocation(step::CompleteJobAllocationMsg),
     RequestCompleteBatchScript(step::CompleteBatchScriptMsg),
@@ -122,6 +128,8 @@ messages! {
     SrunJobComplete(step::SrunJobCompleteMsg),
     ResponseSlurmRc(common::ReturnCodeMsg),
     ResponseSlurmRcMsg(common::ReturnCodeMsgWithText),
+    RequestStatsInfo(stats::StatsInfoRequestMsg),
+    ResponseStatsInfo(stats::StatsInfoResponseMsg),
 }
 
 impl Message {

@@ -3,29 +3,12 @@
 use super::energy::AcctGatherEnergy;
 use super::slurmdb::SlurmdbTresRec;
 use crate::error::{DecodeError, DecodeErrorKind, Result};
-use crate::pack::{encode_to_vec, Reader, Wire, Writer};
+use crate::pack::{encode_to_vec, seq_wire, Reader, Wire, Writer};
 use crate::types::{BitStr, Double, StepId};
 use crate::{wire_struct, ProtocolVersion};
 
 /// Upstream's hard limit on the node table (`MAX_SLURM_NODES`).
 pub const MAX_SLURM_NODES: u32 = 65536;
-
-/// Decodes one field, naming it in the error path.
-fn field<T: Wire>(r: &mut Reader<'_>, v: ProtocolVersion, name: &'static str) -> Result<T> {
-    T::decode(r, v).map_err(|e| e.within(name))
-}
-
-/// Decodes / encodes the listed fields of `$s` in order.
-macro_rules! rd {
-    ($r:ident, $v:ident, $s:ident; $($f:ident),*) => {
-        $( $s.$f = field($r, $v, stringify!($f))?; )*
-    };
-}
-macro_rules! wr {
-    ($w:ident, $v:ident, $s:ident; $($f:ident),*) => {
-        $( $s.$f.encode($w, $v); )*
-    };
-}
 
 /// `slurm_node_registration_status_msg_t`: MESSAGE_NODE_REGISTRATION_STATUS,
 /// sent by slurmd at start-up and in reply to REQUEST_NODE_REGISTRATION_STATUS.
@@ -78,77 +61,66 @@ pub struct SlurmNodeRegistrationStatusMsg {
     pub dynamic_feature: Option<String>,
 }
 
-impl Wire for SlurmNodeRegistrationStatusMsg {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        use ProtocolVersion as P;
-        let mut m = Self::default();
-        rd!(r, v, m; timestamp, slurmd_start_time, status);
-        if v >= P::V23_11 {
-            rd!(r, v, m; extra);
-        }
-        rd!(r, v, m; features_active, features_avail, hostname);
-        if v >= P::V23_11 {
-            rd!(r, v, m; instance_id, instance_type);
-        }
-        rd!(r, v, m; node_name, arch, cpu_spec_list);
-        if v >= P::V25_05 {
-            rd!(r, v, m; mem_spec_limit);
-        }
-        rd!(r, v, m; os);
-        if v >= P::V25_11 {
-            rd!(r, v, m; parameters);
-        }
-        rd!(r, v, m; cpus, boards, sockets, cores, threads, real_memory, tmp_disk,
-            up_time, hash_val, cpu_load, free_mem);
+seq_wire!(SlurmNodeRegistrationStatusMsg;
+    timestamp, slurmd_start_time, status,
+    [V23_11..] extra,
+    features_active, features_avail, hostname,
+    [V23_11..] instance_id,
+    [V23_11..] instance_type,
+    node_name, arch, cpu_spec_list,
+    [V25_05..] mem_spec_limit,
+    os,
+    [V25_11..] parameters,
+    cpus, boards, sockets, cores, threads, real_memory, tmp_disk,
+    up_time, hash_val, cpu_load, free_mem,
+    step_id (reg_step_ids),
+    flags,
+    gres_info (reg_gres_info),
+    energy, version, dynamic_type, dynamic_conf, dynamic_feature,
+);
 
+/// The running steps: a `job_count` and that many step ids.
+mod reg_step_ids {
+    use super::*;
+    pub fn dec(
+        r: &mut Reader<'_>,
+        v: ProtocolVersion,
+        m: &mut SlurmNodeRegistrationStatusMsg,
+    ) -> Result<()> {
         let min = encode_to_vec(&StepId::default(), v).len();
         let n = r.count(min).map_err(|e| e.within("job_count"))?;
         m.step_id = (0..n)
             .map(|_| StepId::decode(r, v))
-            .collect::<Result<_>>()
-            .map_err(|e| e.within("step_id"))?;
-
-        rd!(r, v, m; flags);
-        m.gres_info = decode_gres_info(r).map_err(|e| e.within("gres_info"))?;
-        rd!(r, v, m; energy, version, dynamic_type, dynamic_conf, dynamic_feature);
-        Ok(m)
+            .collect::<Result<_>>()?;
+        Ok(())
     }
-
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        use ProtocolVersion as P;
-        let m = self;
-        wr!(w, v, m; timestamp, slurmd_start_time, status);
-        if v >= P::V23_11 {
-            wr!(w, v, m; extra);
-        }
-        wr!(w, v, m; features_active, features_avail, hostname);
-        if v >= P::V23_11 {
-            wr!(w, v, m; instance_id, instance_type);
-        }
-        wr!(w, v, m; node_name, arch, cpu_spec_list);
-        if v >= P::V25_05 {
-            wr!(w, v, m; mem_spec_limit);
-        }
-        wr!(w, v, m; os);
-        if v >= P::V25_11 {
-            wr!(w, v, m; parameters);
-        }
-        wr!(w, v, m; cpus, boards, sockets, cores, threads, real_memory, tmp_disk,
-            up_time, hash_val, cpu_load, free_mem);
+    pub fn enc(w: &mut Writer, v: ProtocolVersion, m: &SlurmNodeRegistrationStatusMsg) {
         w.count(m.step_id.len());
         for s in &m.step_id {
             s.encode(w, v);
         }
-        wr!(w, v, m; flags);
+    }
+}
+
+/// The GRES buffer: its size, then (when not empty) a packmem of it.
+mod reg_gres_info {
+    use super::*;
+    pub fn dec(
+        r: &mut Reader<'_>,
+        _: ProtocolVersion,
+        m: &mut SlurmNodeRegistrationStatusMsg,
+    ) -> Result<()> {
+        m.gres_info = decode_gres_info(r)?;
+        Ok(())
+    }
+    pub fn enc(w: &mut Writer, _: ProtocolVersion, m: &SlurmNodeRegistrationStatusMsg) {
         w.count(m.gres_info.len());
         if !m.gres_info.is_empty() {
             w.mem(&m.gres_info);
         }
-        wr!(w, v, m; energy, version, dynamic_type, dynamic_conf, dynamic_feature);
     }
 }
 
-/// `u32 size`, then, only when non-zero, a packmem of exactly that size.
 fn decode_gres_info(r: &mut Reader<'_>) -> Result<Vec<u8>> {
     let size = r.u32()?;
     if size == 0 {
@@ -343,9 +315,9 @@ impl Wire for NodeInfoMsg {
     fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
         let at = r.position();
         let n = r.u32().map_err(|e| e.within("record_count"))?;
-        let last_update = field(r, v, "last_update")?;
+        let last_update = field!(Wire::decode(r, v), "last_update");
         let hidden_nodes: Option<BitStr> = if v >= ProtocolVersion::V24_11 {
-            field(r, v, "hidden_nodes")?
+            field!(Wire::decode(r, v), "hidden_nodes")
         } else {
             None
         };
@@ -373,7 +345,7 @@ impl Wire for NodeInfoMsg {
             if hidden_nodes.as_ref().is_some_and(|b| b.get(i)) {
                 node_array.push(NodeInfo::default());
             } else {
-                node_array.push(field(r, v, "node_array")?);
+                node_array.push(field!(Wire::decode(r, v), "node_array"));
             }
         }
         Ok(Self {

@@ -1,0 +1,383 @@
+//! Partition state at run time: `scontrol update partitionname=...`, and
+//! what a partition's state means for submission and scheduling.
+//!
+//! Updates change the controller's copy of the configuration. Like stock
+//! (without `ReconfigFlags=KeepPartState`), they last until the next
+//! reconfigure or restart, which take slurm.conf's values again.
+
+use super::config::{ClusterConf, PartDef};
+use super::job::{Job, UserInfo};
+use super::{job, Controller, Effect, Reply, Time};
+use slurm_conf::{MemLimit, PartitionState, TimeLimit};
+use slurm_wire::errno::*;
+use slurm_wire::msg::update_part::{state, UpdatePartMsg};
+use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16};
+use std::sync::Arc;
+
+/// `WAIT_PART_INACTIVE` (job_state_reason): "PartitionInactive".
+pub const WAIT_PART_INACTIVE: u32 = 7;
+
+/// Why a new job may not be submitted to `p` (DRAIN and INACTIVE take no
+/// new jobs; DOWN does, and they wait).
+pub fn refuses_submit(p: &PartDef) -> Option<i32> {
+    match p.conf.state {
+        PartitionState::Up | PartitionState::Down => None,
+        PartitionState::Drain | PartitionState::Inactive => Some(ESLURM_PARTITION_NOT_AVAIL),
+    }
+}
+
+/// `WAIT_ACCOUNT`: what stock gives a job whose user is not in the
+/// partition's AllowGroups (it is accepted, and waits).
+pub const WAIT_ACCOUNT: u32 = 38;
+
+/// The pending reason of a job `j` that cannot start because of `p`: its
+/// state (DRAIN still starts the jobs it has), or AllowGroups.
+pub fn held_by(conf: &ClusterConf, p: &PartDef, j: &Job) -> Option<u32> {
+    match p.conf.state {
+        PartitionState::Up | PartitionState::Drain => {}
+        PartitionState::Down => return Some(job::reason::WAIT_PART_DOWN),
+        PartitionState::Inactive => return Some(WAIT_PART_INACTIVE),
+    }
+    (!group_allowed(conf, p, &j.user)).then_some(WAIT_ACCOUNT)
+}
+
+/// AllowGroups: administrators run anywhere; others need their primary
+/// or a supplementary group in the list.
+pub fn group_allowed(conf: &ClusterConf, p: &PartDef, u: &UserInfo) -> bool {
+    match &p.allow_gids {
+        None => true,
+        Some(gids) => {
+            conf.is_admin(u.uid) || gids.contains(&u.gid) || u.gids.iter().any(|g| gids.contains(g))
+        }
+    }
+}
+
+/// The `state_desc` stock gives a job held by AllowGroups.
+pub fn group_denied_desc(p: &PartDef, uid: u32) -> String {
+    format!(
+        "uid {uid} not in group permitted to use this partition ({}). groups allowed: {}",
+        p.conf.name,
+        p.conf.allow_groups.as_deref().unwrap_or("")
+    )
+}
+
+/// The memory a job that asked for none gets: the partition's
+/// DefMemPerCPU/DefMemPerNode, else the cluster's, as (MB, per CPU).
+pub fn default_mem(p: &PartDef, cluster: Option<MemLimit>) -> Option<(u64, bool)> {
+    match p.conf.def_mem.or(cluster)? {
+        MemLimit::PerCpu(v) => Some((v, true)),
+        MemLimit::PerNode(v) => Some((v, false)),
+    }
+}
+
+fn state_of(up: u16) -> Option<PartitionState> {
+    match up {
+        state::UP => Some(PartitionState::Up),
+        state::DOWN => Some(PartitionState::Down),
+        state::DRAIN => Some(PartitionState::Drain),
+        state::INACTIVE => Some(PartitionState::Inactive),
+        _ => None,
+    }
+}
+
+fn time_limit(minutes: u32) -> TimeLimit {
+    if minutes == INFINITE {
+        TimeLimit::Unlimited
+    } else {
+        TimeLimit::Finite(minutes)
+    }
+}
+
+impl Controller {
+    /// REQUEST_UPDATE_PARTITION (administrators only).
+    pub(super) fn update_partition(
+        &mut self,
+        now: Time,
+        uid: u32,
+        m: &UpdatePartMsg,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        if !self.conf.is_admin(uid) {
+            tracing::error!(uid, "Security violation, UPDATE_PARTITION RPC");
+            return Reply::Rc(ESLURM_USER_ID_MISSING);
+        }
+        let Some(i) = m.name.as_deref().and_then(|n| self.conf.partition_index(n)) else {
+            return Reply::Rc(ESLURM_INVALID_PARTITION_NAME);
+        };
+        let new_state = if m.state_up == NO_VAL16 {
+            None
+        } else {
+            match state_of(m.state_up) {
+                Some(s) => Some(s),
+                None => return Reply::Rc(SLURM_ERROR),
+            }
+        };
+        let conf = Arc::make_mut(&mut self.conf);
+        let Some(p) = conf.partitions.get_mut(i) else {
+            return Reply::Rc(ESLURM_INVALID_PARTITION_NAME);
+        };
+        let c = &mut p.conf;
+        if let Some(s) = new_state {
+            c.state = s;
+        }
+        if m.max_time != NO_VAL {
+            c.max_time = time_limit(m.max_time);
+        }
+        if m.default_time != NO_VAL {
+            c.default_time = Some(time_limit(m.default_time));
+        }
+        if m.max_nodes != NO_VAL {
+            c.max_nodes = m.max_nodes;
+        }
+        if m.min_nodes != NO_VAL {
+            c.min_nodes = m.min_nodes;
+        }
+        if m.priority_tier != NO_VAL16 {
+            c.priority_tier = m.priority_tier;
+        }
+        tracing::info!(partition = %c.name, state = ?c.state, "partition updated");
+        self.last_part_update = now;
+        self.schedule(now, fx);
+        Reply::Rc(SLURM_SUCCESS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::config::ClusterConf;
+    use crate::state::job::{JobState, UserInfo};
+    use crate::state::Command;
+    use slurm_wire::msg::job_desc::JobDescMsg;
+    use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
+    use slurm_wire::pack::NO_VAL64;
+    use slurm_wire::ProtocolVersion;
+
+    fn cluster() -> Controller {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+            NodeName=n1 CPUs=4 RealMemory=1000\n\
+            PartitionName=debug Nodes=n1 Default=YES State=UP\n";
+        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
+        let msg = SlurmNodeRegistrationStatusMsg {
+            node_name: Some("n1".into()),
+            cpus: 4,
+            real_memory: 1000,
+            ..Default::default()
+        };
+        c.apply(
+            1000,
+            Command::Register {
+                msg: Box::new(msg),
+                version: ProtocolVersion::V24_11,
+                uid: 0,
+            },
+        );
+        c
+    }
+
+    fn set(c: &mut Controller, uid: u32, up: u16) -> Reply {
+        let msg = UpdatePartMsg {
+            name: Some("debug".into()),
+            state_up: up,
+            max_time: NO_VAL,
+            default_time: NO_VAL,
+            max_nodes: NO_VAL,
+            min_nodes: NO_VAL,
+            priority_tier: NO_VAL16,
+            ..Default::default()
+        };
+        // The same second as `submit`: a pass never sees a job from its future.
+        c.apply(
+            1002,
+            Command::UpdatePartition {
+                uid,
+                msg: Box::new(msg),
+            },
+        )
+        .0
+    }
+
+    fn submit(c: &mut Controller) -> Reply {
+        let d = JobDescMsg {
+            priority: NO_VAL, // priority 0 is `--hold`
+            time_limit: NO_VAL,
+            min_nodes: NO_VAL,
+            max_nodes: NO_VAL,
+            num_tasks: NO_VAL,
+            min_cpus: 1,
+            cpus_per_task: NO_VAL16,
+            ntasks_per_node: NO_VAL16,
+            pn_min_memory: NO_VAL64,
+            script: Some("#!/bin/sh\ntrue\n".into()),
+            ..Default::default()
+        };
+        let user = UserInfo {
+            uid: 1000,
+            gid: 1000,
+            ..Default::default()
+        };
+        c.apply(
+            1002,
+            Command::Submit {
+                user,
+                desc: Box::new(d),
+                version: ProtocolVersion::V24_11,
+            },
+        )
+        .0
+    }
+
+    #[test]
+    fn only_admins_update_and_unknown_names_are_refused() {
+        let mut c = cluster();
+        assert_eq!(
+            set(&mut c, 1000, state::DOWN),
+            Reply::Rc(ESLURM_USER_ID_MISSING)
+        );
+        assert_eq!(c.conf.partitions[0].conf.state, PartitionState::Up);
+        let msg = UpdatePartMsg {
+            name: Some("nope".into()),
+            state_up: state::DOWN,
+            ..Default::default()
+        };
+        let r = c.apply(
+            1001,
+            Command::UpdatePartition {
+                uid: 0,
+                msg: Box::new(msg),
+            },
+        );
+        assert_eq!(r.0, Reply::Rc(ESLURM_INVALID_PARTITION_NAME));
+    }
+
+    #[test]
+    fn down_queues_drain_and_inactive_refuse_up_runs() {
+        let mut c = cluster();
+        assert_eq!(set(&mut c, 0, state::DOWN), Reply::Rc(SLURM_SUCCESS));
+        let Reply::Submitted { job_id } = submit(&mut c) else {
+            panic!("a DOWN partition still takes jobs")
+        };
+        assert_eq!(c.jobs[&job_id].state, JobState::Pending);
+        assert_eq!(c.jobs[&job_id].state_reason, job::reason::WAIT_PART_DOWN);
+
+        assert_eq!(set(&mut c, 0, state::DRAIN), Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(submit(&mut c), Reply::Rc(ESLURM_PARTITION_NOT_AVAIL));
+        // DRAIN still starts what it has.
+        assert_eq!(c.jobs[&job_id].state, JobState::Running);
+
+        assert_eq!(set(&mut c, 0, state::INACTIVE), Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(submit(&mut c), Reply::Rc(ESLURM_PARTITION_NOT_AVAIL));
+
+        assert_eq!(set(&mut c, 0, state::UP), Reply::Rc(SLURM_SUCCESS));
+        assert!(matches!(submit(&mut c), Reply::Submitted { .. }));
+    }
+
+    #[test]
+    fn jobs_without_memory_get_the_partition_default() {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\nDefMemPerNode=500\n\
+            NodeName=n1 CPUs=4 RealMemory=1000\n\
+            PartitionName=a Nodes=n1 Default=YES DefMemPerCPU=100 MaxMemPerCPU=1000\n\
+            PartitionName=b Nodes=n1\n";
+        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let cluster = conf.def_mem;
+        let c = ClusterConf::new(conf, 0).unwrap();
+        assert_eq!(default_mem(&c.partitions[0], cluster), Some((100, true)));
+        assert_eq!(default_mem(&c.partitions[1], cluster), Some((500, false)));
+        assert_eq!(default_mem(&c.partitions[1], None), None);
+        let mut ctl = Controller::new(c, 1000);
+        let Reply::Submitted { job_id } = submit(&mut ctl) else {
+            panic!()
+        };
+        assert_eq!(
+            (ctl.jobs[&job_id].mem, ctl.jobs[&job_id].mem_per_cpu),
+            (100, true)
+        );
+    }
+
+    #[test]
+    fn allow_groups_hold_outsiders_with_the_stock_reason() {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+            NodeName=n1 CPUs=4 RealMemory=1000\n\
+            PartitionName=p Nodes=n1 Default=YES AllowGroups=wheel,nosuch State=UP\n";
+        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let mut cc = ClusterConf::new(conf, 0).unwrap();
+        assert_eq!(cc.partitions[0].allow_gids, Some(vec![]));
+        cc.resolve_allow_groups(|n| (n == "wheel").then_some(10));
+        assert_eq!(cc.partitions[0].allow_gids, Some(vec![10]));
+        let user = |uid, gid, gids: Vec<u32>| UserInfo {
+            uid,
+            gid,
+            gids,
+            ..Default::default()
+        };
+        let p = &cc.partitions[0];
+        assert!(
+            group_allowed(&cc, p, &user(0, 0, vec![])),
+            "root runs anywhere"
+        );
+        assert!(
+            group_allowed(&cc, p, &user(1000, 10, vec![])),
+            "primary group"
+        );
+        assert!(
+            group_allowed(&cc, p, &user(1000, 100, vec![100, 10])),
+            "supplementary"
+        );
+        assert!(!group_allowed(&cc, p, &user(1000, 100, vec![100])));
+
+        let mut c = Controller::new(cc, 1000);
+        let msg = SlurmNodeRegistrationStatusMsg {
+            node_name: Some("n1".into()),
+            cpus: 4,
+            real_memory: 1000,
+            ..Default::default()
+        };
+        c.apply(
+            1000,
+            Command::Register {
+                msg: Box::new(msg),
+                version: ProtocolVersion::V24_11,
+                uid: 0,
+            },
+        );
+        // submit() runs as uid 1000, gid 1000: accepted, and waits.
+        let Reply::Submitted { job_id } = submit(&mut c) else {
+            panic!()
+        };
+        assert_eq!(c.jobs[&job_id].state, JobState::Pending);
+        assert_eq!(c.jobs[&job_id].state_reason, WAIT_ACCOUNT);
+        assert_eq!(
+            group_denied_desc(&c.conf.partitions[0], 1000),
+            "uid 1000 not in group permitted to use this partition (p). groups allowed: wheel,nosuch"
+        );
+    }
+
+    #[test]
+    fn limits_change_and_unset_fields_stay() {
+        let mut c = cluster();
+        let msg = UpdatePartMsg {
+            name: Some("debug".into()),
+            state_up: NO_VAL16,
+            max_time: 30,
+            default_time: NO_VAL,
+            max_nodes: NO_VAL,
+            min_nodes: NO_VAL,
+            priority_tier: 5,
+            ..Default::default()
+        };
+        let r = c.apply(
+            1001,
+            Command::UpdatePartition {
+                uid: 0,
+                msg: Box::new(msg),
+            },
+        );
+        assert_eq!(r.0, Reply::Rc(SLURM_SUCCESS));
+        let p = &c.conf.partitions[0];
+        assert_eq!(p.max_time(), 30);
+        assert_eq!(p.default_time(), NO_VAL);
+        assert_eq!(p.conf.priority_tier, 5);
+        assert_eq!(p.conf.state, PartitionState::Up);
+    }
+}

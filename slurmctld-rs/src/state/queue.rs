@@ -1,0 +1,251 @@
+//! Scheduling passes. The order is stock's: partitions of a higher
+//! PriorityTier first, then job priority, then age (submit time), then id.
+//!
+//! - The main pass starts jobs in that order until a job cannot start; that
+//!   job's reason becomes Resources and the partition is blocked, so later
+//!   jobs of it get Priority without being tested. Passes triggered by an
+//!   event (submit, completion, node change) look at most at
+//!   [`MAIN_DEPTH`] jobs (stock's `default_queue_depth`); every
+//!   `sched_interval` the tick looks at the whole queue.
+//! - The backfill pass (every `bf_interval`) plans, for up to
+//!   [`BF_MAX_JOB_TEST`] jobs, the earliest start of each (see
+//!   [`super::backfill`]), starts those that can run now without delaying
+//!   the ones ahead of them, and keeps the plan for `squeue --start`.
+
+use super::array::Gate;
+use super::backfill::{self, Planner};
+use super::control;
+use super::job::{self, JobState};
+use super::partition;
+use super::table::Table;
+use super::{Controller, Effect, Time};
+use crate::sched;
+use std::cmp::Reverse;
+
+/// Jobs an event-triggered pass looks at (stock's `default_queue_depth`).
+pub const MAIN_DEPTH: usize = 100;
+/// Jobs one backfill pass plans (stock's `bf_max_job_test`).
+pub const BF_MAX_JOB_TEST: usize = 500;
+/// Seconds between passes over the whole queue (stock's `sched_interval`).
+pub const SCHED_INTERVAL: Time = 60;
+/// Seconds between backfill passes (stock's `bf_interval`).
+pub const BF_INTERVAL: Time = 30;
+
+/// A pending job's place in the backfill plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    /// Expected start (`squeue --start`, StartTime).
+    pub start: Time,
+    /// Nodes it is expected to run on (SchedNodeList).
+    pub nodes: Vec<usize>,
+}
+
+/// The scheduler's state between passes.
+#[derive(Debug, Clone, Default)]
+pub struct SchedState {
+    pub plan: Table<u32, Planned>,
+    pub last_full: Time,
+    pub last_backfill: Time,
+    /// Counters for sdiag: main passes, backfill passes, jobs started by each.
+    pub main_cycles: u64,
+    pub backfill_cycles: u64,
+    pub main_started: u64,
+    pub backfill_started: u64,
+    /// Jobs the last backfill pass planned.
+    pub backfill_last_depth: u64,
+}
+
+/// `name=value` from SchedulerParameters as seconds, or `default`.
+fn sched_param(c: &Controller, name: &str, default: Time) -> Time {
+    c.conf
+        .raw
+        .scheduler_parameters
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .and_then(|(_, v)| v?.parse::<Time>().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(default)
+}
+
+impl Controller {
+    /// Pending jobs in scheduling order, at most `limit` of them.
+    pub fn queue_order(&mut self, limit: usize) -> Vec<u32> {
+        let mut parts: Vec<usize> = (0..self.conf.partitions.len()).collect();
+        parts.sort_by_key(|&p| (Reverse(self.conf.partitions[p].conf.priority_tier), p));
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < parts.len() && out.len() < limit {
+            let tier = self.conf.partitions[parts[i]].conf.priority_tier;
+            let mut group = Vec::new();
+            while i < parts.len() && self.conf.partitions[parts[i]].conf.priority_tier == tier {
+                group.push(parts[i]);
+                i += 1;
+            }
+            // Merge the tier's partition queues by priority, age and id.
+            let mut heads: Vec<(Reverse<u32>, i64, u32)> = Vec::new();
+            for p in group {
+                let want = limit - out.len();
+                let ids: Vec<u32> = self.jobs.queue_of(p).take(want).collect();
+                heads.extend(ids.into_iter().filter_map(|id| {
+                    self.jobs
+                        .get(&id)
+                        .map(|j| (Reverse(j.priority), j.submit_time, id))
+                }));
+            }
+            heads.sort_unstable();
+            heads.dedup();
+            out.extend(heads.into_iter().map(|h| h.2).take(limit - out.len()));
+        }
+        out
+    }
+
+    /// Whether the scheduler may consider `job_id` at all (held jobs,
+    /// requests the partition can never satisfy, ... are left alone with
+    /// the reason that says why).
+    fn eligible(&self, job_id: u32, now: Time) -> bool {
+        let Some(j) = self.jobs.get(&job_id) else {
+            return false;
+        };
+        j.state == JobState::Pending
+            && control::eligible(j, now)
+            && !matches!(
+                j.state_reason,
+                job::reason::WAIT_PART_TIME_LIMIT
+                    | job::reason::WAIT_PART_NODE_LIMIT
+                    | job::reason::WAIT_PART_CONFIG
+            )
+    }
+
+    /// The event-triggered pass (submit, completion, node change).
+    pub(crate) fn schedule(&mut self, now: Time, fx: &mut Vec<Effect>) {
+        self.main_pass(now, MAIN_DEPTH, fx);
+    }
+
+    /// The periodic passes: the main one over the whole queue every
+    /// `sched_interval`, backfill every `bf_interval`.
+    pub(crate) fn schedule_tick(&mut self, now: Time, fx: &mut Vec<Effect>) {
+        let full =
+            now - self.sched.last_full >= sched_param(self, "sched_interval", SCHED_INTERVAL);
+        if full {
+            self.sched.last_full = now;
+        }
+        self.main_pass(now, if full { usize::MAX } else { MAIN_DEPTH }, fx);
+        if now - self.sched.last_backfill >= sched_param(self, "bf_interval", BF_INTERVAL) {
+            self.sched.last_backfill = now;
+            self.backfill(now, fx);
+        }
+    }
+
+    fn main_pass(&mut self, now: Time, depth: usize, fx: &mut Vec<Effect>) {
+        if self.jobs.pending_count() == 0 {
+            return;
+        }
+        self.refresh_eligibility(now);
+        self.sched.main_cycles += 1;
+        let order = self.queue_order(depth);
+        self.counters
+            .schedule_cycle(order.len(), self.jobs.pending_count());
+        let mut blocked = vec![false; self.conf.partitions.len()];
+        for job_id in order {
+            if !self.eligible(job_id, now) {
+                continue;
+            }
+            match self.gate(now, job_id, fx) {
+                Gate::Go => {}
+                Gate::Skip => continue,
+                Gate::Wait(r) => {
+                    self.set_wait_reason(now, job_id, r);
+                    continue;
+                }
+            }
+            let part = self.jobs[&job_id].part;
+            let held =
+                partition::held_by(&self.conf, &self.conf.partitions[part], &self.jobs[&job_id]);
+            let reason = if let Some(r) = held {
+                r
+            } else if blocked[part] {
+                job::reason::WAIT_PRIORITY
+            } else {
+                let j = &self.jobs[&job_id];
+                let req = sched::Request::of(j);
+                match sched::select(&self.conf, &self.nodes, part, &req) {
+                    Some(alloc) => {
+                        let _ = self.sched.plan.remove(&job_id);
+                        self.sched.main_started += 1;
+                        self.start_pending(now, job_id, alloc, fx);
+                        continue;
+                    }
+                    None => {
+                        let r = self.no_nodes_reason(job_id);
+                        // A job waiting on out-of-service nodes holds back no one.
+                        blocked[part] |= r == job::reason::WAIT_RESOURCES;
+                        r
+                    }
+                }
+            };
+            self.set_wait_reason(now, job_id, reason);
+        }
+    }
+
+    /// Plans starts for the head of the queue and starts what fits in the
+    /// holes without delaying a job ahead of it.
+    pub(crate) fn backfill(&mut self, now: Time, fx: &mut Vec<Effect>) {
+        self.sched.backfill_cycles += 1;
+        let order = self.queue_order(BF_MAX_JOB_TEST);
+        let mut planner = Planner::new(&self.conf, &self.nodes, &self.jobs, now);
+        let mut plan = Table::new();
+        let mut tested = 0;
+        for job_id in order {
+            if !self.eligible(job_id, now) {
+                continue;
+            }
+            match self.gate(now, job_id, fx) {
+                Gate::Go => {}
+                Gate::Skip => continue,
+                Gate::Wait(r) => {
+                    self.set_wait_reason(now, job_id, r);
+                    continue;
+                }
+            }
+            let part = self.jobs[&job_id].part;
+            if partition::held_by(&self.conf, &self.conf.partitions[part], &self.jobs[&job_id])
+                .is_some()
+            {
+                continue;
+            }
+            tested += 1;
+            let j = &self.jobs[&job_id];
+            let dur = backfill::duration(j);
+            let req = sched::Request::of(j);
+            let Some((start, nodes)) = planner.earliest(&self.conf, part, &req, dur) else {
+                continue;
+            };
+            if start <= now {
+                let held = |i: usize| planner.reserved(i, now, dur);
+                if let Some(alloc) =
+                    sched::select_excluding(&self.conf, &self.nodes, part, &req, &held)
+                {
+                    let used: Vec<usize> = alloc.iter().map(|a| a.node).collect();
+                    self.sched.backfill_started += 1;
+                    tracing::info!(job_id, "backfill: starting");
+                    self.start_pending(now, job_id, alloc, fx);
+                    planner.refresh(&self.nodes, &used);
+                    if let Some(j) = self.jobs.get(&job_id) {
+                        planner.add_release(j.end_time, j, &self.nodes);
+                    }
+                    continue;
+                }
+            }
+            planner.reserve(job_id, start, dur, nodes.clone());
+            plan.insert(job_id, Planned { start, nodes });
+        }
+        self.sched.backfill_last_depth = tested;
+        self.sched.plan = plan;
+        self.last_job_update = now;
+    }
+
+    /// Expected start of a pending job from the last plan (0: unknown).
+    pub fn planned(&self, job_id: u32) -> Option<&Planned> {
+        self.sched.plan.get(&job_id)
+    }
+}

@@ -1,0 +1,448 @@
+//! `sdiag`: REQUEST_STATS_INFO 2035 and RESPONSE_STATS_INFO 2036.
+//!
+//! Layout history of the response (from the unpack side of each release):
+//! - 22.05, 23.02: `parts_packed`, then (when non-zero) the controller
+//!   counters, then the RPC tables.
+//! - 23.11: `schedule_exit` and `bf_exit` arrays join the counters.
+//! - 24.05 .. 25.05: `rpc_queue_enabled` (and, when set, four per-type
+//!   queue arrays) follows the per-type RPC table.
+//! - 25.11, 26.05: no `parts_packed` (the counters are always there) and
+//!   `schedule_cycle_sum` widens to 64 bits.
+
+use crate::error::{DecodeError, DecodeErrorKind, Result};
+use crate::pack::{Reader, Wire, Writer};
+use crate::wire_struct;
+use crate::ProtocolVersion;
+
+/// `command_id` values of `stats_info_request_msg_t` (slurm.h: reset is 0).
+pub const STAT_COMMAND_RESET: u16 = 0;
+pub const STAT_COMMAND_GET: u16 = 1;
+
+wire_struct! {
+    /// `stats_info_request_msg_t`.
+    pub struct StatsInfoRequestMsg {
+        pub command_id: u16,
+    }
+}
+
+/// The controller counters part of `stats_info_response_msg_t`
+/// (what `parts_packed` gated before 25.11).
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct StatsParts {
+    pub req_time: i64,
+    pub req_time_start: i64,
+    pub server_thread_count: u32,
+    pub agent_queue_size: u32,
+    pub agent_count: u32,
+    pub agent_thread_count: u32,
+    pub dbd_agent_queue_size: u32,
+    pub gettimeofday_latency: u32,
+    pub jobs_submitted: u32,
+    pub jobs_started: u32,
+    pub jobs_completed: u32,
+    pub jobs_canceled: u32,
+    pub jobs_failed: u32,
+    pub jobs_pending: u32,
+    pub jobs_running: u32,
+    pub job_states_ts: i64,
+    pub schedule_cycle_max: u32,
+    pub schedule_cycle_last: u32,
+    /// 32 bits on the wire before 25.11.
+    pub schedule_cycle_sum: u64,
+    pub schedule_cycle_counter: u32,
+    pub schedule_cycle_depth: u32,
+    /// 23.11 on.
+    pub schedule_exit: Vec<u32>,
+    pub schedule_queue_len: u32,
+    pub bf_backfilled_jobs: u32,
+    pub bf_last_backfilled_jobs: u32,
+    pub bf_cycle_counter: u32,
+    pub bf_cycle_sum: u64,
+    pub bf_cycle_last: u32,
+    pub bf_last_depth: u32,
+    pub bf_last_depth_try: u32,
+    pub bf_queue_len: u32,
+    pub bf_cycle_max: u32,
+    pub bf_when_last_cycle: i64,
+    pub bf_depth_sum: u32,
+    pub bf_depth_try_sum: u32,
+    pub bf_queue_len_sum: u32,
+    pub bf_table_size: u32,
+    pub bf_table_size_sum: u32,
+    pub bf_active: u32,
+    pub bf_backfilled_het_jobs: u32,
+    /// 23.11 on.
+    pub bf_exit: Vec<u32>,
+}
+
+/// One entry of the RPC queue table (`rpc_queue_type_id[i]`,
+/// `rpc_queue_count[i]`); the wire carries two arrays that must agree in
+/// length.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct RpcQueueStat {
+    pub type_id: u32,
+    pub count: u32,
+}
+
+/// One entry of the RPC dump table (`rpc_dump_types[i]`,
+/// `rpc_dump_hostlist[i]`).
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct RpcDump {
+    pub type_id: u32,
+    pub hostlist: Option<String>,
+}
+
+/// `stats_info_response_msg_t`.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct StatsInfoResponseMsg {
+    /// Before 25.11: zero means `parts` is absent. From 25.11 it is not on
+    /// the wire and decodes as 1.
+    pub parts_packed: u32,
+    pub parts: StatsParts,
+    pub rpc_type_size: u32,
+    pub rpc_type_id: Vec<u16>,
+    pub rpc_type_cnt: Vec<u32>,
+    /// Microseconds.
+    pub rpc_type_time: Vec<u64>,
+    /// 24.05 on; the four arrays below follow only when non-zero.
+    pub rpc_queue_enabled: u8,
+    pub rpc_type_queued: Vec<u16>,
+    pub rpc_type_dropped: Vec<u64>,
+    pub rpc_type_cycle_last: Vec<u16>,
+    pub rpc_type_cycle_max: Vec<u16>,
+    pub rpc_user_size: u32,
+    pub rpc_user_id: Vec<u32>,
+    pub rpc_user_cnt: Vec<u32>,
+    /// Microseconds.
+    pub rpc_user_time: Vec<u64>,
+    pub rpc_queue: Vec<RpcQueueStat>,
+    pub rpc_dump: Vec<RpcDump>,
+}
+
+fn parts_on_wire(v: ProtocolVersion) -> bool {
+    v >= ProtocolVersion::V25_11
+}
+
+fn decode_parts(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<StatsParts> {
+    let exits = v >= ProtocolVersion::V23_11;
+    let mut p = StatsParts {
+        req_time: r.time()?,
+        req_time_start: r.time()?,
+        server_thread_count: r.u32()?,
+        agent_queue_size: r.u32()?,
+        agent_count: r.u32()?,
+        agent_thread_count: r.u32()?,
+        dbd_agent_queue_size: r.u32()?,
+        gettimeofday_latency: r.u32()?,
+        jobs_submitted: r.u32()?,
+        jobs_started: r.u32()?,
+        jobs_completed: r.u32()?,
+        jobs_canceled: r.u32()?,
+        jobs_failed: r.u32()?,
+        jobs_pending: r.u32()?,
+        jobs_running: r.u32()?,
+        job_states_ts: r.time()?,
+        schedule_cycle_max: r.u32()?,
+        schedule_cycle_last: r.u32()?,
+        ..Default::default()
+    };
+    p.schedule_cycle_sum = if parts_on_wire(v) {
+        r.u64()?
+    } else {
+        u64::from(r.u32()?)
+    };
+    p.schedule_cycle_counter = r.u32()?;
+    p.schedule_cycle_depth = r.u32()?;
+    if exits {
+        p.schedule_exit = field!(Vec::<u32>::decode(r, v), "schedule_exit");
+    }
+    p.schedule_queue_len = r.u32()?;
+    p.bf_backfilled_jobs = r.u32()?;
+    p.bf_last_backfilled_jobs = r.u32()?;
+    p.bf_cycle_counter = r.u32()?;
+    p.bf_cycle_sum = r.u64()?;
+    p.bf_cycle_last = r.u32()?;
+    p.bf_last_depth = r.u32()?;
+    p.bf_last_depth_try = r.u32()?;
+    p.bf_queue_len = r.u32()?;
+    p.bf_cycle_max = r.u32()?;
+    p.bf_when_last_cycle = r.time()?;
+    p.bf_depth_sum = r.u32()?;
+    p.bf_depth_try_sum = r.u32()?;
+    p.bf_queue_len_sum = r.u32()?;
+    p.bf_table_size = r.u32()?;
+    p.bf_table_size_sum = r.u32()?;
+    p.bf_active = r.u32()?;
+    p.bf_backfilled_het_jobs = r.u32()?;
+    if exits {
+        p.bf_exit = field!(Vec::<u32>::decode(r, v), "bf_exit");
+    }
+    Ok(p)
+}
+
+fn encode_parts(p: &StatsParts, w: &mut Writer, v: ProtocolVersion) {
+    let exits = v >= ProtocolVersion::V23_11;
+    w.time(p.req_time);
+    w.time(p.req_time_start);
+    for x in [
+        p.server_thread_count,
+        p.agent_queue_size,
+        p.agent_count,
+        p.agent_thread_count,
+        p.dbd_agent_queue_size,
+        p.gettimeofday_latency,
+        p.jobs_submitted,
+        p.jobs_started,
+        p.jobs_completed,
+        p.jobs_canceled,
+        p.jobs_failed,
+        p.jobs_pending,
+        p.jobs_running,
+    ] {
+        w.u32(x);
+    }
+    w.time(p.job_states_ts);
+    w.u32(p.schedule_cycle_max);
+    w.u32(p.schedule_cycle_last);
+    if parts_on_wire(v) {
+        w.u64(p.schedule_cycle_sum);
+    } else {
+        // Older clients keep a 32-bit sum; it wraps as it does in stock.
+        w.u32(p.schedule_cycle_sum as u32);
+    }
+    w.u32(p.schedule_cycle_counter);
+    w.u32(p.schedule_cycle_depth);
+    if exits {
+        p.schedule_exit.encode(w, v);
+    }
+    w.u32(p.schedule_queue_len);
+    w.u32(p.bf_backfilled_jobs);
+    w.u32(p.bf_last_backfilled_jobs);
+    w.u32(p.bf_cycle_counter);
+    w.u64(p.bf_cycle_sum);
+    for x in [
+        p.bf_cycle_last,
+        p.bf_last_depth,
+        p.bf_last_depth_try,
+        p.bf_queue_len,
+        p.bf_cycle_max,
+    ] {
+        w.u32(x);
+    }
+    w.time(p.bf_when_last_cycle);
+    for x in [
+        p.bf_depth_sum,
+        p.bf_depth_try_sum,
+        p.bf_queue_len_sum,
+        p.bf_table_size,
+        p.bf_table_size_sum,
+        p.bf_active,
+        p.bf_backfilled_het_jobs,
+    ] {
+        w.u32(x);
+    }
+    if exits {
+        p.bf_exit.encode(w, v);
+    }
+}
+
+fn mismatch(what: &'static str, value: usize, at: usize) -> DecodeError {
+    DecodeError::new(
+        DecodeErrorKind::BadValue {
+            what,
+            value: value as u64,
+        },
+        at,
+    )
+}
+
+impl Wire for StatsInfoResponseMsg {
+    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
+        let mut m = StatsInfoResponseMsg::default();
+        if parts_on_wire(v) {
+            m.parts_packed = 1;
+        } else {
+            m.parts_packed = r.u32()?;
+        }
+        if m.parts_packed != 0 {
+            m.parts = field!(decode_parts(r, v), "parts");
+        }
+        m.rpc_type_size = r.u32()?;
+        m.rpc_type_id = field!(Vec::<u16>::decode(r, v), "rpc_type_id");
+        m.rpc_type_cnt = field!(Vec::<u32>::decode(r, v), "rpc_type_cnt");
+        m.rpc_type_time = field!(Vec::<u64>::decode(r, v), "rpc_type_time");
+        if v >= ProtocolVersion::V24_05 {
+            m.rpc_queue_enabled = r.u8()?;
+            if m.rpc_queue_enabled != 0 {
+                m.rpc_type_queued = field!(Vec::<u16>::decode(r, v), "rpc_type_queued");
+                m.rpc_type_dropped = field!(Vec::<u64>::decode(r, v), "rpc_type_dropped");
+                m.rpc_type_cycle_last = field!(Vec::<u16>::decode(r, v), "rpc_type_cycle_last");
+                m.rpc_type_cycle_max = field!(Vec::<u16>::decode(r, v), "rpc_type_cycle_max");
+            }
+        }
+        m.rpc_user_size = r.u32()?;
+        m.rpc_user_id = field!(Vec::<u32>::decode(r, v), "rpc_user_id");
+        m.rpc_user_cnt = field!(Vec::<u32>::decode(r, v), "rpc_user_cnt");
+        m.rpc_user_time = field!(Vec::<u64>::decode(r, v), "rpc_user_time");
+
+        let ids = field!(Vec::<u32>::decode(r, v), "rpc_queue_type_id");
+        let at = r.position();
+        let counts = field!(Vec::<u32>::decode(r, v), "rpc_queue_count");
+        if counts.len() != ids.len() {
+            return Err(mismatch("rpc_queue_count length", counts.len(), at));
+        }
+        m.rpc_queue = ids
+            .into_iter()
+            .zip(counts)
+            .map(|(type_id, count)| RpcQueueStat { type_id, count })
+            .collect();
+
+        let types = field!(Vec::<u32>::decode(r, v), "rpc_dump_types");
+        let at = r.position();
+        let hosts = field!(Vec::<Option<String>>::decode(r, v), "rpc_dump_hostlist");
+        if hosts.len() != types.len() {
+            return Err(mismatch("rpc_dump_hostlist length", hosts.len(), at));
+        }
+        m.rpc_dump = types
+            .into_iter()
+            .zip(hosts)
+            .map(|(type_id, hostlist)| RpcDump { type_id, hostlist })
+            .collect();
+        Ok(m)
+    }
+
+    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
+        if !parts_on_wire(v) {
+            w.u32(self.parts_packed);
+        }
+        if parts_on_wire(v) || self.parts_packed != 0 {
+            encode_parts(&self.parts, w, v);
+        }
+        w.u32(self.rpc_type_size);
+        self.rpc_type_id.encode(w, v);
+        self.rpc_type_cnt.encode(w, v);
+        self.rpc_type_time.encode(w, v);
+        if v >= ProtocolVersion::V24_05 {
+            w.u8(self.rpc_queue_enabled);
+            if self.rpc_queue_enabled != 0 {
+                self.rpc_type_queued.encode(w, v);
+                self.rpc_type_dropped.encode(w, v);
+                self.rpc_type_cycle_last.encode(w, v);
+                self.rpc_type_cycle_max.encode(w, v);
+            }
+        }
+        w.u32(self.rpc_user_size);
+        self.rpc_user_id.encode(w, v);
+        self.rpc_user_cnt.encode(w, v);
+        self.rpc_user_time.encode(w, v);
+        w.count(self.rpc_queue.len());
+        for q in &self.rpc_queue {
+            w.u32(q.type_id);
+        }
+        w.count(self.rpc_queue.len());
+        for q in &self.rpc_queue {
+            w.u32(q.count);
+        }
+        w.count(self.rpc_dump.len());
+        for d in &self.rpc_dump {
+            w.u32(d.type_id);
+        }
+        w.count(self.rpc_dump.len());
+        for d in &self.rpc_dump {
+            w.str(d.hostlist.as_deref());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msg::test_util::round_trip_all;
+    use crate::pack::{decode_exact, encode_to_vec};
+
+    fn sample() -> StatsInfoResponseMsg {
+        StatsInfoResponseMsg {
+            parts_packed: 1,
+            parts: StatsParts {
+                req_time: 1_790_000_000,
+                jobs_submitted: 7,
+                schedule_cycle_sum: 12345,
+                schedule_exit: vec![1, 2, 3, 4, 5, 6],
+                bf_exit: vec![0; 6],
+                ..Default::default()
+            },
+            rpc_type_size: 2,
+            rpc_type_id: vec![1008, 2003],
+            rpc_type_cnt: vec![3, 4],
+            rpc_type_time: vec![300, 800],
+            rpc_user_size: 1,
+            rpc_user_id: vec![0],
+            rpc_user_cnt: vec![7],
+            rpc_user_time: vec![1100],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn round_trips_in_every_release() {
+        round_trip_all(&sample());
+        round_trip_all(&StatsInfoRequestMsg {
+            command_id: STAT_COMMAND_GET,
+        });
+    }
+
+    #[test]
+    fn layout_sizes_follow_the_release_history() {
+        let m = sample();
+        let len = |v| encode_to_vec(&m, v).len();
+        // 23.11 adds two arrays of 6 u32 plus their counts.
+        assert_eq!(
+            len(ProtocolVersion::V23_11) - len(ProtocolVersion::V23_02),
+            2 * (4 + 6 * 4)
+        );
+        // 24.05 adds the queue flag byte.
+        assert_eq!(
+            len(ProtocolVersion::V24_05) - len(ProtocolVersion::V23_11),
+            1
+        );
+        // 25.11 drops parts_packed (4) and widens the cycle sum (+4).
+        assert_eq!(len(ProtocolVersion::V25_11), len(ProtocolVersion::V25_05));
+        let b = encode_to_vec(&m, ProtocolVersion::V26_05);
+        // First field is req_time from 25.11 on.
+        assert_eq!(&b[..8], &1_790_000_000i64.to_be_bytes());
+        let b = encode_to_vec(&m, ProtocolVersion::V22_05);
+        assert_eq!(&b[..4], &1u32.to_be_bytes());
+    }
+
+    #[test]
+    fn no_parts_before_25_11_skips_the_counters() {
+        let m = StatsInfoResponseMsg {
+            parts_packed: 0,
+            parts: StatsParts {
+                jobs_submitted: 9,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let b = encode_to_vec(&m, ProtocolVersion::V24_11);
+        let back: StatsInfoResponseMsg = decode_exact(&b, ProtocolVersion::V24_11).unwrap();
+        assert_eq!(back.parts.jobs_submitted, 0);
+        let b = encode_to_vec(&m, ProtocolVersion::V26_05);
+        let back: StatsInfoResponseMsg = decode_exact(&b, ProtocolVersion::V26_05).unwrap();
+        assert_eq!(back.parts.jobs_submitted, 9);
+        assert_eq!(back.parts_packed, 1);
+    }
+
+    #[test]
+    fn mismatched_queue_arrays_are_rejected() {
+        let mut b = encode_to_vec(&StatsInfoResponseMsg::default(), ProtocolVersion::V22_05);
+        // Replace the four empty tail arrays: one queue type id, but no
+        // queue counts.
+        b.truncate(b.len() - 16);
+        for x in [1u32, 7, 0, 0, 0] {
+            b.extend_from_slice(&x.to_be_bytes());
+        }
+        let e = decode_exact::<StatsInfoResponseMsg>(&b, ProtocolVersion::V22_05).unwrap_err();
+        assert!(e.to_string().contains("rpc_queue_count"), "{e}");
+    }
+}
