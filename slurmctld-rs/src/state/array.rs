@@ -362,6 +362,21 @@ impl Controller {
         }
     }
 
+    /// Starts pending record `job_id` (for an array's meta record, its
+    /// next task only) on `alloc`; returns the id of the record started.
+    /// Backfill uses this: further tasks must go through its plan.
+    pub(crate) fn start_one(
+        &mut self,
+        now: Time,
+        job_id: u32,
+        alloc: Vec<super::job::NodeAlloc>,
+        fx: &mut Vec<Effect>,
+    ) -> u32 {
+        let id = self.split_for_start(now, job_id);
+        self.start_job(now, id, alloc, fx);
+        id
+    }
+
     /// Starts pending record `job_id` on `alloc`; for an array's meta
     /// record, then as many more of its tasks as the throttle and free
     /// resources allow in this same pass, as stock does.
