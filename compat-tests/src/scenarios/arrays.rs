@@ -171,6 +171,8 @@ fn array_run(c: &mut Ctx) -> Result<(), String> {
             field(rec, "JobName").unwrap_or_default(),
         ));
     }
+    // The order too: the head record, then the others newest first.
+    c.record("array records in order", &lines.join("\n"));
     let text = sorted(&lines.join("\n"));
     must_contain(
         "scontrol show job <array>",
