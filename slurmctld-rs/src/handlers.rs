@@ -142,11 +142,9 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         Message::RequestJobInfoSingle(m) => {
             let snap = sh.snapshot();
             // An array's id answers with all its records.
-            let ids = crate::state::array::single_job_ids(&snap, m.step_id.job_id);
-            if !ids.is_empty() {
-                Message::ResponseJobInfo(views::job_info_msg(&snap, Some(&ids), None, v))
-            } else {
-                rc_message(ESLURM_INVALID_JOB_ID)
+            match crate::state::array::single_job_info(&snap, m.step_id.job_id, v) {
+                Some(info) => Message::ResponseJobInfo(info),
+                None => rc_message(ESLURM_INVALID_JOB_ID),
             }
         }
         Message::MessageNodeRegistrationStatus(m) => {

@@ -228,9 +228,10 @@ impl Controller {
                     let used: Vec<usize> = alloc.iter().map(|a| a.node).collect();
                     self.sched.backfill_started += 1;
                     tracing::info!(job_id, "backfill: starting");
-                    self.start_pending(now, job_id, alloc, fx);
+                    // One array task at a time: the next must fit the plan.
+                    let started = self.start_one(now, job_id, alloc, fx);
                     planner.refresh(&self.nodes, &used);
-                    if let Some(j) = self.jobs.get(&job_id) {
+                    if let Some(j) = self.jobs.get(&started) {
                         planner.add_release(j.end_time, j, &self.nodes);
                     }
                     continue;
