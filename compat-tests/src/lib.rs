@@ -7,9 +7,10 @@
 //! Environment knobs (all optional):
 //! - `COMPAT_SCENARIO`  comma-separated scenario names (default: all)
 //! - `COMPAT_VERSIONS`  comma-separated client versions (default: 22.05,24.11,26.05)
-//! - `COMPAT_IMPLS`     comma-separated: stock,rs,mixed (default: all three; mixed =
-//!   stock slurmctld of the client's version + slurmd-rs nodes, run only for the
-//!   scenarios whose `Needs` ask for it)
+//! - `COMPAT_IMPLS`     comma-separated: stock,rs,mixed,stockd (default: all). mixed =
+//!   stock slurmctld of the client's version + slurmd-rs nodes; stockd =
+//!   slurmctld-rs + stock slurmd nodes of the client's version; each runs only
+//!   the scenarios that ask for it (`Scenario::runs_on`)
 //! - `COMPAT_NODES`     nodes per cluster (default 2; scenarios assume 2)
 //! - `COMPAT_BUILD_RS`  1 (default): `cargo build -p slurmctld-rs -p slurmd-rs` before the rs/mixed runs
 //! - `COMPAT_REPORT`    report path (default: <target dir>/compat-report.md)
@@ -105,12 +106,14 @@ impl Options {
             }
         }
         let impls = match list_env("COMPAT_IMPLS") {
-            None => vec![Impl::Stock, Impl::Rs, Impl::Mixed],
+            None => vec![Impl::Stock, Impl::Rs, Impl::Mixed, Impl::Stockd],
             Some(l) => l
                 .iter()
                 .map(|s| {
                     Impl::parse(s).ok_or_else(|| {
-                        format!("COMPAT_IMPLS: unknown implementation {s} (use stock,rs,mixed)")
+                        format!(
+                            "COMPAT_IMPLS: unknown implementation {s} (use stock,rs,mixed,stockd)"
+                        )
                     })
                 })
                 .collect::<Result<_, _>>()?,
@@ -178,7 +181,7 @@ pub fn check_prereqs(opts: &Options) -> Result<(), String> {
         ));
     }
     let mut need: Vec<&str> = opts.versions.iter().map(|s| s.as_str()).collect();
-    if opts.impls.contains(&Impl::Rs) || opts.impls.contains(&Impl::Mixed) {
+    if opts.impls.iter().any(|&i| i != Impl::Stock) {
         need.push("22.05"); // our daemons run in the bookworm rootfs
     }
     for v in need {
@@ -398,6 +401,7 @@ fn cluster_name(imp: Impl, version: &str, cgroups: bool) -> String {
         Impl::Stock => format!("cs{v}"),
         Impl::Rs => "crs".to_string(),
         Impl::Mixed => format!("cm{v}"),
+        Impl::Stockd => format!("cd{v}"),
     };
     format!("{base}{}{}", if cgroups { "g" } else { "" }, name_tag())
 }
@@ -515,12 +519,18 @@ pub fn run_matrix(opts: &Options) -> Report {
     let mut lanes: Vec<Lane> = Vec::new();
     let mut runs: Vec<Ran> = Vec::new();
 
-    let mixed_list: Vec<scenarios::Scenario> =
-        list.iter().filter(|s| s.needs().mixed).cloned().collect();
+    // The lanes of each node/controller swap: per version, the scenarios
+    // that ask for that cell.
+    let swaps: Vec<(Impl, Vec<scenarios::Scenario>)> = [Impl::Mixed, Impl::Stockd]
+        .into_iter()
+        .filter(|i| opts.impls.contains(i))
+        .map(|i| (i, list.iter().filter(|s| s.runs_on(i)).cloned().collect()))
+        .filter(|(_, l): &(Impl, Vec<_>)| !l.is_empty())
+        .collect();
     let want_rs = opts.impls.contains(&Impl::Rs);
-    let want_mixed = opts.impls.contains(&Impl::Mixed) && !mixed_list.is_empty();
+    let want_swaps = !swaps.is_empty();
     // Build before any cluster starts: the build wants both CPUs.
-    let built = if (want_rs || want_mixed) && opts.build_rs {
+    let built = if (want_rs || want_swaps) && opts.build_rs {
         build_rs()
     } else {
         Ok(())
@@ -565,23 +575,18 @@ pub fn run_matrix(opts: &Options) -> Report {
             });
         }
     }
-    for v in &opts.versions {
-        if want_mixed {
+    for (imp, l) in &swaps {
+        for v in &opts.versions {
             if built.is_ok() {
                 lanes.push(Lane {
-                    imp: Impl::Mixed,
+                    imp: *imp,
                     version: v.clone(),
                     clients: vec![v.clone()],
                     only_cgroups: None,
-                    list: mixed_list.clone(),
+                    list: l.clone(),
                 });
             } else {
-                runs.extend(not_run(
-                    Impl::Mixed,
-                    std::slice::from_ref(v),
-                    &mixed_list,
-                    "rs build failed",
-                ));
+                runs.extend(not_run(*imp, std::slice::from_ref(v), l, "rs build failed"));
             }
         }
     }

@@ -11,10 +11,12 @@ use std::time::Duration;
 
 const BOTH: Needs = Needs {
     mixed: true,
+    stockd: false,
     cgroups: false,
 };
 const BOTH_CG: Needs = Needs {
     mixed: true,
+    stockd: false,
     cgroups: true,
 };
 
