@@ -250,25 +250,6 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             };
             rc_of(sh.exec(cmd).await)
         }
-        // Dependency updates (other fields in the same request are not applied yet).
-        Message::RequestUpdateJob(m) if m.dependency.is_some() => {
-            let id = m
-                .job_id_str
-                .as_deref()
-                .map(str::parse::<u32>)
-                .unwrap_or(Ok(m.step_id.job_id));
-            match id {
-                Ok(job_id) if job_id != 0 && job_id != NO_VAL => rc_of(
-                    sh.exec(Command::UpdateDependency {
-                        uid,
-                        job_id,
-                        dependency: m.dependency.clone().unwrap_or_default(),
-                    })
-                    .await,
-                ),
-                _ => rc_message(ESLURM_INVALID_JOB_ID),
-            }
-        }
         Message::RequestUpdateJob(desc) => {
             let job_id = match desc.job_id_str.as_deref().map(|s| s.trim().parse::<u32>()) {
                 Some(Ok(id)) => id,

@@ -528,10 +528,14 @@ fn arrays_and_dependencies_survive_a_crash() {
             &mut s,
             &mut c,
             1005,
-            Command::UpdateDependency {
+            Command::UpdateJob {
                 uid: 2001,
                 job_id: 4,
-                dependency: "afterany:1?afterok:2".into(),
+                desc: Box::new(JobDescMsg {
+                    dependency: Some("afterany:1?afterok:2".into()),
+                    ..JobDescMsg::unset()
+                }),
+                version: ProtocolVersion::V24_11,
             },
         );
         assert_eq!(

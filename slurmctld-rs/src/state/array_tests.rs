@@ -494,10 +494,14 @@ fn update_dependency_while_pending() {
     let upd = |c: &mut Controller, uid: u32, job_id: u32, s: &str| {
         c.apply(
             1002,
-            Command::UpdateDependency {
+            Command::UpdateJob {
                 uid,
                 job_id,
-                dependency: s.into(),
+                desc: Box::new(JobDescMsg {
+                    dependency: Some(s.into()),
+                    ..JobDescMsg::unset()
+                }),
+                version: ProtocolVersion::V24_11,
             },
         )
         .0
@@ -562,10 +566,14 @@ fn arrays_and_dependencies_survive_a_snapshot() {
             tasks: vec![1, 2],
             signal: SIGKILL,
         },
-        Command::UpdateDependency {
+        Command::UpdateJob {
             uid: 1000,
             job_id: dep,
-            dependency: "afterany:1".into(),
+            desc: Box::new(JobDescMsg {
+                dependency: Some("afterany:1".into()),
+                ..JobDescMsg::unset()
+            }),
+            version: ProtocolVersion::V24_11,
         },
     ] {
         let b = crate::persist::encode_command(&cmd).unwrap();

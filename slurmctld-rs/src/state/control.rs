@@ -203,6 +203,12 @@ impl Controller {
         d: &JobDescMsg,
         fx: &mut Vec<Effect>,
     ) -> Reply {
+        if let Some(dep) = d.dependency.as_deref() {
+            let r = self.update_dependency(now, uid, job_id, dep, fx);
+            if r != Reply::Rc(SLURM_SUCCESS) {
+                return r;
+            }
+        }
         let operator = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);

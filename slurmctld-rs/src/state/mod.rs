@@ -155,12 +155,6 @@ pub enum Command {
         tasks: Vec<u32>,
         signal: u16,
     },
-    /// `scontrol update job=ID Dependency=...`.
-    UpdateDependency {
-        uid: u32,
-        job_id: u32,
-        dependency: String,
-    },
     /// REQUEST_UPDATE_PARTITION.
     UpdatePartition {
         uid: u32,
@@ -458,11 +452,6 @@ impl Controller {
                 let tasks = tasks.into_iter().collect();
                 self.kill_tasks(now, uid, array_job_id, &tasks, signal, &mut fx)
             }
-            Command::UpdateDependency {
-                uid,
-                job_id,
-                dependency,
-            } => self.update_dependency(now, uid, job_id, &dependency, &mut fx),
             Command::UpdatePartition { uid, msg } => self.update_partition(now, uid, &msg, &mut fx),
         };
         (reply, fx)

@@ -93,14 +93,7 @@ fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> u32
 
 /// What `slurm_init_job_desc_msg` leaves unset, as scontrol sends it.
 fn blank() -> JobDescMsg {
-    JobDescMsg {
-        time_limit: NO_VAL,
-        min_nodes: NO_VAL,
-        max_nodes: NO_VAL,
-        priority: NO_VAL,
-        alloc_sid: NO_VAL,
-        ..Default::default()
-    }
+    JobDescMsg::unset()
 }
 
 fn update(
