@@ -257,19 +257,10 @@ mod tests {
 
     fn submit(c: &mut Controller, now: i64, cpus: u32) -> u32 {
         use slurm_wire::msg::job_desc::JobDescMsg;
-        use slurm_wire::pack::{NO_VAL, NO_VAL16, NO_VAL64};
         let d = JobDescMsg {
-            priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
-            time_limit: NO_VAL,
-            min_nodes: NO_VAL,
-            max_nodes: NO_VAL,
-            num_tasks: NO_VAL,
             min_cpus: cpus,
-            cpus_per_task: NO_VAL16,
-            ntasks_per_node: NO_VAL16,
-            pn_min_memory: NO_VAL64,
             script: Some("#!/bin/sh\ntrue\n".into()),
-            ..Default::default()
+            ..JobDescMsg::unset()
         };
         let user = crate::state::job::UserInfo {
             uid: 1000,

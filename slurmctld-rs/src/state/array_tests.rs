@@ -37,18 +37,10 @@ fn ctrl() -> Controller {
 
 fn desc(f: impl FnOnce(&mut JobDescMsg)) -> Box<JobDescMsg> {
     let mut d = JobDescMsg {
-        priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
-        time_limit: NO_VAL,
-        min_nodes: NO_VAL,
-        max_nodes: NO_VAL,
-        num_tasks: NO_VAL,
         min_cpus: 1,
-        cpus_per_task: slurm_wire::pack::NO_VAL16,
-        ntasks_per_node: slurm_wire::pack::NO_VAL16,
-        pn_min_memory: slurm_wire::pack::NO_VAL64,
         name: Some("wrap".into()),
         script: Some("#!/bin/sh\nhostname\n".into()),
-        ..Default::default()
+        ..JobDescMsg::unset()
     };
     f(&mut d);
     Box::new(d)

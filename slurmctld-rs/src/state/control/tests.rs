@@ -4,7 +4,6 @@ use super::*;
 use crate::state::job::{reason, UserInfo};
 use crate::state::{Command, Controller, Time};
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
-use slurm_wire::pack::NO_VAL64;
 use slurm_wire::ProtocolVersion;
 
 const CONF: &str = "\
@@ -56,19 +55,10 @@ fn up() -> Controller {
 
 fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> u32 {
     let mut d = JobDescMsg {
-        time_limit: NO_VAL,
-        min_nodes: NO_VAL,
-        max_nodes: NO_VAL,
-        num_tasks: NO_VAL,
         min_cpus: 1,
-        cpus_per_task: NO_VAL16,
-        ntasks_per_node: NO_VAL16,
-        pn_min_memory: NO_VAL64,
-        priority: NO_VAL,
-        requeue: NO_VAL16,
         name: Some("wrap".into()),
         script: Some("#!/bin/sh\nhostname\n".into()),
-        ..Default::default()
+        ..JobDescMsg::unset()
     };
     f(&mut d);
     let user = UserInfo {
