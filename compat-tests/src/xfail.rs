@@ -45,24 +45,6 @@ pub const XFAILS: &[XFail] = &[
         version: "26.05",
         reason: "a 26.05 slurmd also sets SLURM_JOB_EXCLUSIVE, SLURM_JOB_OVERSUBSCRIBE and SLURM_JOB_SLUID; the rs cluster's does not (as in slurmd_env)",
     },
-    XFail {
-        imp: "rs",
-        scenario: "slurmd_oom",
-        version: "*",
-        reason: "slurmctld-rs does not record a batch completion with SIG_OOM (253) as OUT_OF_MEMORY",
-    },
-    XFail {
-        imp: "rs",
-        scenario: "slurmd_gpus",
-        version: "*",
-        reason: "slurmctld-rs: `scontrol show job -d` lacks the per-node GRES=gpu:..(IDX:..) line",
-    },
-    XFail {
-        imp: "rs",
-        scenario: "slurmd_srun_batch",
-        version: "*",
-        reason: "slurmctld-rs lays out `srun` inside `sbatch -N2 --ntasks-per-node=2` as 3 tasks on n1 and 1 on n2",
-    },
 ];
 
 pub fn lookup(imp: &str, scenario: &str, version: &str) -> Option<&'static str> {

@@ -133,6 +133,12 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             let ids = m.job_ids.as_deref();
             Message::ResponseJobInfo(views::job_info_msg(&snap, ids, None, v))
         }
+        Message::RequestJobStepInfo(m) => {
+            match crate::step_info::step_info_msg(&sh.snapshot(), &m, now(), v) {
+                Ok(r) => Message::ResponseJobStepInfo(r),
+                Err(rc) => rc_message(rc),
+            }
+        }
         Message::RequestJobUserInfo(m) => Message::ResponseJobInfo(views::job_info_msg(
             &sh.snapshot(),
             None,

@@ -206,6 +206,8 @@ mod tests {
         .unwrap();
         let mut c = Controller::new(crate::state::config::ClusterConf::new(conf, 0).unwrap(), 1);
         let d = JobDescMsg {
+            // as clients send it (0 would be --exclusive)
+            shared: slurm_wire::pack::NO_VAL16,
             time_limit: NO_VAL,
             min_nodes: NO_VAL,
             max_nodes: NO_VAL,

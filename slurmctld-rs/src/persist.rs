@@ -512,6 +512,7 @@ fn job_state_code(s: JobState) -> u8 {
         JobState::Failed => 4,
         JobState::Timeout => 5,
         JobState::NodeFail => 6,
+        JobState::OutOfMemory => 7,
     }
 }
 
@@ -524,6 +525,7 @@ fn job_state_of(c: u8) -> Option<JobState> {
         4 => JobState::Failed,
         5 => JobState::Timeout,
         6 => JobState::NodeFail,
+        7 => JobState::OutOfMemory,
         _ => return None,
     })
 }

@@ -19,6 +19,27 @@ pub struct Request<'a> {
     pub mem_per_cpu: bool,
     /// GRES wanted on each node.
     pub gres: &'a [GresReq],
+    /// CPUs each node must give (`--ntasks-per-node` x cpus-per-task);
+    /// 0 = any split of `cpus`.
+    pub pn_cpus: u32,
+    /// `--exclusive`: whole nodes, shared with no other job.
+    pub exclusive: bool,
+    /// The job's user (ExclusiveUser keeps other users off its nodes).
+    pub uid: u32,
+}
+
+/// `JOB_SHARED_NONE`: the `shared` of a job submitted with `--exclusive`.
+pub const JOB_SHARED_NONE: u16 = 0;
+
+/// `--ntasks-per-node` x cpus-per-task when the job asked for a task
+/// count per node, else 0.
+fn pn_cpus_of(j: &Job) -> u32 {
+    let ntpn = j.desc.ntasks_per_node;
+    if ntpn == 0 || ntpn == u16::MAX - 1 || ntpn == u16::MAX {
+        0
+    } else {
+        u32::from(ntpn) * u32::from(j.cpus_per_task.max(1))
+    }
 }
 
 impl<'a> Request<'a> {
@@ -31,6 +52,9 @@ impl<'a> Request<'a> {
             mem: j.mem,
             mem_per_cpu: j.mem_per_cpu,
             gres: &j.gres_req,
+            pn_cpus: pn_cpus_of(j),
+            exclusive: j.desc.shared == JOB_SHARED_NONE,
+            uid: j.user.uid,
         }
     }
 
@@ -122,6 +146,9 @@ pub fn select_excluding(
     let p = conf.partitions.get(part)?;
     let track_mem = memory_is_consumable(conf);
     let cpt = req.cpus_per_task.max(1);
+    // OverSubscribe=EXCLUSIVE makes every job of the partition exclusive
+    let exclusive =
+        req.exclusive || matches!(p.conf.over_subscribe, slurm_conf::OverSubscribe::Exclusive);
     let mut cand: Vec<usize> = p
         .nodes
         .iter()
@@ -129,6 +156,10 @@ pub fn select_excluding(
         .filter(|&i| {
             let n = &nodes[i];
             !exclude(i)
+                && (!exclusive || (n.jobs.is_empty() && n.alloc_cpus == 0))
+                && n.open_to(req.uid)
+                // ExclusiveUser: only nodes empty or held by this user
+                && (!p.conf.exclusive_user || n.jobs.is_empty() || n.owner == Some(req.uid))
                 && n.schedulable()
                 && n.free_cpus() >= cpt
                 && (!track_mem || req.mem_on(cpt) <= n.free_memory())
@@ -155,7 +186,18 @@ pub fn select_excluding(
                 (n.free_memory() / req.mem.max(1)) as u32 / u32::from(cpt) * u32::from(cpt);
             free = free.min(by_mem);
         }
-        let take = want.min(free);
+        let take = if exclusive {
+            // the whole node, whatever the tasks need
+            u32::from(n.def.cpus)
+        } else if req.pn_cpus > 0 {
+            // a task count per node: exactly that many on every node
+            if free < req.pn_cpus {
+                continue;
+            }
+            req.pn_cpus
+        } else {
+            want.min(free)
+        };
         if take == 0 {
             continue;
         }
@@ -164,7 +206,7 @@ pub fn select_excluding(
             continue;
         };
         let cpus = u16::try_from(take).unwrap_or(u16::MAX);
-        let mem = if req.mem == 0 && track_mem {
+        let mem = if (req.mem == 0 || exclusive) && track_mem {
             n.free_memory()
         } else {
             req.mem_on(cpus)

@@ -444,6 +444,10 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
         select_jobinfo: SelectJobinfo::default(),
         ..Default::default()
     };
+    let detail = crate::job_resrcs::alloc_detail(c, j, v);
+    info.job_resrcs = detail.job_resrcs;
+    info.gres_detail_str = detail.gres_detail_str;
+    info.gres_total = detail.gres_total;
     crate::state::array::decorate(c, j.job_id, &mut info, v);
     info
 }

@@ -84,6 +84,8 @@ fn registration(v: V) -> Message {
 
 fn batch_job(name: &str) -> Message {
     Message::RequestSubmitBatchJob(JobDescMsg {
+        // as clients send it (0 would be --exclusive)
+        shared: slurm_wire::pack::NO_VAL16,
         name: Some(name.into()),
         script: Some("#!/bin/sh\nhostname\n".into()),
         work_dir: Some("/tmp".into()),

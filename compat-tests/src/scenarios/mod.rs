@@ -277,6 +277,7 @@ fn stock_ctld(c: &Ctx) -> bool {
 
 pub mod arrays;
 pub mod basic;
+pub mod ctld2;
 pub mod jobs;
 pub mod ops;
 pub mod sched;
@@ -290,5 +291,6 @@ pub fn all() -> Vec<Scenario> {
     v.extend(sched::all());
     v.extend(slurmd::all());
     v.extend(ops::all());
+    v.extend(ctld2::all());
     v
 }

@@ -3,6 +3,10 @@
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::ProtocolVersion;
 
+/// Stock's `SIG_OOM`: the low byte of a batch job_rc whose step had OOM
+/// kills.
+pub const SIG_OOM: u32 = 253;
+
 /// The batch output name stock (25.11+) stores when `--output` is unset.
 pub const DEFAULT_BATCH_STDOUT: &str = "slurm-%j.out";
 
@@ -15,6 +19,7 @@ pub mod bits {
     pub const FAILED: u32 = 5;
     pub const TIMEOUT: u32 = 6;
     pub const NODE_FAIL: u32 = 7;
+    pub const OOM: u32 = 11;
     pub const LAUNCH_FAILED: u32 = 1 << 8;
     pub const COMPLETING: u32 = 1 << 15;
 }
@@ -35,6 +40,8 @@ pub mod reason {
     pub const FAIL_LAUNCH: u32 = 23;
     pub const FAIL_EXIT_CODE: u32 = 24;
     pub const FAIL_TIMEOUT: u32 = 25;
+    /// Exhausted memory (same value 22.05..26.05).
+    pub const FAIL_OOM: u32 = 181;
     /// Generic partition configuration reason (same value 22.05..26.05).
     pub const WAIT_PART_CONFIG: u32 = 178;
 }
@@ -48,6 +55,8 @@ pub enum JobState {
     Failed,
     Timeout,
     NodeFail,
+    /// JOB_OOM: the batch step had OOM kills (slurmd reports SIG_OOM).
+    OutOfMemory,
 }
 
 impl JobState {
@@ -60,6 +69,7 @@ impl JobState {
             JobState::Failed => bits::FAILED,
             JobState::Timeout => bits::TIMEOUT,
             JobState::NodeFail => bits::NODE_FAIL,
+            JobState::OutOfMemory => bits::OOM,
         }
     }
     pub fn is_finished(self) -> bool {

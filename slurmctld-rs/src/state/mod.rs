@@ -10,6 +10,7 @@ pub mod control;
 pub mod counters;
 pub mod depend;
 pub mod job;
+pub mod mem_limit;
 pub mod msgs;
 pub mod node;
 pub mod partition;
@@ -303,6 +304,7 @@ impl Controller {
                         n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
                     }
                     n.mark_gres(&a.gres, true);
+                    n.take_for(j.user.uid, excl_user(&self.conf, j.part));
                     n.jobs.insert(j.job_id);
                 }
             }
@@ -818,6 +820,21 @@ impl Controller {
         } else {
             (desc.pn_min_memory, false)
         };
+        let mem_limit::Shape {
+            mem,
+            cpus_per_task,
+            min_cpus,
+        } = mem_limit::fit_max_mem_per_cpu(
+            pdef.conf.max_mem,
+            self.conf.raw.max_mem,
+            mem_per_cpu,
+            num_tasks,
+            mem_limit::Shape {
+                mem,
+                cpus_per_task,
+                min_cpus,
+            },
+        );
         let gres_req = match desc
             .tres_per_node
             .as_deref()
@@ -851,6 +868,9 @@ impl Controller {
             cpus_per_task,
             mem,
             mem_per_cpu,
+            pn_cpus: 0,
+            exclusive: false,
+            uid: user.uid,
         };
         if !sched::could_ever_fit(&self.conf, part, &req) {
             // What no single node can hold (memory, GRES) is refused by
@@ -948,8 +968,15 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) {
         let track_mem = sched::memory_is_consumable(&self.conf);
+        let owner = self
+            .jobs
+            .get(&job_id)
+            .map(|j| (j.user.uid, excl_user(&self.conf, j.part)));
         for a in &alloc {
             let n = &mut self.nodes[a.node];
+            if let Some((uid, excl)) = owner {
+                n.take_for(uid, excl);
+            }
             n.alloc_cpus = n.alloc_cpus.saturating_add(a.cpus);
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
@@ -1099,6 +1126,11 @@ impl Controller {
             j.launch_failed = true;
             j.state_reason = job::reason::FAIL_LAUNCH;
             JobState::Failed
+        } else if job_rc & 0xff == job::SIG_OOM {
+            // stock checks OOM before the exit status
+            j.state_reason = job::reason::FAIL_OOM;
+            j.state_desc = None;
+            JobState::OutOfMemory
         } else if job_rc == 0 {
             JobState::Complete
         } else {
@@ -1284,6 +1316,13 @@ impl Controller {
         self.last_node_update = now;
         self.last_part_update = now;
     }
+}
+
+/// Whether partition `part` has ExclusiveUser=YES.
+fn excl_user(conf: &ClusterConf, part: usize) -> bool {
+    conf.partitions
+        .get(part)
+        .is_some_and(|p| p.conf.exclusive_user)
 }
 
 #[cfg(test)]

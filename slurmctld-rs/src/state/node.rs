@@ -87,6 +87,9 @@ pub struct Node {
     pub jobs: BTreeSet<u32>,
     /// Jobs whose epilog has not completed here yet.
     pub completing: BTreeSet<u32>,
+    /// ExclusiveUser: the user whose job holds the node (meaningful only
+    /// while `jobs` is not empty; see [`Node::take_for`]).
+    pub owner: Option<u32>,
 }
 
 /// Largest GRES count tracked device by device; bigger counts (shared
@@ -130,6 +133,24 @@ impl Node {
             alloc_mem: 0,
             jobs: BTreeSet::new(),
             completing: BTreeSet::new(),
+            owner: None,
+        }
+    }
+
+    /// Whether a job of `uid` may share this node: not while another
+    /// user's ExclusiveUser job runs here.
+    pub fn open_to(&self, uid: u32) -> bool {
+        self.jobs.is_empty() || self.owner.is_none_or(|o| o == uid)
+    }
+
+    /// Records the owner as a job of `uid` starts here (before it joins
+    /// `jobs`): an ExclusiveUser job makes `uid` the owner; another job
+    /// on an empty node clears a stale one.
+    pub fn take_for(&mut self, uid: u32, exclusive_user: bool) {
+        if exclusive_user {
+            self.owner = Some(uid);
+        } else if self.jobs.is_empty() {
+            self.owner = None;
         }
     }
 

@@ -179,6 +179,175 @@ fn nonzero_exit_fails_the_job() {
 }
 
 #[test]
+fn sig_oom_ends_the_job_out_of_memory() {
+    let mut c = ctrl("");
+    c.apply(1001, reg("n1", 4, 1000));
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
+        panic!()
+    };
+    c.apply(
+        1003,
+        Command::BatchComplete {
+            uid: 0,
+            job_id,
+            job_rc: job::SIG_OOM,
+            slurm_rc: 0,
+            node: Some("n1".into()),
+        },
+    );
+    let j = &c.jobs[&job_id];
+    assert_eq!(j.state, JobState::OutOfMemory);
+    assert_eq!(j.state_word() & 0xff, job::bits::OOM);
+    assert_eq!(j.state_reason, job::reason::FAIL_OOM);
+    assert_eq!(j.exit_code, 253);
+    // the node is released like for any other ending
+    assert_eq!(c.nodes[0].alloc_cpus, 0);
+}
+
+#[test]
+fn ntasks_per_node_gives_each_node_its_tasks() {
+    let mut c = ctrl("");
+    c.apply(1001, reg("n1", 4, 1000));
+    c.apply(1001, reg("n2", 4, 1000));
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+        d.min_nodes = 2;
+        d.max_nodes = 2;
+        d.ntasks_per_node = 2;
+    }) else {
+        panic!()
+    };
+    let j = &c.jobs[&job_id];
+    assert_eq!(j.state, JobState::Running);
+    assert_eq!(j.num_tasks, 4);
+    let cpus: Vec<(usize, u16)> = j.alloc.iter().map(|a| (a.node, a.cpus)).collect();
+    assert_eq!(cpus, vec![(0, 2), (1, 2)]);
+    // without it, the same 4 CPUs on 2 nodes fill the first node first
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1003, |d| {
+        d.min_nodes = 2;
+        d.max_nodes = 2;
+        d.num_tasks = 4;
+    }) else {
+        panic!()
+    };
+    let cpus: Vec<u16> = c.jobs[&job_id].alloc.iter().map(|a| a.cpus).collect();
+    assert_eq!(cpus.iter().sum::<u16>(), 4);
+}
+
+#[test]
+fn exclusive_jobs_take_whole_nodes_and_share_none() {
+    let mut c = ctrl("PartitionName=excl Nodes=n[1-2] OverSubscribe=EXCLUSIVE State=UP\n");
+    c.apply(1001, reg("n1", 4, 1000));
+    c.apply(1001, reg("n2", 4, 1000));
+    // a 1-CPU job on n1, then an --exclusive one: it takes all of n2
+    let (Reply::Submitted { job_id: small }, _) = submit(&mut c, 1002, |_| {}) else {
+        panic!()
+    };
+    assert_eq!(c.jobs[&small].alloc[0].node, 0);
+    let (Reply::Submitted { job_id: excl }, _) = submit(&mut c, 1003, |d| {
+        d.shared = crate::sched::JOB_SHARED_NONE;
+    }) else {
+        panic!()
+    };
+    let a: Vec<(usize, u16)> = c.jobs[&excl]
+        .alloc
+        .iter()
+        .map(|a| (a.node, a.cpus))
+        .collect();
+    assert_eq!(a, vec![(1, 4)]);
+    // another exclusive job finds no empty node and waits
+    let (Reply::Submitted { job_id: waits }, _) = submit(&mut c, 1004, |d| {
+        d.shared = crate::sched::JOB_SHARED_NONE;
+    }) else {
+        panic!()
+    };
+    assert_eq!(c.jobs[&waits].state, JobState::Pending);
+    // in an OverSubscribe=EXCLUSIVE partition every job is exclusive
+    let mut c = ctrl("PartitionName=excl Nodes=n[1-2] OverSubscribe=EXCLUSIVE State=UP\n");
+    c.apply(1001, reg("n1", 4, 1000));
+    c.apply(1001, reg("n2", 4, 1000));
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+        d.partition = Some("excl".into());
+    }) else {
+        panic!()
+    };
+    assert_eq!(c.jobs[&job_id].alloc[0].cpus, 4);
+}
+
+#[test]
+fn max_mem_per_cpu_raises_cpus_per_task() {
+    let mut c = ctrl("PartitionName=m Nodes=n[1-2] MaxMemPerCPU=100 State=UP\n");
+    c.apply(1001, reg("n1", 4, 1000));
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+        d.partition = Some("m".into());
+        d.num_tasks = 1;
+        d.pn_min_memory = 250 | MEM_PER_CPU;
+    }) else {
+        panic!()
+    };
+    let j = &c.jobs[&job_id];
+    // 250 MB per CPU over a 100 MB limit: 3 CPUs of 84 MB
+    assert_eq!(
+        (j.cpus_per_task, j.min_cpus, j.mem, j.mem_per_cpu),
+        (3, 3, 84, true)
+    );
+    assert_eq!(j.alloc_cpus(), 3);
+}
+
+#[test]
+fn exclusive_user_keeps_other_users_off_the_nodes() {
+    let mut c = ctrl("PartitionName=eu Nodes=n[1-2] ExclusiveUser=YES State=UP\n");
+    c.apply(1001, reg("n1", 4, 1000));
+    c.apply(1001, reg("n2", 4, 1000));
+    let submit_by = |c: &mut Controller, uid: u32, part: &str| {
+        let mut d = JobDescMsg {
+            time_limit: NO_VAL,
+            min_nodes: NO_VAL,
+            max_nodes: NO_VAL,
+            num_tasks: NO_VAL,
+            min_cpus: 1,
+            cpus_per_task: NO_VAL16,
+            ntasks_per_node: NO_VAL16,
+            pn_min_memory: NO_VAL64,
+            priority: NO_VAL,
+            requeue: NO_VAL16,
+            shared: NO_VAL16,
+            script: Some("#!/bin/sh\n".into()),
+            ..Default::default()
+        };
+        d.partition = Some(part.into());
+        let user = UserInfo {
+            uid,
+            gid: uid,
+            ..Default::default()
+        };
+        let (r, _) = c.apply(
+            1002,
+            Command::Submit {
+                user,
+                desc: Box::new(d),
+                version: ProtocolVersion::V24_11,
+            },
+        );
+        let Reply::Submitted { job_id } = r else {
+            panic!("{r:?}")
+        };
+        job_id
+    };
+    let node_of = |c: &Controller, id: u32| c.jobs[&id].alloc.first().map(|a| a.node);
+    let a1 = submit_by(&mut c, 1000, "eu");
+    assert_eq!(node_of(&c, a1), Some(0));
+    // another user's job goes to the other node, though n1 has room
+    let b1 = submit_by(&mut c, 1001, "eu");
+    assert_eq!(node_of(&c, b1), Some(1));
+    // the owner shares her node with herself
+    let a2 = submit_by(&mut c, 1000, "eu");
+    assert_eq!(node_of(&c, a2), Some(0));
+    // a third user finds no node, even from a partition without the flag
+    let x = submit_by(&mut c, 1002, "debug");
+    assert_eq!(c.jobs[&x].state, JobState::Pending);
+}
+
+#[test]
 fn fifo_cpu_accounting_and_queueing() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
@@ -442,6 +611,64 @@ fn gres_devices_are_allocated_per_node_and_freed() {
     );
     assert_eq!(launch_gres(&fx), vec![(3, "0x07".to_string())]);
     assert_eq!(c.jobs[&j2].state, JobState::Running);
+}
+
+#[test]
+fn job_info_carries_per_node_gres_detail() {
+    let mut c = ctrl(GPU_NODES);
+    c.apply(1001, reg("g1", 8, 1000));
+    let gpu = |g: &'static str| {
+        move |d: &mut JobDescMsg| {
+            d.partition = Some("gpu".into());
+            d.tres_per_node = Some(g.into());
+            d.min_cpus = 2;
+        }
+    };
+    let (_, _) = submit(&mut c, 1002, gpu("gres/gpu:a100:1"));
+    // untyped: takes a100 indexes 1-2, shown with the node's type
+    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1003, gpu("gres:gpu:2")) else {
+        panic!()
+    };
+    let info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11);
+    assert_eq!(
+        info.gres_detail_str,
+        vec![Some("gpu:a100:2(IDX:1-2)".to_string())]
+    );
+    assert_eq!(info.gres_total.as_deref(), Some("gpu:a100:2"));
+    let jr = info.job_resrcs.expect("job_resources of a running job");
+    assert_eq!(jr.nodes.as_deref(), Some("g1"));
+    assert_eq!(jr.cpus, vec![2]);
+    assert_eq!(jr.ncpus, 2);
+    let bits = jr.core_bitmap.expect("core bitmap");
+    assert_eq!(bits.count_ones(), 2);
+    // the whole message still round-trips for every client version
+    for v in [
+        ProtocolVersion::V22_05,
+        ProtocolVersion::V24_11,
+        ProtocolVersion::V26_05,
+    ] {
+        let m = crate::views::job_info_msg(&c, Some(&[job_id]), None, v);
+        let b = slurm_wire::pack::encode_to_vec(&m, v);
+        let back: slurm_wire::msg::job::JobInfoMsg =
+            slurm_wire::pack::decode_exact(&b, v).expect("decodes");
+        assert_eq!(back.job_array[0].gres_detail_str, info.gres_detail_str);
+        assert_eq!(
+            back.job_array[0]
+                .job_resrcs
+                .as_ref()
+                .map(|r| r.cpus.clone()),
+            Some(vec![2])
+        );
+    }
+    // a job without GRES has no detail strings
+    let (Reply::Submitted { job_id: plain }, _) = submit(&mut c, 1004, |d| {
+        d.partition = Some("gpu".into());
+    }) else {
+        panic!()
+    };
+    let info = crate::views::job_info(&c, &c.jobs[&plain], ProtocolVersion::V24_11);
+    assert!(info.gres_detail_str.is_empty());
+    assert!(info.job_resrcs.is_some());
 }
 
 #[test]

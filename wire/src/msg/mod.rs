@@ -23,6 +23,7 @@ pub mod partition;
 pub mod slurmdb;
 pub mod stats;
 pub mod step;
+pub mod step_info;
 pub mod update_part;
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
@@ -107,6 +108,8 @@ messages! {
     ResponseJobReady(common::ReturnCodeMsg),
     RequestJobStepCreate(step::JobStepCreateRequestMsg),
     ResponseJobStepCreate(step::JobStepCreateResponseMsg),
+    RequestJobStepInfo(step_info::JobStepInfoRequestMsg),
+    ResponseJobStepInfo(step_info::JobStepInfoResponseMsg),
     RequestCancelJobStep(job::JobStepKillMsg),
     RequestKillJob(job::JobStepKillMsg),
     RequestJobRequeue(job::RequeueMsg),

@@ -630,6 +630,8 @@ fn control_commands_survive_the_log_and_snapshot() {
             uid: 0,
             job_id: id,
             desc: Box::new(JobDescMsg {
+                // as clients send it (0 would be --exclusive)
+                shared: slurm_wire::pack::NO_VAL16,
                 time_limit: 7,
                 ..blank()
             }),

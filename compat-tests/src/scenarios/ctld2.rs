@@ -1,0 +1,136 @@
+//! Controller gaps found by the node-daemon and partition work: step info
+//! (`squeue -s`, `scontrol show step`).
+
+use super::*;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// `squeue -s` lists the batch step and an srun step of a running job;
+/// `scontrol show step` shows the srun step's layout.
+fn steps(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    let o = c.ok_as(
+        alice,
+        "sbatch -N2 --ntasks-per-node=1 -J stepjob -o /dev/null --wrap 'srun -n2 sleep 30'",
+    )?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    c.wait_for(
+        None,
+        &format!("squeue -s -h -j {id} -o '%i'"),
+        "the srun step listed",
+        WAIT,
+        |s| s.lines().any(|l| l.trim().ends_with(".0")),
+    )?;
+    let o = c.ok(&format!("squeue -s -h -j {id} -o '%i %j %P %u %N' | sort"))?;
+    must_contain(
+        "squeue -s",
+        &o.stdout,
+        &[
+            &format!("{id}.batch batch debug alice n1"),
+            &format!("{id}.0 sleep debug alice n[1-2]"),
+        ],
+    )?;
+    c.record("squeue -s", &o.stdout);
+    let o = c.ok(&format!("scontrol show step {id}.0"))?;
+    must_contain(
+        "scontrol show step",
+        &o.stdout,
+        &[
+            &format!("StepId={id}.0 "),
+            "State=RUNNING",
+            "Partition=debug",
+            "NodeList=n[1-2]",
+            "Nodes=2",
+            "Tasks=2",
+            "Name=sleep",
+        ],
+    )?;
+    let st = format!(
+        "StepId={} State={} NodeList={} Nodes={} Tasks={} Name={}\n",
+        field(&o.stdout, "StepId").unwrap_or_default(),
+        field(&o.stdout, "State").unwrap_or_default(),
+        field(&o.stdout, "NodeList").unwrap_or_default(),
+        field(&o.stdout, "Nodes").unwrap_or_default(),
+        field(&o.stdout, "Tasks").unwrap_or_default(),
+        field(&o.stdout, "Name").unwrap_or_default(),
+    );
+    c.record("scontrol show step", &st);
+    // a step that does not exist
+    let o = c.run_as(None, &format!("scontrol show step {id}.7"));
+    c.record(
+        "scontrol show step (missing)",
+        // (short job ids are not normalised: name it here)
+        &format!("{}{}", o.stdout, o.stderr).replace(&format!("{id}.7"), "<JOB>.7"),
+    );
+    c.ok(&format!("scancel {id}"))?;
+    c.wait_for(None, "squeue -h -o %i", "empty queue", WAIT, |s| {
+        s.trim().is_empty()
+    })?;
+    c.wait_for(None, "sinfo -h -o %t | sort -u", "nodes idle", WAIT, |s| {
+        s.trim() == "idle"
+    })?;
+    Ok(())
+}
+
+fn sbatch_sleep(c: &mut Ctx, args: &str) -> Result<String, String> {
+    let o = c.ok_as(
+        Some("alice"),
+        &format!("sbatch {args} -o /dev/null --wrap 'sleep 30'"),
+    )?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    c.wait_state(&id, "RUNNING", WAIT)?;
+    Ok(id)
+}
+
+/// `--exclusive` takes a whole node that runs no other job: with a small
+/// job on n1 it goes to n2, with all its CPUs; the next small job goes
+/// back to n1.
+fn exclusive(c: &mut Ctx) -> Result<(), String> {
+    let small = sbatch_sleep(c, "-n1")?;
+    let excl = sbatch_sleep(c, "-n1 --exclusive")?;
+    let next = sbatch_sleep(c, "-n1")?;
+    let mut rec = String::new();
+    for (what, id) in [("small", &small), ("exclusive", &excl), ("next", &next)] {
+        let o = c.ok(&format!("scontrol show job {id}"))?;
+        rec.push_str(&format!(
+            "{what}: NodeList={} NumCPUs={}\n",
+            field(&o.stdout, "NodeList").unwrap_or_default(),
+            field(&o.stdout, "NumCPUs").unwrap_or_default(),
+        ));
+    }
+    let want = "small: NodeList=n1 NumCPUs=1\nexclusive: NodeList=n2 NumCPUs=16\nnext: NodeList=n1 NumCPUs=1\n";
+    let res = if rec == want {
+        Ok(())
+    } else {
+        Err(format!("--exclusive placement: want {want:?}, got {rec:?}"))
+    };
+    c.record("--exclusive placement", &rec);
+    c.ok(&format!("scancel {small} {excl} {next}"))?;
+    c.wait_for(None, "squeue -h -o %i", "empty queue", WAIT, |s| {
+        s.trim().is_empty()
+    })?;
+    c.wait_for(None, "sinfo -h -o %t | sort -u", "nodes idle", WAIT, |s| {
+        s.trim() == "idle"
+    })?;
+    res
+}
+
+pub fn all() -> Vec<Scenario> {
+    vec![
+        Scenario {
+            name: "ctld2_steps",
+            about: "squeue -s and scontrol show step list the batch and srun steps",
+            compare: true,
+            run: steps,
+        },
+        Scenario {
+            name: "ctld2_exclusive",
+            about: "--exclusive takes a whole node that runs no other job",
+            compare: true,
+            run: exclusive,
+        },
+    ]
+}
