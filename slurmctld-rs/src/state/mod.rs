@@ -704,7 +704,10 @@ impl Controller {
         // No node count asked: as many as the CPUs need, up to the partition.
         let max_nodes = if desc.max_nodes == NO_VAL || desc.max_nodes == 0 {
             if desc.min_nodes == NO_VAL || desc.min_nodes == 0 {
-                (pdef.nodes.len() as u32).max(min_nodes)
+                // Never more than the partition's MaxNodes.
+                (pdef.nodes.len() as u32)
+                    .min(pdef.conf.max_nodes)
+                    .max(min_nodes)
             } else {
                 min_nodes
             }

@@ -50,7 +50,14 @@ pub struct SchedState {
     pub backfill_started: u64,
     /// Jobs the last backfill pass planned.
     pub backfill_last_depth: u64,
+    /// Per partition: the job that last failed to fit and when. Until a
+    /// node changes again it would fail again, so it is not re-tested
+    /// (a failing select scans every node of the partition).
+    pub blocked_at: Vec<Option<(u32, Fingerprint)>>,
 }
+
+/// What a partition has free, summed: schedulable nodes, CPUs, memory.
+pub type Fingerprint = (u64, u64, u64);
 
 /// `name=value` from SchedulerParameters as seconds, or `default`.
 fn sched_param(c: &Controller, name: &str, default: Time) -> Time {
@@ -122,6 +129,21 @@ impl Controller {
         }
     }
 
+    /// Sums over the partition's schedulable nodes: cheap next to a failing
+    /// select (no allocation, no sort), and it changes when anything is freed.
+    fn fingerprint(&self, part: usize) -> Fingerprint {
+        let mut f = (0, 0, 0);
+        for &i in &self.conf.partitions[part].nodes {
+            let n = &self.nodes[i];
+            if n.schedulable() {
+                f.0 += 1;
+                f.1 += u64::from(n.free_cpus());
+                f.2 += n.free_memory();
+            }
+        }
+        f
+    }
+
     /// The event-triggered pass (submit, completion, node change).
     pub(crate) fn schedule(&mut self, now: Time, fx: &mut Vec<Effect>) {
         self.main_pass(now, MAIN_DEPTH, fx);
@@ -158,6 +180,14 @@ impl Controller {
                 job::reason::WAIT_PART_DOWN
             } else if blocked[part] {
                 job::reason::WAIT_PRIORITY
+            } else if depth != usize::MAX
+                && self.sched.blocked_at.get(part).copied().flatten()
+                    == Some((job_id, self.fingerprint(part)))
+            {
+                // Nothing was freed since it last failed (the full pass
+                // re-tests anyway, in case the job itself changed).
+                blocked[part] = true;
+                job::reason::WAIT_RESOURCES
             } else {
                 let j = &self.jobs[&job_id];
                 let req = sched::Request::of(j);
@@ -170,6 +200,9 @@ impl Controller {
                     }
                     None => {
                         blocked[part] = true;
+                        let n = self.conf.partitions.len();
+                        self.sched.blocked_at.resize(n, None);
+                        self.sched.blocked_at[part] = Some((job_id, self.fingerprint(part)));
                         job::reason::WAIT_RESOURCES
                     }
                 }
@@ -187,6 +220,9 @@ impl Controller {
         let mut plan = Table::new();
         let mut tested = 0;
         for job_id in order {
+            if planner.budget == 0 {
+                break;
+            }
             if !self.eligible(job_id) {
                 continue;
             }
@@ -230,3 +266,7 @@ impl Controller {
         self.sched.plan.get(&job_id)
     }
 }
+
+#[cfg(test)]
+#[path = "queue_tests.rs"]
+mod tests;
