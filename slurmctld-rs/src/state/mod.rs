@@ -284,6 +284,7 @@ impl Controller {
     /// Applies one command at time `now`.
     pub fn apply(&mut self, now: Time, cmd: Command) -> (Reply, Vec<Effect>) {
         let mut fx = Vec::new();
+        self.sched.note_command(&cmd);
         let reply = match cmd {
             Command::Tick => {
                 self.tick(now, &mut fx);
@@ -893,6 +894,7 @@ impl Controller {
 
     /// Ends a running (or pending) job: frees its nodes and asks them to clean up.
     fn end_job(&mut self, now: Time, job_id: u32, state: JobState, fx: &mut Vec<Effect>) {
+        self.sched.freed += 1;
         let track_mem = sched::memory_is_consumable(&self.conf);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return;

@@ -54,10 +54,32 @@ pub struct SchedState {
     /// node changes again it would fail again, so it is not re-tested
     /// (a failing select scans every node of the partition).
     pub blocked_at: Vec<Option<(u32, Fingerprint)>>,
+    /// Bumped by whatever may free resources or make nodes usable.
+    pub freed: u64,
 }
 
-/// What a partition has free, summed: schedulable nodes, CPUs, memory.
-pub type Fingerprint = (u64, u64, u64);
+impl SchedState {
+    /// Every command may free something except those known not to (a
+    /// command added later counts as freeing: safe, only slower).
+    pub fn note_command(&mut self, cmd: &super::Command) {
+        use super::Command as C;
+        if !matches!(
+            cmd,
+            C::Submit { .. }
+                | C::Allocate { .. }
+                | C::Tick
+                | C::EpilogComplete { .. }
+                | C::TerminateDone { .. }
+                | C::StepCreate { .. }
+        ) {
+            self.freed += 1;
+        }
+    }
+}
+
+/// When a head job last failed: what had been freed by then, and the
+/// partitions' last change.
+pub type Fingerprint = (u64, Time);
 
 /// `name=value` from SchedulerParameters as seconds, or `default`.
 fn sched_param(c: &Controller, name: &str, default: Time) -> Time {
@@ -129,19 +151,8 @@ impl Controller {
         }
     }
 
-    /// Sums over the partition's schedulable nodes: cheap next to a failing
-    /// select (no allocation, no sort), and it changes when anything is freed.
-    fn fingerprint(&self, part: usize) -> Fingerprint {
-        let mut f = (0, 0, 0);
-        for &i in &self.conf.partitions[part].nodes {
-            let n = &self.nodes[i];
-            if n.schedulable() {
-                f.0 += 1;
-                f.1 += u64::from(n.free_cpus());
-                f.2 += n.free_memory();
-            }
-        }
-        f
+    fn fingerprint(&self, _part: usize) -> Fingerprint {
+        (self.sched.freed, self.last_part_update)
     }
 
     /// The event-triggered pass (submit, completion, node change).
