@@ -143,6 +143,7 @@ impl Sim {
                     d.time_limit = limit.min(60);
                     d.num_tasks = 16 + rng.below(48) as u32;
                     d.cpus_per_task = 1;
+                    d.pn_min_memory = 1000 | MEM_PER_CPU;
                 }
             }
             // Most jobs end before their limit; some run into it.
@@ -163,11 +164,11 @@ impl Sim {
                 panic!("submit {i} refused: {:?}", r.0)
             };
             self.runtime.insert(job_id, run);
-            self.note_starts(now);
         }
+        self.note_starts();
     }
 
-    fn note_starts(&mut self, _now: Time) {
+    fn note_starts(&mut self) {
         // Only jobs that started since the last look: running, not noted.
         let fresh: Vec<(u32, Time, Vec<usize>)> = self
             .c
@@ -325,7 +326,7 @@ impl Sim {
                     },
                 );
             }
-            self.note_starts(now);
+            self.note_starts();
             self.check();
             let left = self
                 .c
@@ -401,7 +402,11 @@ fn simulation_small() {
 #[test]
 #[ignore]
 fn simulation_full() {
-    let a = simulate(8000, 2000, 100_000);
-    let b = simulate(8000, 2000, 100_000);
+    // The two runs side by side (two threads): same wall time as one.
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| simulate(8000, 2000, 100_000));
+        let b = s.spawn(|| simulate(8000, 2000, 100_000));
+        (a.join().expect("run a"), b.join().expect("run b"))
+    });
     assert!(a == b, "two runs placed jobs differently");
 }

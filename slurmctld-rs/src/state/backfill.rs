@@ -38,7 +38,7 @@ pub const BF_WINDOW: Time = 24 * 3600;
 pub const MAX_CHECKS_PER_JOB: usize = 16;
 /// Node looks one backfill pass may spend in all (like stock's
 /// `bf_max_time`, but counted, so that the plan stays deterministic).
-pub const WORK_BUDGET: u64 = 4_000_000;
+pub const WORK_BUDGET: u64 = 16_000_000;
 
 /// What a node has free at some moment.
 #[derive(Debug, Clone, Default, PartialEq)]

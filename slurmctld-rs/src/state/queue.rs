@@ -21,7 +21,8 @@ use std::cmp::Reverse;
 
 /// Jobs an event-triggered pass looks at (stock's `default_queue_depth`).
 pub const MAIN_DEPTH: usize = 100;
-/// Jobs one backfill pass plans (stock's `bf_max_job_test`).
+/// Jobs one backfill pass plans per partition (stock's `bf_max_job_test`,
+/// per partition like `bf_max_job_part`).
 pub const BF_MAX_JOB_TEST: usize = 500;
 /// Seconds between passes over the whole queue (stock's `sched_interval`).
 pub const SCHED_INTERVAL: Time = 60;
@@ -96,6 +97,11 @@ fn sched_param(c: &Controller, name: &str, default: Time) -> Time {
 impl Controller {
     /// Pending jobs in scheduling order, at most `limit` of them.
     pub fn queue_order(&mut self, limit: usize) -> Vec<u32> {
+        self.ordered(limit, limit)
+    }
+
+    /// [`Self::queue_order`] taking at most `per_part` jobs of each partition.
+    fn ordered(&mut self, limit: usize, per_part: usize) -> Vec<u32> {
         let mut parts: Vec<usize> = (0..self.conf.partitions.len()).collect();
         parts.sort_by_key(|&p| (Reverse(self.conf.partitions[p].conf.priority_tier), p));
         let mut out = Vec::new();
@@ -110,7 +116,7 @@ impl Controller {
             // Merge the tier's partition queues by priority, age and id.
             let mut heads: Vec<(Reverse<u32>, i64, u32)> = Vec::new();
             for p in group {
-                let want = limit - out.len();
+                let want = (limit - out.len()).min(per_part);
                 let ids: Vec<u32> = self.jobs.queue_of(p).take(want).collect();
                 heads.extend(ids.into_iter().filter_map(|id| {
                     self.jobs
@@ -226,14 +232,15 @@ impl Controller {
     /// holes without delaying a job ahead of it.
     pub(crate) fn backfill(&mut self, now: Time, fx: &mut Vec<Effect>) {
         self.sched.backfill_cycles += 1;
-        let order = self.queue_order(BF_MAX_JOB_TEST);
+        // Up to BF_MAX_JOB_TEST jobs of each partition, so that a long
+        // queue in a higher tier does not use up every partition's turn.
+        let nparts = self.conf.partitions.len().max(1);
+        let order = self.ordered(BF_MAX_JOB_TEST.saturating_mul(nparts), BF_MAX_JOB_TEST);
+        let mut per_part = vec![0usize; nparts];
         let mut planner = Planner::new(&self.conf, &self.nodes, &self.jobs, now);
         let mut plan = Table::new();
         let mut tested = 0;
         for job_id in order {
-            if planner.budget == 0 {
-                break;
-            }
             if !self.eligible(job_id) {
                 continue;
             }
@@ -241,29 +248,37 @@ impl Controller {
             if !self.conf.partitions[part].is_up() {
                 continue;
             }
+            if per_part.get(part).is_some_and(|&k| k >= BF_MAX_JOB_TEST) {
+                continue;
+            }
+            if let Some(k) = per_part.get_mut(part) {
+                *k += 1;
+            }
             tested += 1;
             let j = &self.jobs[&job_id];
             let dur = backfill::duration(j);
             let req = sched::Request::of(j);
+            // First: can it start now on nodes no reservation holds?
+            let held = |i: usize| planner.reserved(i, now, dur);
+            if let Some(alloc) = sched::select_excluding(&self.conf, &self.nodes, part, &req, &held)
+            {
+                let used: Vec<usize> = alloc.iter().map(|a| a.node).collect();
+                self.sched.backfill_started += 1;
+                tracing::info!(job_id, "backfill: starting");
+                self.start_job(now, job_id, alloc, fx);
+                planner.refresh(&self.nodes, &used);
+                if let Some(j) = self.jobs.get(&job_id) {
+                    planner.add_release(j.end_time, j, &self.nodes);
+                }
+                continue;
+            }
+            // Else: when it could, and hold that for it.
+            if planner.budget == 0 {
+                continue;
+            }
             let Some((start, nodes)) = planner.earliest(&self.conf, part, &req, dur) else {
                 continue;
             };
-            if start <= now {
-                let held = |i: usize| planner.reserved(i, now, dur);
-                if let Some(alloc) =
-                    sched::select_excluding(&self.conf, &self.nodes, part, &req, &held)
-                {
-                    let used: Vec<usize> = alloc.iter().map(|a| a.node).collect();
-                    self.sched.backfill_started += 1;
-                    tracing::info!(job_id, "backfill: starting");
-                    self.start_job(now, job_id, alloc, fx);
-                    planner.refresh(&self.nodes, &used);
-                    if let Some(j) = self.jobs.get(&job_id) {
-                        planner.add_release(j.end_time, j, &self.nodes);
-                    }
-                    continue;
-                }
-            }
             planner.reserve(job_id, start, dur, nodes.clone());
             plan.insert(job_id, Planned { start, nodes });
         }
