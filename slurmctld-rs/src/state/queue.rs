@@ -47,13 +47,6 @@ pub struct SchedState {
     pub plan: Table<u32, Planned>,
     pub last_full: Time,
     pub last_backfill: Time,
-    /// Counters for sdiag: main passes, backfill passes, jobs started by each.
-    pub main_cycles: u64,
-    pub backfill_cycles: u64,
-    pub main_started: u64,
-    pub backfill_started: u64,
-    /// Jobs the last backfill pass planned.
-    pub backfill_last_depth: u64,
     /// Per partition: the job that last failed to fit and when. Until a
     /// node changes again it would fail again, so it is not re-tested
     /// (a failing select scans every node of the partition).
@@ -180,7 +173,6 @@ impl Controller {
             return;
         }
         self.refresh_eligibility(now);
-        self.sched.main_cycles += 1;
         let order = self.queue_order(depth);
         self.counters
             .schedule_cycle(order.len(), self.jobs.pending_count());
@@ -218,7 +210,6 @@ impl Controller {
                 match sched::select(&self.conf, &self.nodes, part, &req) {
                     Some(alloc) => {
                         let _ = self.sched.plan.remove(&job_id);
-                        self.sched.main_started += 1;
                         self.start_pending(now, job_id, alloc, fx);
                         continue;
                     }
@@ -242,7 +233,6 @@ impl Controller {
     /// Plans starts for the head of the queue and starts what fits in the
     /// holes without delaying a job ahead of it.
     pub(crate) fn backfill(&mut self, now: Time, fx: &mut Vec<Effect>) {
-        self.sched.backfill_cycles += 1;
         // Up to BF_MAX_JOB_TEST jobs of each partition, so that a long
         // queue in a higher tier does not use up every partition's turn.
         let nparts = self.conf.partitions.len().max(1);
@@ -284,7 +274,7 @@ impl Controller {
             if let Some(alloc) = sched::select_excluding(&self.conf, &self.nodes, part, &req, &held)
             {
                 let used: Vec<usize> = alloc.iter().map(|a| a.node).collect();
-                self.sched.backfill_started += 1;
+                self.counters.backfilled();
                 tracing::info!(job_id, "backfill: starting");
                 // One array task at a time: the next must fit the plan.
                 let started = self.start_one(now, job_id, alloc, fx);
@@ -304,7 +294,8 @@ impl Controller {
             planner.reserve(job_id, start, dur, nodes.clone());
             plan.insert(job_id, Planned { start, nodes });
         }
-        self.sched.backfill_last_depth = tested;
+        let queue_len = self.jobs.pending_count();
+        self.counters.backfill_cycle(tested, queue_len);
         self.sched.plan = plan;
         self.last_job_update = now;
     }
