@@ -3,14 +3,13 @@
 //! `Controller::apply`; the clock then drives completions (batch script
 //! done, then each node's epilog) and ticks until every job has run. It
 //! checks after every step that no node is over-committed (CPUs, memory,
-//! GRES devices) and that partition limits hold, and that two runs place
+//! GRES devices), that partition limits hold, that no job starts before
+//! the job it depends on (`afterany`) has ended, and that two runs place
 //! every job identically.
 //!
 //! `simulation_tiny` runs in every `cargo test` (debug builds are too slow
 //! for more); `simulation_small` and `simulation_full` (10,000 nodes,
 //! 100,000 jobs) are `#[ignore]`d and run in release by scripts/test.
-//! Dependencies are not part of it yet (no dependency code in the
-//! controller when it was written).
 
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
@@ -43,6 +42,10 @@ struct Sim {
     /// (job, start, nodes) in start order.
     placements: Vec<(u32, Time, Vec<usize>)>,
     started: BTreeMap<u32, ()>,
+    /// job -> the job it waits for (`--dependency=afterany:`).
+    deps: BTreeMap<u32, u32>,
+    /// When each job ended (kept past MinJobAge, which purges the record).
+    ended: BTreeMap<u32, Time>,
 }
 
 fn conf_text(cpu_nodes: usize, gpu_nodes: usize) -> String {
@@ -88,6 +91,8 @@ impl Sim {
             runtime: BTreeMap::new(),
             placements: Vec::new(),
             started: BTreeMap::new(),
+            deps: BTreeMap::new(),
+            ended: BTreeMap::new(),
         }
     }
 
@@ -106,6 +111,16 @@ impl Sim {
                 script: Some("#!/bin/sh\ntrue\n".into()),
                 ..JobDescMsg::unset()
             };
+            // One job in twenty waits for an earlier one.
+            let dep = (rng.below(20) == 0)
+                .then(|| {
+                    self.runtime
+                        .keys()
+                        .nth_back(rng.below(50) as usize)
+                        .copied()
+                })
+                .flatten();
+            d.dependency = dep.map(|x| format!("afterany:{x}"));
             let limit = 5 + rng.below(55) as u32;
             d.time_limit = limit;
             match rng.below(10) {
@@ -156,6 +171,9 @@ impl Sim {
                 panic!("submit {i} refused: {:?}", r.0)
             };
             self.runtime.insert(job_id, run);
+            if let Some(x) = dep {
+                self.deps.insert(job_id, x);
+            }
         }
         self.note_starts();
     }
@@ -177,6 +195,21 @@ impl Sim {
             })
             .collect();
         for p in fresh {
+            if let Some(x) = self.deps.get(&p.0) {
+                let done = self.ended.get(x).copied().or_else(|| {
+                    self.c
+                        .jobs
+                        .get(x)
+                        .filter(|j| j.state.is_finished())
+                        .map(|j| j.end_time)
+                });
+                assert!(
+                    done.is_some_and(|t| t <= p.1),
+                    "job {} started at {} before its dependency {x} ended ({done:?})",
+                    p.0,
+                    p.1
+                );
+            }
             self.started.insert(p.0, ());
             self.placements.push(p);
         }
@@ -319,6 +352,14 @@ impl Sim {
                     },
                 );
             }
+            let ended: Vec<(u32, Time)> = self
+                .c
+                .jobs
+                .values()
+                .filter(|j| j.state.is_finished() && !self.ended.contains_key(&j.job_id))
+                .map(|j| (j.job_id, j.end_time))
+                .collect();
+            self.ended.extend(ended);
             self.note_starts();
             self.check();
             let left = self
@@ -371,10 +412,14 @@ fn simulate(
     let end = s.run(60, steps.unwrap_or(100_000), steps.is_none());
     if steps.is_none() {
         assert_eq!(s.placements.len(), jobs, "every job ran");
+        // Every dependent job ran too, each after its dependency
+        // (checked as it started).
+        assert!(!s.deps.is_empty(), "the mix has dependent jobs");
     }
     eprintln!(
-        "simulation: {} nodes, {jobs} jobs: submitted in {:.1?}, {} started by +{} s (virtual) after {:.1?}",
+        "simulation: {} nodes, {jobs} jobs ({} dependent): submitted in {:.1?}, {} started by +{} s (virtual) after {:.1?}",
         cpu_nodes + gpu_nodes,
+        s.deps.len(),
         submitted,
         s.placements.len(),
         end - 1_000_000,
