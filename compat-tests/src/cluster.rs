@@ -65,6 +65,9 @@ pub enum Impl {
     /// Stock slurmctld of the client's version with slurmd-rs nodes (a site
     /// swapping node daemons one at a time).
     Mixed,
+    /// slurmctld-rs with stock slurmd nodes of the client's version (a site
+    /// swapping the controller first).
+    Stockd,
 }
 
 impl Impl {
@@ -73,6 +76,7 @@ impl Impl {
             Impl::Stock => "stock",
             Impl::Rs => "rs",
             Impl::Mixed => "mixed",
+            Impl::Stockd => "stockd",
         }
     }
     pub fn parse(s: &str) -> Option<Impl> {
@@ -80,6 +84,7 @@ impl Impl {
             "stock" => Some(Impl::Stock),
             "rs" => Some(Impl::Rs),
             "mixed" => Some(Impl::Mixed),
+            "stockd" => Some(Impl::Stockd),
             _ => None,
         }
     }
@@ -119,10 +124,13 @@ impl Cluster {
             version,
             "--nodes",
             &nodes,
+            // the Prolog/Epilog that the slurmd scenarios toggle and check
+            "--hooks",
         ];
         match imp {
             Impl::Stock | Impl::Rs => args.extend(["--impl", imp.as_str()]),
             Impl::Mixed => args.extend(["--impl", "stock", "--slurmd", "rs"]),
+            Impl::Stockd => args.extend(["--impl", "stock", "--ctld", "rs", "--clients", version]),
         }
         if cgroups {
             args.push("--cgroups");

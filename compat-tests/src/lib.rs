@@ -7,13 +7,15 @@
 //! Environment knobs (all optional):
 //! - `COMPAT_SCENARIO`  comma-separated scenario names (default: all)
 //! - `COMPAT_VERSIONS`  comma-separated client versions (default: 22.05,24.11,26.05)
-//! - `COMPAT_IMPLS`     comma-separated: stock,rs,mixed (default: all three; mixed =
-//!   stock slurmctld of the client's version + slurmd-rs nodes, run only for the
-//!   scenarios whose `Needs` ask for it)
+//! - `COMPAT_IMPLS`     comma-separated: stock,rs,mixed,stockd (default: all). mixed =
+//!   stock slurmctld of the client's version + slurmd-rs nodes; stockd =
+//!   slurmctld-rs + stock slurmd nodes of the client's version; each runs only
+//!   the scenarios that ask for it (`Scenario::runs_on`)
 //! - `COMPAT_NODES`     nodes per cluster (default 2; scenarios assume 2)
 //! - `COMPAT_BUILD_RS`  1 (default): `cargo build -p slurmctld-rs -p slurmd-rs` before the rs/mixed runs
 //! - `COMPAT_REPORT`    report path (default: <target dir>/compat-report.md)
 //! - `COMPAT_KEEP`      1: leave clusters up afterwards (for debugging)
+//! - `COMPAT_JOBS`      clusters run at once (default 4)
 //! - `COMPAT_NAME`      suffix of the cluster names (default: the checkout's directory name)
 
 pub mod cluster;
@@ -104,12 +106,14 @@ impl Options {
             }
         }
         let impls = match list_env("COMPAT_IMPLS") {
-            None => vec![Impl::Stock, Impl::Rs, Impl::Mixed],
+            None => vec![Impl::Stock, Impl::Rs, Impl::Mixed, Impl::Stockd],
             Some(l) => l
                 .iter()
                 .map(|s| {
                     Impl::parse(s).ok_or_else(|| {
-                        format!("COMPAT_IMPLS: unknown implementation {s} (use stock,rs,mixed)")
+                        format!(
+                            "COMPAT_IMPLS: unknown implementation {s} (use stock,rs,mixed,stockd)"
+                        )
                     })
                 })
                 .collect::<Result<_, _>>()?,
@@ -177,7 +181,7 @@ pub fn check_prereqs(opts: &Options) -> Result<(), String> {
         ));
     }
     let mut need: Vec<&str> = opts.versions.iter().map(|s| s.as_str()).collect();
-    if opts.impls.contains(&Impl::Rs) || opts.impls.contains(&Impl::Mixed) {
+    if opts.impls.iter().any(|&i| i != Impl::Stock) {
         need.push("22.05"); // our daemons run in the bookworm rootfs
     }
     for v in need {
@@ -309,59 +313,53 @@ fn build_rs() -> Result<(), String> {
     }
 }
 
-fn run_scenarios(
-    cluster: &Cluster,
-    client: &str,
-    list: &[scenarios::Scenario],
-    stock: &HashMap<(&'static str, String), Vec<(String, String)>>,
-    mut keep: impl FnMut(&'static str, Vec<(String, String)>),
-    cells: &mut Vec<Cell>,
-) {
+/// One scenario's run on one cluster, before the comparison with stock
+/// and the xfail marks (both need every cluster's runs).
+struct Ran {
+    scenario: &'static str,
+    compare: bool,
+    version: String,
+    imp: Impl,
+    raw: Raw,
+    transcript: Vec<(String, String)>,
+    secs: f64,
+}
+
+fn run_scenarios(cluster: &Cluster, client: &str, list: &[scenarios::Scenario]) -> Vec<Ran> {
+    let mut out = Vec::new();
     for s in list {
         let t0 = Instant::now();
         let mut ctx = scenarios::Ctx::new(cluster, client);
-        let res = (s.run)(&mut ctx);
-        let raw = match res {
+        let raw = match (s.run)(&mut ctx) {
             Err(e) => Raw::Err(format!("{e}\n--- commands run:\n{}", ctx.log)),
-            Ok(()) => {
-                let mut raw = Raw::Ok;
-                if cluster.imp != Impl::Stock && s.compare {
-                    if let Some(st) = stock.get(&(s.name, client.to_string())) {
-                        raw = compare(st, &ctx.transcript).map_or(Raw::Ok, Raw::Err);
-                    }
-                }
-                keep(s.name, ctx.transcript);
-                raw
-            }
+            Ok(()) => Raw::Ok,
         };
         if matches!(raw, Raw::Err(_)) {
             reset_after_failure(cluster, client);
         }
-        let outcome = judge(cluster.imp, s.name, client, raw);
         say(&format!(
-            "compat: {:<15} {:<6} {:<5} {} ({:.1}s)",
+            "compat: ran {:<15} {:<6} {:<5} {} ({:.1}s)",
             s.name,
             client,
             cluster.imp.as_str(),
-            outcome.tag().trim_matches('*'),
+            if matches!(raw, Raw::Ok) {
+                "ok"
+            } else {
+                "failed"
+            },
             t0.elapsed().as_secs_f64()
         ));
-        if let Outcome::Fail(e) = &outcome {
-            say(&format!(
-                "compat: {} {} {} failed:\n{e}",
-                s.name,
-                client,
-                cluster.imp.as_str()
-            ));
-        }
-        cells.push(Cell {
+        out.push(Ran {
             scenario: s.name,
+            compare: s.compare,
             version: client.to_string(),
             imp: cluster.imp,
-            outcome,
+            raw,
+            transcript: ctx.transcript,
             secs: t0.elapsed().as_secs_f64(),
         });
     }
+    out
 }
 
 /// A failed scenario may leave jobs or drained nodes behind; clear them so
@@ -403,74 +401,96 @@ fn cluster_name(imp: Impl, version: &str, cgroups: bool) -> String {
         Impl::Stock => format!("cs{v}"),
         Impl::Rs => "crs".to_string(),
         Impl::Mixed => format!("cm{v}"),
+        Impl::Stockd => format!("cd{v}"),
     };
     format!("{base}{}{}", if cgroups { "g" } else { "" }, name_tag())
 }
 
 /// One cluster: bring it up, run `list` for each client version, or record
-/// every cell as failed (or xfail) when it does not come up.
-#[allow(clippy::too_many_arguments)]
+/// every cell as not run when it does not come up. Returns the runs and the
+/// bring-up problem, if any.
 fn run_on_cluster(
     opts: &Options,
-    imp: Impl,
-    version: &str,
+    lane: &Lane,
     cgroups: bool,
-    clients: &[String],
     list: &[scenarios::Scenario],
-    stock: &mut HashMap<(&'static str, String), Vec<(String, String)>>,
-    cells: &mut Vec<Cell>,
-    setup: &mut Vec<String>,
-) {
+) -> (Vec<Ran>, Option<String>) {
     if list.is_empty() {
-        return;
+        return (Vec::new(), None);
     }
-    let name = cluster_name(imp, version, cgroups);
+    let imp = lane.imp;
+    let name = cluster_name(imp, &lane.version, cgroups);
     let what = format!(
         "{} {}{}",
         imp.as_str(),
-        if imp == Impl::Rs { "" } else { version },
+        if imp == Impl::Rs { "" } else { &lane.version },
         if cgroups { " (cgroups)" } else { "" }
     );
     say(&format!("compat: bringing up {what} cluster ({name})"));
-    match Cluster::up_with(&name, imp, version, opts.nodes, cgroups) {
-        Ok(c) => {
-            for v in clients {
-                let mut kept = Vec::new();
-                let compare_with = if imp == Impl::Stock {
-                    HashMap::new()
-                } else {
-                    stock.clone()
-                };
-                run_scenarios(&c, v, list, &compare_with, |n, t| kept.push((n, t)), cells);
-                if imp == Impl::Stock {
-                    for (n, t) in kept {
-                        stock.insert((n, v.clone()), t);
-                    }
-                }
-            }
-        }
+    match Cluster::up_with(&name, imp, &lane.version, opts.nodes, cgroups) {
+        Ok(c) => (
+            lane.clients
+                .iter()
+                .flat_map(|v| run_scenarios(&c, v, list))
+                .collect(),
+            None,
+        ),
         Err(e) => {
             cluster::down(&name);
             say(&format!("compat: {what} cluster did not come up:\n{e}"));
-            setup.push(format!("{what}: {e}"));
-            for v in clients {
-                for s in list {
-                    let o = judge(
-                        imp,
-                        s.name,
-                        v,
-                        Raw::NoCluster(format!("{what} cluster did not come up")),
-                    );
-                    cells.push(Cell {
-                        scenario: s.name,
-                        version: v.clone(),
-                        imp,
-                        outcome: o,
-                        secs: 0.0,
-                    });
-                }
-            }
+            let why = format!("{what} cluster did not come up");
+            (
+                not_run(imp, &lane.clients, list, &why),
+                Some(format!("{what}: {e}")),
+            )
         }
+    }
+}
+
+/// Cells that never ran (their cluster did not come up, or the build failed).
+fn not_run(imp: Impl, clients: &[String], list: &[scenarios::Scenario], why: &str) -> Vec<Ran> {
+    clients
+        .iter()
+        .flat_map(|v| {
+            list.iter().map(move |s| Ran {
+                scenario: s.name,
+                compare: s.compare,
+                version: v.clone(),
+                imp,
+                raw: Raw::NoCluster(why.to_string()),
+                transcript: Vec::new(),
+                secs: 0.0,
+            })
+        })
+        .collect()
+}
+
+/// Clusters run one after the other on one thread: one implementation and
+/// version, its plain cluster then its cgroup cluster (if the scenarios
+/// need one).
+struct Lane {
+    imp: Impl,
+    /// The controller's version (the first client's for rs).
+    version: String,
+    clients: Vec<String>,
+    /// Only one of a lane's two clusters (rs runs its two as two lanes).
+    only_cgroups: Option<bool>,
+    list: Vec<scenarios::Scenario>,
+}
+
+impl Lane {
+    fn run(&self, opts: &Options) -> (Vec<Ran>, Vec<String>) {
+        let mut runs = Vec::new();
+        let mut setup = Vec::new();
+        for cg in [false, true] {
+            if self.only_cgroups.is_some_and(|o| o != cg) {
+                continue;
+            }
+            let (r, e) = run_on_cluster(opts, self, cg, &split_cgroups(&self.list, cg));
+            runs.extend(r);
+            setup.extend(e);
+        }
+        (runs, setup)
     }
 }
 
@@ -482,38 +502,35 @@ fn split_cgroups(list: &[scenarios::Scenario], cgroups: bool) -> Vec<scenarios::
         .collect()
 }
 
+/// How many clusters run at once (`COMPAT_JOBS`, default 4): most of a
+/// scenario's time is spent waiting on daemons, not on the CPU.
+fn parallel_lanes() -> usize {
+    std::env::var("COMPAT_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(4)
+}
+
 pub fn run_matrix(opts: &Options) -> Report {
     let t0 = Instant::now();
     let list = selected(opts);
-    let mut cells = Vec::new();
     let mut setup = Vec::new();
-    let mut stock: HashMap<(&'static str, String), Vec<(String, String)>> = HashMap::new();
+    let mut lanes: Vec<Lane> = Vec::new();
+    let mut runs: Vec<Ran> = Vec::new();
 
-    if opts.impls.contains(&Impl::Stock) {
-        for v in &opts.versions {
-            for cg in [false, true] {
-                let l = split_cgroups(&list, cg);
-                let clients = std::slice::from_ref(v);
-                run_on_cluster(
-                    opts,
-                    Impl::Stock,
-                    v,
-                    cg,
-                    clients,
-                    &l,
-                    &mut stock,
-                    &mut cells,
-                    &mut setup,
-                );
-            }
-        }
-    }
-
-    let mixed_list: Vec<scenarios::Scenario> =
-        list.iter().filter(|s| s.needs().mixed).cloned().collect();
+    // The lanes of each node/controller swap: per version, the scenarios
+    // that ask for that cell.
+    let swaps: Vec<(Impl, Vec<scenarios::Scenario>)> = [Impl::Mixed, Impl::Stockd]
+        .into_iter()
+        .filter(|i| opts.impls.contains(i))
+        .map(|i| (i, list.iter().filter(|s| s.runs_on(i)).cloned().collect()))
+        .filter(|(_, l): &(Impl, Vec<_>)| !l.is_empty())
+        .collect();
     let want_rs = opts.impls.contains(&Impl::Rs);
-    let want_mixed = opts.impls.contains(&Impl::Mixed) && !mixed_list.is_empty();
-    let built = if (want_rs || want_mixed) && opts.build_rs {
+    let want_swaps = !swaps.is_empty();
+    // Build before any cluster starts: the build wants both CPUs.
+    let built = if (want_rs || want_swaps) && opts.build_rs {
         build_rs()
     } else {
         Ok(())
@@ -523,56 +540,126 @@ pub fn run_matrix(opts: &Options) -> Report {
         setup.push(e.clone());
     }
 
+    // The single rs controller serves login hosts of every client version,
+    // so its lanes are the longest: they go first.
     if want_rs {
-        // one rs controller serves login hosts of all three client versions
         let first = opts
             .versions
             .first()
             .cloned()
             .unwrap_or_else(|| "24.11".into());
         for cg in [false, true] {
-            let l = split_cgroups(&list, cg);
+            let lane = Lane {
+                imp: Impl::Rs,
+                version: first.clone(),
+                clients: opts.versions.clone(),
+                only_cgroups: Some(cg),
+                list: list.clone(),
+            };
             if built.is_ok() {
-                run_on_cluster(
-                    opts,
-                    Impl::Rs,
-                    &first,
-                    cg,
-                    &opts.versions,
-                    &l,
-                    &mut stock,
-                    &mut cells,
-                    &mut setup,
-                );
+                lanes.push(lane);
             } else {
-                no_cluster(Impl::Rs, &opts.versions, &l, &mut cells);
+                let l = split_cgroups(&list, cg);
+                runs.extend(not_run(Impl::Rs, &opts.versions, &l, "rs build failed"));
+            }
+        }
+    }
+    for v in &opts.versions {
+        if opts.impls.contains(&Impl::Stock) {
+            lanes.push(Lane {
+                imp: Impl::Stock,
+                version: v.clone(),
+                clients: vec![v.clone()],
+                only_cgroups: None,
+                list: list.clone(),
+            });
+        }
+    }
+    for (imp, l) in &swaps {
+        for v in &opts.versions {
+            if built.is_ok() {
+                lanes.push(Lane {
+                    imp: *imp,
+                    version: v.clone(),
+                    clients: vec![v.clone()],
+                    only_cgroups: None,
+                    list: l.clone(),
+                });
+            } else {
+                runs.extend(not_run(*imp, std::slice::from_ref(v), l, "rs build failed"));
             }
         }
     }
 
-    if want_mixed {
-        for v in &opts.versions {
-            for cg in [false, true] {
-                let l = split_cgroups(&mixed_list, cg);
-                let clients = std::slice::from_ref(v);
-                if built.is_ok() {
-                    run_on_cluster(
-                        opts,
-                        Impl::Mixed,
-                        v,
-                        cg,
-                        clients,
-                        &l,
-                        &mut stock,
-                        &mut cells,
-                        &mut setup,
-                    );
-                } else {
-                    no_cluster(Impl::Mixed, clients, &l, &mut cells);
+    let queue = std::sync::Mutex::new(lanes.into_iter().collect::<std::collections::VecDeque<_>>());
+    let done = std::sync::Mutex::new((Vec::new(), Vec::new()));
+    std::thread::scope(|sc| {
+        for _ in 0..parallel_lanes() {
+            sc.spawn(|| loop {
+                let Some(lane) = queue.lock().ok().and_then(|mut q| q.pop_front()) else {
+                    return;
+                };
+                let (r, e) = lane.run(opts);
+                if let Ok(mut d) = done.lock() {
+                    d.0.extend(r);
+                    d.1.extend(e);
+                }
+            });
+        }
+    });
+    let (r, e) = done.into_inner().unwrap_or_default();
+    runs.extend(r);
+    setup.extend(e);
+
+    // Cells in the scenario list's order, versions and implementations as asked.
+    let pos = |r: &Ran| {
+        (
+            list.iter().position(|s| s.name == r.scenario),
+            opts.versions.iter().position(|v| *v == r.version),
+            opts.impls.iter().position(|i| *i == r.imp),
+        )
+    };
+    runs.sort_by_key(|r| pos(r));
+    let stock: HashMap<(&'static str, String), Vec<(String, String)>> = runs
+        .iter()
+        .filter(|r| r.imp == Impl::Stock && matches!(r.raw, Raw::Ok))
+        .map(|r| ((r.scenario, r.version.clone()), r.transcript.clone()))
+        .collect();
+    let cells = runs
+        .into_iter()
+        .map(|r| {
+            let mut raw = r.raw;
+            if r.imp != Impl::Stock && r.compare && matches!(raw, Raw::Ok) {
+                if let Some(st) = stock.get(&(r.scenario, r.version.clone())) {
+                    raw = compare(st, &r.transcript).map_or(Raw::Ok, Raw::Err);
                 }
             }
-        }
-    }
+            let outcome = judge(r.imp, r.scenario, &r.version, raw);
+            say(&format!(
+                "compat: {:<15} {:<6} {:<5} {} ({:.1}s)",
+                r.scenario,
+                r.version,
+                r.imp.as_str(),
+                outcome.tag().trim_matches('*'),
+                r.secs
+            ));
+            if let Outcome::Fail(e) = &outcome {
+                say(&format!(
+                    "compat: {} {} {} failed:\n{e}",
+                    r.scenario,
+                    r.version,
+                    r.imp.as_str()
+                ));
+            }
+            Cell {
+                scenario: r.scenario,
+                version: r.version,
+                imp: r.imp,
+                outcome,
+                secs: r.secs,
+            }
+        })
+        .collect();
 
     Report {
         cells,
@@ -580,22 +667,6 @@ pub fn run_matrix(opts: &Options) -> Report {
         elapsed: t0.elapsed(),
         opts_versions: opts.versions.clone(),
         opts_impls: opts.impls.clone(),
-    }
-}
-
-/// Cells of a cluster that was not even tried (the rs build failed).
-fn no_cluster(imp: Impl, clients: &[String], list: &[scenarios::Scenario], cells: &mut Vec<Cell>) {
-    for v in clients {
-        for s in list {
-            let o = judge(imp, s.name, v, Raw::NoCluster("rs build failed".into()));
-            cells.push(Cell {
-                scenario: s.name,
-                version: v.clone(),
-                imp,
-                outcome: o,
-                secs: 0.0,
-            });
-        }
     }
 }
 

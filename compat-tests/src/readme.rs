@@ -20,87 +20,87 @@ fn symbol(o: &Outcome) -> &'static str {
     }
 }
 
+/// The cell of `imp` for scenario `s` and client version `v`; an xfail's
+/// reason goes to the row's notes.
+fn cell<'a>(
+    report: &'a Report,
+    s: &str,
+    v: &str,
+    imp: Impl,
+    notes: &mut Vec<&'a str>,
+) -> &'static str {
+    let c = report
+        .cells
+        .iter()
+        .find(|c| c.scenario == s && c.version == v && c.imp == imp);
+    match c.map(|c| &c.outcome) {
+        Some(o) => {
+            if let Outcome::XFail { reason, .. } = o {
+                if !notes.contains(reason) {
+                    notes.push(reason);
+                }
+            }
+            symbol(o)
+        }
+        None => "❌",
+    }
+}
+
+/// The swap columns: what runs where.
+const SWAPS: [(Impl, &str); 2] = [
+    (Impl::Mixed, "slurmd-rs under stock slurmctld"),
+    (Impl::Stockd, "stock slurmd under slurmctld-rs"),
+];
+
 /// The matrix table, when the report covers every scenario, version and impl.
 pub fn matrix(report: &Report) -> Option<String> {
     let all = scenarios::all();
     let complete = all.iter().all(|s| {
         VERSIONS.iter().all(|v| {
-            [Impl::Stock, Impl::Rs].iter().all(|&i| {
-                report
-                    .cells
-                    .iter()
-                    .any(|c| c.scenario == s.name && c.version == *v && c.imp == i)
-            }) && (!s.needs().mixed
-                || report
-                    .cells
-                    .iter()
-                    .any(|c| c.scenario == s.name && c.version == *v && c.imp == Impl::Mixed))
+            [Impl::Stock, Impl::Rs, Impl::Mixed, Impl::Stockd]
+                .iter()
+                .filter(|&&i| s.runs_on(i))
+                .all(|&i| {
+                    report
+                        .cells
+                        .iter()
+                        .any(|c| c.scenario == s.name && c.version == *v && c.imp == i)
+                })
         })
     });
     if !complete {
         return None;
     }
-    let mut t = String::from(
-        "| feature (scenario) | 22.05 | 24.11 | 26.05 | slurmd-rs under stock slurmctld | note |\n|---|---|---|---|---|---|\n",
-    );
+    let mut t = String::from("| feature (scenario) | 22.05 | 24.11 | 26.05 |");
+    for (_, title) in SWAPS {
+        t.push_str(&format!(" {title} |"));
+    }
+    t.push_str(" note |\n|---|---|---|---|");
+    for _ in SWAPS {
+        t.push_str("---|");
+    }
+    t.push_str("---|\n");
     for s in &all {
         let mut notes: Vec<&str> = Vec::new();
-        let cells: Vec<&str> = VERSIONS
-            .iter()
-            .map(|v| {
-                let c = report
-                    .cells
+        let mut row = format!("| {} (`{}`) |", s.about, s.name);
+        for v in VERSIONS {
+            row.push_str(&format!(
+                " {} |",
+                cell(report, s.name, v, Impl::Rs, &mut notes)
+            ));
+        }
+        for (imp, _) in SWAPS {
+            let swap: Vec<String> = if s.runs_on(imp) {
+                VERSIONS
                     .iter()
-                    .find(|c| c.scenario == s.name && c.version == *v && c.imp == Impl::Rs);
-                match c.map(|c| &c.outcome) {
-                    Some(o) => {
-                        if let Outcome::XFail { reason, .. } = o {
-                            if !notes.contains(reason) {
-                                notes.push(reason);
-                            }
-                        }
-                        symbol(o)
-                    }
-                    None => "❌",
-                }
-            })
-            .collect();
-        // the mixed cells: slurmd-rs nodes under the stock controller of each version
-        let mixed: Vec<String> = if s.needs().mixed {
-            VERSIONS
-                .iter()
-                .map(|v| {
-                    let c = report
-                        .cells
-                        .iter()
-                        .find(|c| c.scenario == s.name && c.version == *v && c.imp == Impl::Mixed);
-                    let sym = match c.map(|c| &c.outcome) {
-                        Some(o) => {
-                            if let Outcome::XFail { reason, .. } = o {
-                                if !notes.contains(reason) {
-                                    notes.push(reason);
-                                }
-                            }
-                            symbol(o)
-                        }
-                        None => "❌",
-                    };
-                    format!("{v} {sym}")
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        t.push_str(&format!(
-            "| {} (`{}`) | {} | {} | {} | {} | {} |\n",
-            s.about,
-            s.name,
-            cells[0],
-            cells[1],
-            cells[2],
-            mixed.join(" "),
-            notes.join("; ")
-        ));
+                    .map(|v| format!("{v} {}", cell(report, s.name, v, imp, &mut notes)))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            row.push_str(&format!(" {} |", swap.join(" ")));
+        }
+        t.push_str(&format!("{row} {} |\n", notes.join("; ")));
     }
     Some(t)
 }
@@ -138,8 +138,10 @@ mod tests {
         for s in scenarios::all() {
             for v in VERSIONS {
                 let mut imps = vec![Impl::Stock, Impl::Rs];
-                if with_mixed && s.needs().mixed {
-                    imps.push(Impl::Mixed);
+                for i in [Impl::Mixed, Impl::Stockd] {
+                    if with_mixed && s.runs_on(i) {
+                        imps.push(i);
+                    }
                 }
                 for imp in imps {
                     cells.push(Cell {
@@ -161,14 +163,14 @@ mod tests {
             setup: vec![],
             elapsed: std::time::Duration::ZERO,
             opts_versions: VERSIONS.iter().map(|s| s.to_string()).collect(),
-            opts_impls: vec![Impl::Stock, Impl::Rs, Impl::Mixed],
+            opts_impls: vec![Impl::Stock, Impl::Rs, Impl::Mixed, Impl::Stockd],
         }
     }
 
     #[test]
     fn matrix_has_the_mixed_column() {
         let t = matrix(&report(true)).expect("a complete report gives a matrix");
-        assert!(t.starts_with("| feature (scenario) | 22.05 | 24.11 | 26.05 | slurmd-rs under stock slurmctld | note |"));
+        assert!(t.starts_with("| feature (scenario) | 22.05 | 24.11 | 26.05 | slurmd-rs under stock slurmctld | stock slurmd under slurmctld-rs | note |"));
         let env = t
             .lines()
             .find(|l| l.contains("(`slurmd_env`)"))
@@ -178,7 +180,7 @@ mod tests {
             .lines()
             .find(|l| l.contains("(`ping`)"))
             .expect("ping row");
-        assert!(ping.ends_with("| ✅ | ✅ | ✅ |  |  |"), "{ping}");
+        assert!(ping.ends_with("| ✅ | ✅ | ✅ |  |  |  |"), "{ping}");
     }
 
     #[test]

@@ -299,12 +299,11 @@ pub async fn run_loaded(
                     continue;
                 }
                 snapshot_now |= matches!(cmd, Command::Reconfigure(_));
-                let (cycles, started) = (ctrl.counters.schedule_cycles, std::time::Instant::now());
+                let before = ctrl.counters;
+                let started = std::time::Instant::now();
                 let (r, fx) = ctrl.apply(t, cmd);
-                sh.stats.schedule_time(
-                    ctrl.counters.schedule_cycles.wrapping_sub(cycles),
-                    started.elapsed(),
-                );
+                sh.stats
+                    .pass_time(&ctrl.counters.since(&before), started.elapsed());
                 effects.extend(fx);
                 replies.push((reply, r));
             }

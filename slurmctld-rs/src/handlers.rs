@@ -148,11 +148,9 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         Message::RequestJobInfoSingle(m) => {
             let snap = sh.snapshot();
             // An array's id answers with all its records.
-            let ids = crate::state::array::single_job_ids(&snap, m.step_id.job_id);
-            if !ids.is_empty() {
-                Message::ResponseJobInfo(views::job_info_msg(&snap, Some(&ids), None, v))
-            } else {
-                rc_message(ESLURM_INVALID_JOB_ID)
+            match crate::state::array::single_job_info(&snap, m.step_id.job_id, v) {
+                Some(info) => Message::ResponseJobInfo(info),
+                None => rc_message(ESLURM_INVALID_JOB_ID),
             }
         }
         Message::MessageNodeRegistrationStatus(m) => {
@@ -257,25 +255,6 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 }
             };
             rc_of(sh.exec(cmd).await)
-        }
-        // Dependency updates (other fields in the same request are not applied yet).
-        Message::RequestUpdateJob(m) if m.dependency.is_some() => {
-            let id = m
-                .job_id_str
-                .as_deref()
-                .map(str::parse::<u32>)
-                .unwrap_or(Ok(m.step_id.job_id));
-            match id {
-                Ok(job_id) if job_id != 0 && job_id != NO_VAL => rc_of(
-                    sh.exec(Command::UpdateDependency {
-                        uid,
-                        job_id,
-                        dependency: m.dependency.clone().unwrap_or_default(),
-                    })
-                    .await,
-                ),
-                _ => rc_message(ESLURM_INVALID_JOB_ID),
-            }
         }
         Message::RequestUpdateJob(desc) => {
             let job_id = match desc.job_id_str.as_deref().map(|s| s.trim().parse::<u32>()) {

@@ -35,10 +35,25 @@ fn selected(job_id: u32) -> SelectedStep {
     }
 }
 
+/// The text scancel prints for a failed job (stock sends `slurm_strerror`
+/// when it has no more specific message).
+fn error_text(rc: i32) -> Option<&'static str> {
+    Some(match rc {
+        SLURM_SUCCESS => return None,
+        ESLURM_ACCESS_DENIED => "Access/permission denied",
+        ESLURM_INVALID_JOB_ID => "Invalid job id specified",
+        ESLURM_ALREADY_DONE => "Job/step already completing or completed",
+        ESLURM_TRANSITION_STATE_NO_UPDATE => "Job can not be altered now, try again later",
+        ESLURM_JOB_SCRIPT_MISSING => "Job script not specified",
+        ESLURM_JOB_SIGNAL_FAILED => "Cannot signal job",
+        _ => "Unspecified error",
+    })
+}
+
 fn resp(job_id: u32, rc: i32, msg: Option<String>) -> KillJobsRespJob {
     KillJobsRespJob {
         error_code: rc as u32,
-        error_msg: msg,
+        error_msg: msg.or_else(|| error_text(rc).map(str::to_string)),
         id: selected(job_id),
         real_job_id: job_id,
         sibling_name: None,
@@ -230,6 +245,21 @@ mod tests {
             state: JOB_END,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn failed_jobs_carry_stocks_error_text() {
+        // scancel prints error_msg as is ("(null)" when absent).
+        let r = resp(5, ESLURM_ACCESS_DENIED, None);
+        assert_eq!(r.error_msg.as_deref(), Some("Access/permission denied"));
+        assert_eq!((r.real_job_id, r.id.step_id.job_id), (5, 5));
+        assert_eq!(resp(5, SLURM_SUCCESS, None).error_msg, None);
+        let r = resp(
+            5,
+            ESLURM_JOB_SIGNAL_FAILED,
+            Some("Job name a != filter name b".into()),
+        );
+        assert_eq!(r.error_msg.as_deref(), Some("Job name a != filter name b"));
     }
 
     #[test]

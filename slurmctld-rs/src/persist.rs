@@ -99,7 +99,7 @@ mod tag {
     pub const REQUEUE: u8 = 16;
     // Arrays and dependencies (high numbers: clear of others' additions).
     pub const KILL_TASKS: u8 = 40;
-    pub const UPDATE_DEPENDENCY: u8 = 41;
+    // 41 was a dependency-only update (now part of UPDATE_JOB).
     // 50..: operations (partitions, ...).
     pub const UPDATE_PARTITION: u8 = 50;
 }
@@ -328,16 +328,6 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
                 w.u32(*t);
             }
         }
-        Command::UpdateDependency {
-            uid,
-            job_id,
-            dependency,
-        } => {
-            w.u8(tag::UPDATE_DEPENDENCY);
-            w.u32(*uid);
-            w.u32(*job_id);
-            w.str(Some(dependency));
-        }
     }
     Some(w.into_vec())
 }
@@ -485,11 +475,6 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
                 signal,
             }
         }
-        tag::UPDATE_DEPENDENCY => Command::UpdateDependency {
-            uid: r.u32()?,
-            job_id: r.u32()?,
-            dependency: req_str(&mut r)?,
-        },
         t => {
             return Err(slurm_wire::DecodeError::new(
                 slurm_wire::DecodeErrorKind::BadValue {

@@ -48,6 +48,9 @@ struct Inner {
     cycle_sum: u64,
     /// Scheduler cycles timed since the last reset.
     cycles_timed: u32,
+    bf_cycle_last: u32,
+    bf_cycle_max: u32,
+    bf_cycle_sum: u64,
     schedule_exit_end: u32,
 }
 
@@ -112,7 +115,28 @@ impl Stats {
     }
 
     /// A command that ran `cycles` scheduler passes took `d` in all.
-    pub fn schedule_time(&self, cycles: u32, d: Duration) {
+    /// The time of one command whose scheduling passes are `passes` (its
+    /// counters' growth). The state machine has no clock, so a command that
+    /// ran a backfill pass counts as backfill time, else as main passes'.
+    pub fn pass_time(&self, passes: &Counters, d: Duration) {
+        if passes.bf_cycles > 0 {
+            self.backfill_time(passes.bf_cycles, d);
+        } else {
+            self.schedule_time(passes.schedule_cycles, d);
+        }
+    }
+
+    fn backfill_time(&self, cycles: u32, d: Duration) {
+        let us = u32::try_from(d.as_micros() / u128::from(cycles.max(1))).unwrap_or(u32::MAX);
+        let mut g = self.lock();
+        g.bf_cycle_last = us;
+        g.bf_cycle_max = g.bf_cycle_max.max(us);
+        g.bf_cycle_sum = g
+            .bf_cycle_sum
+            .saturating_add(u64::from(us).saturating_mul(u64::from(cycles)));
+    }
+
+    fn schedule_time(&self, cycles: u32, d: Duration) {
         if cycles == 0 {
             return;
         }
@@ -182,6 +206,17 @@ impl Stats {
             schedule_exit,
             schedule_queue_len: c.schedule_queue_len,
             bf_exit: vec![0; EXIT_SLOTS],
+            bf_backfilled_jobs: c.bf_backfilled_jobs,
+            bf_cycle_counter: c.bf_cycles,
+            bf_cycle_sum: g.bf_cycle_sum,
+            bf_cycle_last: g.bf_cycle_last,
+            bf_cycle_max: g.bf_cycle_max,
+            bf_last_depth: c.bf_last_depth,
+            bf_last_depth_try: c.bf_last_depth,
+            bf_depth_sum: c.bf_depth_sum,
+            bf_depth_try_sum: c.bf_depth_sum,
+            bf_queue_len: c.bf_queue_len,
+            bf_when_last_cycle: snap.sched.last_backfill,
             ..Default::default()
         };
         let mut m = StatsInfoResponseMsg {
@@ -257,21 +292,10 @@ mod tests {
 
     fn submit(c: &mut Controller, now: i64, cpus: u32) -> u32 {
         use slurm_wire::msg::job_desc::JobDescMsg;
-        use slurm_wire::pack::{NO_VAL, NO_VAL16, NO_VAL64};
         let d = JobDescMsg {
-            // as clients send it (0 would be --exclusive)
-            shared: slurm_wire::pack::NO_VAL16,
-            priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
-            time_limit: NO_VAL,
-            min_nodes: NO_VAL,
-            max_nodes: NO_VAL,
-            num_tasks: NO_VAL,
             min_cpus: cpus,
-            cpus_per_task: NO_VAL16,
-            ntasks_per_node: NO_VAL16,
-            pn_min_memory: NO_VAL64,
             script: Some("#!/bin/sh\ntrue\n".into()),
-            ..Default::default()
+            ..JobDescMsg::unset()
         };
         let user = crate::state::job::UserInfo {
             uid: 1000,
@@ -360,6 +384,14 @@ mod tests {
         );
         let m = s.response(&c, 1009, ProtocolVersion::V26_05);
         assert_eq!(m.parts.jobs_completed, 1);
+
+        // A tick past bf_interval runs a backfill pass, timed by the shell.
+        let before = c.counters;
+        c.apply(1100, Command::Tick);
+        s.pass_time(&c.counters.since(&before), Duration::from_micros(30));
+        let p = s.response(&c, 1101, ProtocolVersion::V26_05).parts;
+        assert_eq!((p.bf_cycle_counter, p.bf_cycle_last), (1, 30));
+        assert_eq!(p.bf_when_last_cycle, 1100);
     }
 
     #[test]

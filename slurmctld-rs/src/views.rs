@@ -278,6 +278,11 @@ pub fn partition_info_msg(c: &Controller, _v: V) -> PartitionInfoMsg {
 /// One job as squeue / scontrol show job receive it.
 pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
     let d = &j.desc;
+    let planned = if j.state == crate::state::job::JobState::Pending {
+        c.planned(j.job_id)
+    } else {
+        None
+    };
     let nodes = (!j.alloc.is_empty()).then(|| job_nodelist(&c.nodes, j));
     let alloc_cpus = j.alloc_cpus();
     let num_cpus = if j.alloc.is_empty() {
@@ -381,7 +386,9 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
         tres_freq: d.tres_freq.clone(),
         user_id: j.user.uid,
         time_limit: j.time_limit,
-        start_time: j.start_time,
+        // Pending: the backfill plan's expected start and nodes.
+        start_time: planned.map(|p| p.start).unwrap_or(j.start_time),
+        sched_nodes: planned.map(|p| crate::state::step::nodelist(&c.nodes, &p.nodes)),
         end_time: j.end_time,
         cluster: c.conf.raw.cluster_name.clone(),
         nodes,
@@ -459,10 +466,17 @@ pub fn job_info_msg(
     uid_filter: Option<u32>,
     v: V,
 ) -> JobInfoMsg {
-    let job_array = c
-        .jobs
-        .values()
-        .filter(|j| ids.is_none_or(|ids| ids.contains(&j.job_id)))
+    // Named jobs are looked up, not searched for among all of them.
+    let picked: Box<dyn Iterator<Item = &Job>> = match ids {
+        Some(ids) => {
+            let mut uniq = ids.to_vec();
+            uniq.sort_unstable();
+            uniq.dedup();
+            Box::new(uniq.into_iter().filter_map(|id| c.jobs.get(&id)))
+        }
+        None => Box::new(c.jobs.values()),
+    };
+    let job_array = picked
         .filter(|j| uid_filter.is_none_or(|u| j.user.uid == u))
         .map(|j| job_info(c, j, v))
         .collect();

@@ -13,7 +13,7 @@ use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::kill::EpilogCompleteMsg;
 use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
 use slurm_wire::msg::step::CompleteBatchScriptMsg;
-use slurm_wire::pack::{NO_VAL, NO_VAL16, NO_VAL64};
+use slurm_wire::pack::NO_VAL;
 use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion as V};
 use std::net::SocketAddr;
@@ -90,19 +90,10 @@ fn batch_job(name: &str) -> Message {
         script: Some("#!/bin/sh\nhostname\n".into()),
         work_dir: Some("/tmp".into()),
         environment: vec![Some("PATH=/bin".into())],
-        time_limit: NO_VAL,
-        min_nodes: NO_VAL,
-        max_nodes: NO_VAL,
-        num_tasks: NO_VAL,
         min_cpus: 1,
-        cpus_per_task: NO_VAL16,
-        ntasks_per_node: NO_VAL16,
-        pn_min_memory: NO_VAL64,
-        // As clients send it: priority 0 would be `--hold`.
-        priority: NO_VAL,
         user_id: 0,
         group_id: 0,
-        ..Default::default()
+        ..JobDescMsg::unset()
     })
 }
 

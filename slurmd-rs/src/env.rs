@@ -186,6 +186,26 @@ pub struct BatchEnvCtx {
     pub gid: u32,
     /// The protocol the controller used; SLURM_OOM_KILL_STEP exists from 24.11.
     pub has_oom_kill_step: bool,
+    /// 22.05 sets SLURM_NODE_ALIASES (the launch's alias list, "(null)" without one).
+    pub has_node_aliases: bool,
+    /// 22.05's SLURM_WORKING_CLUSTER (cluster:controller:port:protocol:select plugin id).
+    pub working_cluster: Option<String>,
+    /// From 25.11 the batch step's ids are in its environment too:
+    /// SLURM_JOB_SLUID, SLURM_STEP_ID and SLURM_STEPID.
+    pub has_step_ids: bool,
+}
+
+/// A sluid as Slurm prints it: "s" and 13 Crockford base-32 digits, most
+/// significant first (the first digit holds the top 4 bits).
+pub fn sluid_str(sluid: u64) -> String {
+    const MAP: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let mut s = String::with_capacity(14);
+    s.push('s');
+    for i in (0..13).rev() {
+        let digit = (sluid >> (5 * i)) & 0x1f;
+        s.push(char::from(MAP[digit as usize]));
+    }
+    s
 }
 
 /// The environment a stock slurmd gives this batch job (the task pid is
@@ -279,6 +299,24 @@ pub fn batch_env(msg: &BatchJobLaunchMsg, cred: &JobCredArg, ctx: &BatchEnvCtx) 
     if let Some(l) = &cred.job_licenses {
         e.set("SLURM_JOB_LICENSES", l.as_str());
     }
+    if ctx.has_node_aliases {
+        e.set(
+            "SLURM_NODE_ALIASES",
+            msg.alias_list.as_deref().unwrap_or("(null)"),
+        );
+    }
+    if let Some(w) = &ctx.working_cluster {
+        e.set("SLURM_WORKING_CLUSTER", w.as_str());
+    }
+    if ctx.has_step_ids {
+        if cred.step_id.sluid != 0 {
+            e.set("SLURM_JOB_SLUID", sluid_str(cred.step_id.sluid));
+        }
+        // the batch step's id, printed signed as stock does (-5)
+        let step = (slurm_wire::types::StepId::BATCH_SCRIPT as i32).to_string();
+        e.set("SLURM_STEP_ID", step.as_str());
+        e.set("SLURM_STEPID", step);
+    }
     e.set("SLURM_NODEID", ctx.node_id.to_string());
     e.set("SLURM_PROCID", "0");
     e.set("SLURM_LOCALID", "0");
@@ -329,6 +367,7 @@ mod tests {
             uid: 1000,
             gid: 100,
             has_oom_kill_step: true,
+            ..Default::default()
         }
     }
 
@@ -418,6 +457,47 @@ mod tests {
         let e = batch_env(&m, &JobCredArg::default(), &c);
         assert_eq!(e.get("SLURM_MEM_PER_NODE"), Some("1000"));
         assert_eq!(e.get("SLURM_MEM_PER_CPU"), None);
+    }
+
+    #[test]
+    fn release_specific_variables() {
+        let m = launch();
+        let mut cred = JobCredArg::default();
+        cred.step_id.sluid = 31;
+        // 24.11: none of them
+        let e = batch_env(&m, &cred, &ctx());
+        for k in [
+            "SLURM_NODE_ALIASES",
+            "SLURM_WORKING_CLUSTER",
+            "SLURM_JOB_SLUID",
+            "SLURM_STEP_ID",
+            "SLURM_STEPID",
+        ] {
+            assert_eq!(e.get(k), None, "{k}");
+        }
+        // 22.05
+        let mut c = ctx();
+        c.has_node_aliases = true;
+        c.working_cluster = Some("c:ctl:6817:9728:109".into());
+        let e = batch_env(&m, &cred, &c);
+        assert_eq!(e.get("SLURM_NODE_ALIASES"), Some("(null)"));
+        assert_eq!(e.get("SLURM_WORKING_CLUSTER"), Some("c:ctl:6817:9728:109"));
+        // 26.05
+        let mut c = ctx();
+        c.has_step_ids = true;
+        let e = batch_env(&m, &cred, &c);
+        assert_eq!(e.get("SLURM_JOB_SLUID"), Some("s000000000000Z"));
+        assert_eq!(e.get("SLURM_STEP_ID"), Some("-5"));
+        assert_eq!(e.get("SLURM_STEPID"), Some("-5"));
+    }
+
+    #[test]
+    fn sluids_print_as_slurm_does() {
+        assert_eq!(sluid_str(0), "s0000000000000");
+        assert_eq!(sluid_str(32), "s0000000000010");
+        // the first digit holds the top 4 bits only
+        assert_eq!(sluid_str(u64::MAX), "sFZZZZZZZZZZZZ");
+        assert_eq!(sluid_str(1 << 63), "s8000000000000");
     }
 
     #[test]

@@ -108,6 +108,13 @@ pub fn plan_batch(
             uid: owner.uid,
             gid: owner.gid,
             has_oom_kill_step: v >= ProtocolVersion::V24_11,
+            has_node_aliases: v < ProtocolVersion::V23_02,
+            working_cluster: if v < ProtocolVersion::V23_02 {
+                working_cluster(&node.conf_path, v)
+            } else {
+                None
+            },
+            has_step_ids: v >= ProtocolVersion::V25_11,
         },
     );
     let (rlimits, umask) = crate::env::take_limits(&mut env, &node.rlimits_except);
@@ -295,6 +302,57 @@ mod tests {
                 ProtocolVersion::V24_11
             ),
             Err(PlanError::NoScript)
+        );
+    }
+}
+
+/// 22.05's SLURM_WORKING_CLUSTER from slurm.conf: cluster name, the first
+/// controller's address, SlurmctldPort, the protocol number, and the
+/// select plugin's id (slurm.h's select_plugin_type). None when the config
+/// cannot be read or the select plugin has no known id.
+pub fn working_cluster(conf_path: &str, v: ProtocolVersion) -> Option<String> {
+    let conf = slurm_conf::SlurmConf::from_file(conf_path).ok()?;
+    let ctl = conf.slurmctld_hosts.first()?;
+    let addr = conf
+        .slurmctld_addr
+        .clone()
+        .unwrap_or_else(|| ctl.addr.clone());
+    let select_id = match conf.select_type.trim() {
+        "select/cons_tres" => 109,
+        "select/cons_res" => 101,
+        "select/linear" => 102,
+        _ => return None,
+    };
+    Some(format!(
+        "{}:{addr}:{}:{}:{select_id}",
+        conf.cluster_name.as_deref()?,
+        conf.slurmctld_port.first,
+        v.to_wire()
+    ))
+}
+
+#[cfg(test)]
+mod working_cluster_tests {
+    use super::*;
+
+    #[test]
+    fn from_slurm_conf() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("slurm.conf");
+        std::fs::write(
+            &p,
+            "ClusterName=c1\nSlurmctldHost=ctl\nSelectType=select/cons_tres\n\
+             NodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n",
+        )
+        .unwrap();
+        let p = p.display().to_string();
+        assert_eq!(
+            working_cluster(&p, ProtocolVersion::V22_05).as_deref(),
+            Some("c1:ctl:6817:9728:109")
+        );
+        assert_eq!(
+            working_cluster("/nonexistent/slurm.conf", ProtocolVersion::V22_05),
+            None
         );
     }
 }

@@ -171,6 +171,8 @@ fn array_run(c: &mut Ctx) -> Result<(), String> {
             field(rec, "JobName").unwrap_or_default(),
         ));
     }
+    // The order too: the head record, then the others newest first.
+    c.record("array records in order", &lines.join("\n"));
     let text = sorted(&lines.join("\n"));
     must_contain(
         "scontrol show job <array>",
@@ -303,7 +305,8 @@ fn array_default_output(c: &mut Ctx) -> Result<(), String> {
         |s| s.matches("JobState=COMPLETED").count() == 2,
     )?;
     let r = records(c, &a, &["ArrayTaskId", "StdOut", "StdErr"])?;
-    c.record("StdOut of the tasks", &sorted(&ids(&r, &[(&a, "<A>")])));
+    let r = r.replace(&format!("slurm-{a}_"), "slurm-<A>_");
+    c.record("StdOut of the tasks", &sorted(&r));
     c.ok_as(ALICE, &format!("rm -f slurm-{a}_0.out slurm-{a}_1.out"))?;
     Ok(())
 }

@@ -435,15 +435,11 @@ fn ctld_crash(c: &mut Ctx) -> Result<(), String> {
         c.job(&id);
         ids.push(id);
     }
+    stock_state_mark(c)?;
     c.wait_state(&ids[1], "RUNNING", JOB_WAIT)?;
     let before = c.ok("squeue -h -o '%j %T %r' | sort")?;
     c.record("squeue before the crash", &before.stdout);
-    // Stock saves job state a few seconds after a change (22.05 loses
-    // jobs killed sooner); ours acknowledges a submit only once it is on
-    // disk, so the rs run kills right away.
-    if c.cluster.imp == crate::cluster::Impl::Stock {
-        std::thread::sleep(Duration::from_secs(6));
-    }
+    wait_stock_state_saved(c)?;
     // the same binary and arguments scripts/cluster used
     c.ok_on(
         "ctl",

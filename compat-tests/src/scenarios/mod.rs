@@ -7,7 +7,7 @@
 //! `debug` (default, n[1-2]) and `gpu_nodes` (n2); users alice/bob with a
 //! home shared by all hosts.
 
-use crate::cluster::{Cluster, Out};
+use crate::cluster::{Cluster, Impl, Out};
 use crate::normalize::{normalize, Subst};
 use std::time::{Duration, Instant};
 
@@ -28,6 +28,9 @@ pub struct Needs {
     /// Also run it as the `mixed` cell: a stock controller of the client's
     /// version with slurmd-rs nodes.
     pub mixed: bool,
+    /// Also run it as the `stockd` cell: slurmctld-rs with stock slurmd
+    /// nodes of the client's version.
+    pub stockd: bool,
     /// Run it on a cluster with `scripts/cluster --cgroups` (proctrack/cgroup,
     /// memory enforced), brought up only for such scenarios.
     pub cgroups: bool,
@@ -35,13 +38,40 @@ pub struct Needs {
 
 impl Scenario {
     pub fn needs(&self) -> Needs {
-        slurmd::NEEDS
+        let mut n = slurmd::NEEDS
             .iter()
             .find(|(n, _)| *n == self.name)
             .map(|(_, x)| *x)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        n.stockd = STOCK_SLURMD.contains(&self.name);
+        n
+    }
+
+    /// Whether the cells of `imp` run this scenario.
+    pub fn runs_on(&self, imp: Impl) -> bool {
+        match imp {
+            Impl::Stock | Impl::Rs => true,
+            Impl::Mixed => self.needs().mixed,
+            Impl::Stockd => self.needs().stockd,
+        }
     }
 }
+
+/// Scenarios also run with stock slurmd nodes of the client's version
+/// under slurmctld-rs: registration, batch jobs to COMPLETED, signals,
+/// GPUs, steps, time limits, and re-attaching after a controller crash.
+pub const STOCK_SLURMD: &[&str] = &[
+    "sbatch_wrap",
+    "show_job",
+    "scancel",
+    "sbatch_gres",
+    "ctld_crash",
+    "srun_hostname",
+    "time_limit",
+    "slurmd_env",
+    "slurmd_fname",
+    "slurmd_epilog",
+];
 
 /// Per-run context: where commands go, and what the scenario recorded.
 pub struct Ctx<'a> {
@@ -216,6 +246,34 @@ pub fn submitted_id(o: &Out) -> Result<String, String> {
 }
 
 pub const JOB_WAIT: Duration = Duration::from_secs(60);
+
+/// Stock saves its job state some seconds after a change, and a `kill -9`
+/// before that loses jobs; ours acknowledges a change only once it is on
+/// disk. Before a crash test's last change, mark the time ...
+pub fn stock_state_mark(c: &mut Ctx) -> Result<(), String> {
+    if stock_ctld(c) {
+        c.ok_on("ctl", "touch /tmp/state-mark")?;
+    }
+    Ok(())
+}
+
+/// ... and before the kill, give a stock controller until its job_state
+/// file is newer than the mark (25 s at most).
+pub fn wait_stock_state_saved(c: &mut Ctx) -> Result<(), String> {
+    if stock_ctld(c) {
+        c.ok_on(
+            "ctl",
+            "for i in $(seq 250); do \
+             [ -n \"$(find /var/spool/slurmctld/job_state -newer /tmp/state-mark 2>/dev/null)\" ] \
+             && sleep 1 && exit 0; sleep 0.1; done; exit 0",
+        )?;
+    }
+    Ok(())
+}
+
+fn stock_ctld(c: &Ctx) -> bool {
+    matches!(c.cluster.imp, Impl::Stock | Impl::Mixed)
+}
 
 pub mod arrays;
 pub mod basic;

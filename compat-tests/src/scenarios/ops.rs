@@ -233,10 +233,7 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
         |s| s.trim() == "32",
     )?;
     let cancel = pending[pending.len() - 20..].join(" ");
-    let stock = c.cluster.imp == crate::cluster::Impl::Stock;
-    if stock {
-        c.ok_on("ctl", "touch /tmp/ops-mark")?;
-    }
+    stock_state_mark(c)?;
     c.ok_as(Some("alice"), &format!("scancel {cancel}"))?;
     ids.extend(running);
     ids.extend(pending);
@@ -260,17 +257,7 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
         ],
     )?;
     c.record("states before the crash", &counts);
-    // Stock saves job state some seconds after a change (a kill sooner
-    // loses jobs): give it until its job_state file is newer than the
-    // last change, 25 s at most. Ours acknowledges only once on disk.
-    if stock {
-        c.ok_on(
-            "ctl",
-            "for i in $(seq 250); do \
-             [ -n \"$(find /var/spool/slurmctld/job_state -newer /tmp/ops-mark 2>/dev/null)\" ] \
-             && sleep 1 && exit 0; sleep 0.1; done; exit 0",
-        )?;
-    }
+    wait_stock_state_saved(c)?;
     restart_ctld(c, Some("-9"))?;
     let want = before.clone();
     let after = c

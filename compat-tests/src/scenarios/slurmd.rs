@@ -11,10 +11,12 @@ use std::time::Duration;
 
 const BOTH: Needs = Needs {
     mixed: true,
+    stockd: false,
     cgroups: false,
 };
 const BOTH_CG: Needs = Needs {
     mixed: true,
+    stockd: false,
     cgroups: true,
 };
 
@@ -66,6 +68,8 @@ const ENV_VOLATILE: &[&str] = &[
     "SLURM_JOB_START_TIME",
     "SLURM_JOB_END_TIME",
     "SLURM_TASK_PID",
+    // 26.05: a unique id made of the submit time
+    "SLURM_JOB_SLUID",
 ];
 
 /// Variables whose values are job ids.

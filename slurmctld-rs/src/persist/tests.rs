@@ -4,7 +4,7 @@
 use super::*;
 use crate::state::config::ClusterConf;
 use crate::state::Reply;
-use slurm_wire::pack::{NO_VAL, NO_VAL16, NO_VAL64};
+use slurm_wire::pack::{NO_VAL, NO_VAL16};
 
 const CONF: &str = "\
 ClusterName=t
@@ -49,25 +49,14 @@ fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
             ..Default::default()
         },
         desc: Box::new(JobDescMsg {
-            // as clients send it (0 would be --exclusive)
-            shared: slurm_wire::pack::NO_VAL16,
-            time_limit: NO_VAL,
-            min_nodes: NO_VAL,
-            max_nodes: NO_VAL,
             num_tasks: cpus,
             min_cpus: cpus,
-            cpus_per_task: NO_VAL16,
-            ntasks_per_node: NO_VAL16,
-            pn_min_memory: NO_VAL64,
-            // As clients send it: priority 0 would be `--hold`.
-            priority: NO_VAL,
-            requeue: NO_VAL16,
             name: Some("job".into()),
             script: Some("#!/bin/sh\nsleep 100\n".into()),
             work_dir: Some("/home/alice".into()),
             environment: vec![Some("A=1".into())],
             tres_per_node: gres.map(str::to_string),
-            ..Default::default()
+            ..JobDescMsg::unset()
         }),
         version,
     }
@@ -392,20 +381,12 @@ fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
     step(s, c, 1001, reg("n1"));
     step(s, c, 1001, reg("n2"));
     let desc = JobDescMsg {
-        // as clients send it (0 would be --exclusive)
-        shared: slurm_wire::pack::NO_VAL16,
-        priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
-        time_limit: NO_VAL,
         min_nodes: 2,
         max_nodes: 2,
-        num_tasks: NO_VAL,
         min_cpus: 1,
-        cpus_per_task: NO_VAL16,
-        ntasks_per_node: NO_VAL16,
-        pn_min_memory: NO_VAL64,
         alloc_resp_port: 4000,
         other_port: 4001,
-        ..Default::default()
+        ..JobDescMsg::unset()
     };
     let user = UserInfo {
         uid: 2001,
@@ -532,10 +513,14 @@ fn arrays_and_dependencies_survive_a_crash() {
             &mut s,
             &mut c,
             1005,
-            Command::UpdateDependency {
+            Command::UpdateJob {
                 uid: 2001,
                 job_id: 4,
-                dependency: "afterany:1?afterok:2".into(),
+                desc: Box::new(JobDescMsg {
+                    dependency: Some("afterany:1?afterok:2".into()),
+                    ..JobDescMsg::unset()
+                }),
+                version: ProtocolVersion::V24_11,
             },
         );
         assert_eq!(

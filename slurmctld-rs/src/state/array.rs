@@ -362,6 +362,21 @@ impl Controller {
         }
     }
 
+    /// Starts pending record `job_id` (for an array's meta record, its
+    /// next task only) on `alloc`; returns the id of the record started.
+    /// Backfill uses this: further tasks must go through its plan.
+    pub(crate) fn start_one(
+        &mut self,
+        now: Time,
+        job_id: u32,
+        alloc: Vec<super::job::NodeAlloc>,
+        fx: &mut Vec<Effect>,
+    ) -> u32 {
+        let id = self.split_for_start(now, job_id);
+        self.start_job(now, id, alloc, fx);
+        id
+    }
+
     /// Starts pending record `job_id` on `alloc`; for an array's meta
     /// record, then as many more of its tasks as the throttle and free
     /// resources allow in this same pass, as stock does.
@@ -632,8 +647,9 @@ impl Controller {
     }
 }
 
-/// Ids `scontrol show job ID` answers with: the job, or every record of
-/// the array it names (head first), as stock's pack_one_job.
+/// Ids `scontrol show job ID` answers with, in stock's order (its
+/// pack_one_job): the job, or for an array the head record, then the
+/// other records newest first.
 pub fn single_job_ids(c: &Controller, job_id: u32) -> Vec<u32> {
     let mut ids = Vec::new();
     if c.jobs.contains_key(&job_id) {
@@ -644,14 +660,37 @@ pub fn single_job_ids(c: &Controller, job_id: u32) -> Vec<u32> {
         .task_of(job_id)
         .is_some_and(|r| r.array_job_id == job_id);
     if is_head || !c.jobs.contains_key(&job_id) {
-        ids.extend(
-            c.arrays
-                .members(job_id)
-                .into_iter()
-                .filter(|&id| id != job_id),
-        );
+        let mut rest: Vec<u32> = c
+            .arrays
+            .members(job_id)
+            .into_iter()
+            .filter(|&id| id != job_id)
+            .collect();
+        rest.reverse();
+        ids.extend(rest);
     }
     ids
+}
+
+/// RESPONSE_JOB_INFO for REQUEST_JOB_INFO_SINGLE; None for an unknown id.
+pub fn single_job_info(
+    c: &Controller,
+    job_id: u32,
+    v: ProtocolVersion,
+) -> Option<slurm_wire::msg::job::JobInfoMsg> {
+    let ids = single_job_ids(c, job_id);
+    if ids.is_empty() {
+        return None;
+    }
+    Some(slurm_wire::msg::job::JobInfoMsg {
+        last_update: c.last_job_update,
+        last_backfill: 0,
+        job_array: ids
+            .iter()
+            .filter_map(|id| c.jobs.get(id))
+            .map(|j| crate::views::job_info(c, j, v))
+            .collect(),
+    })
 }
 
 /// Array and dependency fields of one job's info record.

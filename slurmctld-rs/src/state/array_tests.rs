@@ -37,20 +37,10 @@ fn ctrl() -> Controller {
 
 fn desc(f: impl FnOnce(&mut JobDescMsg)) -> Box<JobDescMsg> {
     let mut d = JobDescMsg {
-        // as clients send it (0 would be --exclusive)
-        shared: slurm_wire::pack::NO_VAL16,
-        priority: slurm_wire::pack::NO_VAL, // priority 0 is `--hold`
-        time_limit: NO_VAL,
-        min_nodes: NO_VAL,
-        max_nodes: NO_VAL,
-        num_tasks: NO_VAL,
         min_cpus: 1,
-        cpus_per_task: slurm_wire::pack::NO_VAL16,
-        ntasks_per_node: slurm_wire::pack::NO_VAL16,
-        pn_min_memory: slurm_wire::pack::NO_VAL64,
         name: Some("wrap".into()),
         script: Some("#!/bin/sh\nhostname\n".into()),
-        ..Default::default()
+        ..JobDescMsg::unset()
     };
     f(&mut d);
     Box::new(d)
@@ -199,7 +189,11 @@ fn array_tasks_split_off_with_new_ids_and_last_keeps_the_array_id() {
         (a, 1, None)
     );
     // scontrol show job <array id>: every record, head first.
-    assert_eq!(single_job_ids(&c, a), vec![a, a + 1, a + 2, a + 3, a + 4]);
+    assert_eq!(single_job_ids(&c, a), vec![a, a + 4, a + 3, a + 2, a + 1]);
+    let msg = single_job_info(&c, a, ProtocolVersion::V24_11).unwrap();
+    let got: Vec<u32> = msg.job_array.iter().map(|j| j.array_task_id).collect();
+    assert_eq!(got, vec![NO_VAL, 3, 2, 1, 0]);
+    assert!(single_job_info(&c, 9999, ProtocolVersion::V24_11).is_none());
     assert_eq!(single_job_ids(&c, a + 2), vec![a + 2]);
 
     // One task ends: task 4 splits off; task 5 is left alone in the meta
@@ -492,10 +486,14 @@ fn update_dependency_while_pending() {
     let upd = |c: &mut Controller, uid: u32, job_id: u32, s: &str| {
         c.apply(
             1002,
-            Command::UpdateDependency {
+            Command::UpdateJob {
                 uid,
                 job_id,
-                dependency: s.into(),
+                desc: Box::new(JobDescMsg {
+                    dependency: Some(s.into()),
+                    ..JobDescMsg::unset()
+                }),
+                version: ProtocolVersion::V24_11,
             },
         )
         .0
@@ -560,10 +558,14 @@ fn arrays_and_dependencies_survive_a_snapshot() {
             tasks: vec![1, 2],
             signal: SIGKILL,
         },
-        Command::UpdateDependency {
+        Command::UpdateJob {
             uid: 1000,
             job_id: dep,
-            dependency: "afterany:1".into(),
+            desc: Box::new(JobDescMsg {
+                dependency: Some("afterany:1".into()),
+                ..JobDescMsg::unset()
+            }),
+            version: ProtocolVersion::V24_11,
         },
     ] {
         let b = crate::persist::encode_command(&cmd).unwrap();

@@ -12,11 +12,33 @@ use super::table::Nodes;
 use super::Time;
 use crate::sched::Request;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Node indexes hash to themselves (SipHash dominated the planner's profile).
+#[derive(Default)]
+pub struct IdHasher(u64);
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, b: &[u8]) {
+        for &x in b {
+            self.0 = self.0.rotate_left(8) ^ u64::from(x);
+        }
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.0 = i as u64;
+    }
+}
+type NodeMap<V> = HashMap<usize, V, BuildHasherDefault<IdHasher>>;
 
 /// How far ahead starts are planned (stock's `bf_window` default, 1 day).
 pub const BF_WINDOW: Time = 24 * 3600;
 /// Fit checks per job before it is left without a planned start.
-pub const MAX_CHECKS_PER_JOB: usize = 64;
+pub const MAX_CHECKS_PER_JOB: usize = 16;
+/// Node looks one backfill pass may spend in all (like stock's
+/// `bf_max_time`, but counted, so that the plan stays deterministic).
+pub const WORK_BUDGET: u64 = 16_000_000;
 
 /// What a node has free at some moment.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -60,6 +82,10 @@ pub struct Planner {
     /// Sorted by time.
     releases: Vec<Release>,
     pub reservations: Vec<Reservation>,
+    /// Per node: the windows reservations hold it.
+    held: NodeMap<Vec<(Time, Time)>>,
+    /// Work left to this pass (node looks and releases walked).
+    pub budget: u64,
     /// Partition nodes by (weight, index), the order select uses.
     order: HashMap<usize, Vec<usize>>,
 }
@@ -118,6 +144,8 @@ impl Planner {
             base,
             releases,
             reservations: Vec::new(),
+            held: NodeMap::default(),
+            budget: WORK_BUDGET,
             order: HashMap::new(),
         }
     }
@@ -180,16 +208,20 @@ impl Planner {
     /// Whether a reservation holds node `i` during any of `[start, start+dur)`.
     pub fn reserved(&self, i: usize, start: Time, dur: Time) -> bool {
         let end = start.saturating_add(dur);
-        self.reservations
-            .iter()
-            .any(|r| r.start < end && start < r.end && r.nodes.contains(&i))
+        self.held
+            .get(&i)
+            .is_some_and(|w| w.iter().any(|&(s, e)| s < end && start < e))
     }
 
     pub fn reserve(&mut self, job_id: u32, start: Time, dur: Time, nodes: Vec<usize>) {
+        let end = start.saturating_add(dur);
+        for &i in &nodes {
+            self.held.entry(i).or_default().push((start, end));
+        }
         self.reservations.push(Reservation {
             job_id,
             start,
-            end: start.saturating_add(dur),
+            end,
             nodes,
         });
     }
@@ -220,8 +252,14 @@ impl Planner {
         dur: Time,
     ) -> Option<(Time, Vec<usize>)> {
         let order = self.order_of(conf, part);
-        let in_part: std::collections::HashSet<usize> = order.iter().copied().collect();
-        let mut cur: HashMap<usize, Avail> = order
+        let walked = order.len() as u64 + self.releases.len() as u64;
+        if self.budget < walked {
+            self.budget = 0;
+            return None;
+        }
+        self.budget -= walked;
+        let in_part: NodeMap<()> = order.iter().map(|&i| (i, ())).collect();
+        let mut cur: NodeMap<Avail> = order
             .iter()
             .filter_map(|&i| self.base.get(i).cloned().flatten().map(|a| (i, a)))
             .collect();
@@ -231,10 +269,14 @@ impl Planner {
         // Reservation ends are times too: nodes come back from them.
         let mut res_ends: Vec<Time> = self.reservations.iter().map(|r| r.end).collect();
         res_ends.sort_unstable();
+        // CPUs free in the partition in all (reserved or not): when even
+        // that is short, no node choice can work and the check is skipped.
+        let mut total: u64 = cur.values().map(|a| u64::from(a.cpus)).sum();
         loop {
             while next < self.releases.len() && self.releases[next].time <= t {
                 let r = &self.releases[next];
                 if let Some(a) = cur.get_mut(&r.node) {
+                    total += u64::from(r.avail.cpus);
                     a.cpus += r.avail.cpus;
                     a.mem += r.avail.mem;
                     for (x, y) in a.gres.iter_mut().zip(&r.avail.gres) {
@@ -243,9 +285,12 @@ impl Planner {
                 }
                 next += 1;
             }
-            checks += 1;
-            if let Some(nodes) = self.fits(conf, &order, &cur, req, t, dur) {
-                return Some((t, nodes));
+            if total >= u64::from(req.cpus) {
+                checks += 1;
+                self.budget = self.budget.saturating_sub(order.len() as u64);
+                if let Some(nodes) = self.fits(conf, &order, &cur, req, t, dur) {
+                    return Some((t, nodes));
+                }
             }
             if checks >= MAX_CHECKS_PER_JOB {
                 return None;
@@ -253,7 +298,7 @@ impl Planner {
             // The next moment anything in this partition changes.
             let mut nt = None;
             while next < self.releases.len() {
-                if in_part.contains(&self.releases[next].node) {
+                if in_part.contains_key(&self.releases[next].node) {
                     nt = Some(self.releases[next].time);
                     break;
                 }
@@ -276,7 +321,7 @@ impl Planner {
         &self,
         conf: &ClusterConf,
         order: &[usize],
-        cur: &HashMap<usize, Avail>,
+        cur: &NodeMap<Avail>,
         req: &Request,
         t: Time,
         dur: Time,

@@ -203,6 +203,12 @@ impl Controller {
         d: &JobDescMsg,
         fx: &mut Vec<Effect>,
     ) -> Reply {
+        if let Some(dep) = d.dependency.as_deref() {
+            let r = self.update_dependency(now, uid, job_id, dep, fx);
+            if r != Reply::Rc(SLURM_SUCCESS) {
+                return r;
+            }
+        }
         let operator = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
@@ -468,8 +474,11 @@ impl Controller {
         j.end_time = 0;
         j.submit_time = now;
         j.eligible_time = now + REQUEUE_DELAY;
-        j.state_desc = None;
-        j.state_reason = reason::WAIT_TIME;
+        // A job held while it ran stays held (and keeps its hold reason).
+        if !is_held(j) {
+            j.state_desc = None;
+            j.state_reason = reason::WAIT_TIME;
+        }
         if let Some(why) = hold {
             j.priority = 0;
             j.state_reason = reason::WAIT_HELD_USER;

@@ -20,6 +20,15 @@ pub struct Counters {
     pub schedule_depth_sum: u32,
     /// Pending jobs seen by the last cycle.
     pub schedule_queue_len: u32,
+    /// Backfill passes.
+    pub bf_cycles: u32,
+    /// Jobs the backfill pass started.
+    pub bf_backfilled_jobs: u32,
+    /// Sum over backfill passes of the jobs each tested.
+    pub bf_depth_sum: u32,
+    /// Jobs the last backfill pass tested, and the queue it saw.
+    pub bf_last_depth: u32,
+    pub bf_queue_len: u32,
 }
 
 impl Counters {
@@ -52,6 +61,19 @@ impl Counters {
         self.schedule_queue_len = u32::try_from(queue_len).unwrap_or(u32::MAX);
     }
 
+    /// One backfill pass that tested `depth` of `queue_len` pending jobs.
+    pub fn backfill_cycle(&mut self, depth: usize, queue_len: usize) {
+        self.bf_cycles = self.bf_cycles.wrapping_add(1);
+        let depth = u32::try_from(depth).unwrap_or(u32::MAX);
+        self.bf_depth_sum = self.bf_depth_sum.wrapping_add(depth);
+        self.bf_last_depth = depth;
+        self.bf_queue_len = u32::try_from(queue_len).unwrap_or(u32::MAX);
+    }
+
+    pub fn backfilled(&mut self) {
+        self.bf_backfilled_jobs = self.bf_backfilled_jobs.wrapping_add(1);
+    }
+
     /// What happened since `base` (a snapshot taken at the last reset).
     pub fn since(&self, base: &Counters) -> Counters {
         Counters {
@@ -65,6 +87,13 @@ impl Counters {
                 .schedule_depth_sum
                 .wrapping_sub(base.schedule_depth_sum),
             schedule_queue_len: self.schedule_queue_len,
+            bf_cycles: self.bf_cycles.wrapping_sub(base.bf_cycles),
+            bf_backfilled_jobs: self
+                .bf_backfilled_jobs
+                .wrapping_sub(base.bf_backfilled_jobs),
+            bf_depth_sum: self.bf_depth_sum.wrapping_sub(base.bf_depth_sum),
+            bf_last_depth: self.bf_last_depth,
+            bf_queue_len: self.bf_queue_len,
         }
     }
 }

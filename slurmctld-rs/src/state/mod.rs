@@ -156,12 +156,6 @@ pub enum Command {
         tasks: Vec<u32>,
         signal: u16,
     },
-    /// `scontrol update job=ID Dependency=...`.
-    UpdateDependency {
-        uid: u32,
-        job_id: u32,
-        dependency: String,
-    },
     /// REQUEST_UPDATE_PARTITION.
     UpdatePartition {
         uid: u32,
@@ -342,6 +336,7 @@ impl Controller {
     /// Applies one command at time `now`.
     pub fn apply(&mut self, now: Time, cmd: Command) -> (Reply, Vec<Effect>) {
         let mut fx = Vec::new();
+        self.sched.note_command(&cmd);
         let reply = match cmd {
             Command::Tick => {
                 self.tick(now, &mut fx);
@@ -460,11 +455,6 @@ impl Controller {
                 let tasks = tasks.into_iter().collect();
                 self.kill_tasks(now, uid, array_job_id, &tasks, signal, &mut fx)
             }
-            Command::UpdateDependency {
-                uid,
-                job_id,
-                dependency,
-            } => self.update_dependency(now, uid, job_id, &dependency, &mut fx),
             Command::UpdatePartition { uid, msg } => self.update_partition(now, uid, &msg, &mut fx),
         };
         (reply, fx)
@@ -802,7 +792,10 @@ impl Controller {
         // No node count asked: as many as the CPUs need, up to the partition.
         let max_nodes = if desc.max_nodes == NO_VAL || desc.max_nodes == 0 {
             if desc.min_nodes == NO_VAL || desc.min_nodes == 0 {
-                (pdef.nodes.len() as u32).max(min_nodes)
+                // Never more than the partition's MaxNodes.
+                (pdef.nodes.len() as u32)
+                    .min(pdef.conf.max_nodes)
+                    .max(min_nodes)
             } else {
                 min_nodes
             }
@@ -1024,6 +1017,7 @@ impl Controller {
 
     /// Ends a running (or pending) job: frees its nodes and asks them to clean up.
     fn end_job(&mut self, now: Time, job_id: u32, state: JobState, fx: &mut Vec<Effect>) {
+        self.sched.freed += 1;
         let track_mem = sched::memory_is_consumable(&self.conf);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return;

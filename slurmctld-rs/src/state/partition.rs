@@ -169,7 +169,6 @@ mod tests {
     use crate::state::Command;
     use slurm_wire::msg::job_desc::JobDescMsg;
     use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
-    use slurm_wire::pack::NO_VAL64;
     use slurm_wire::ProtocolVersion;
 
     fn cluster() -> Controller {
@@ -219,19 +218,9 @@ mod tests {
 
     fn submit(c: &mut Controller) -> Reply {
         let d = JobDescMsg {
-            // as clients send it (0 would be --exclusive)
-            shared: slurm_wire::pack::NO_VAL16,
-            priority: NO_VAL, // priority 0 is `--hold`
-            time_limit: NO_VAL,
-            min_nodes: NO_VAL,
-            max_nodes: NO_VAL,
-            num_tasks: NO_VAL,
             min_cpus: 1,
-            cpus_per_task: NO_VAL16,
-            ntasks_per_node: NO_VAL16,
-            pn_min_memory: NO_VAL64,
             script: Some("#!/bin/sh\ntrue\n".into()),
-            ..Default::default()
+            ..JobDescMsg::unset()
         };
         let user = UserInfo {
             uid: 1000,

@@ -24,7 +24,8 @@ use std::cmp::Reverse;
 
 /// Jobs an event-triggered pass looks at (stock's `default_queue_depth`).
 pub const MAIN_DEPTH: usize = 100;
-/// Jobs one backfill pass plans (stock's `bf_max_job_test`).
+/// Jobs one backfill pass plans per partition (stock's `bf_max_job_test`,
+/// per partition like `bf_max_job_part`).
 pub const BF_MAX_JOB_TEST: usize = 500;
 /// Seconds between passes over the whole queue (stock's `sched_interval`).
 pub const SCHED_INTERVAL: Time = 60;
@@ -46,14 +47,36 @@ pub struct SchedState {
     pub plan: Table<u32, Planned>,
     pub last_full: Time,
     pub last_backfill: Time,
-    /// Counters for sdiag: main passes, backfill passes, jobs started by each.
-    pub main_cycles: u64,
-    pub backfill_cycles: u64,
-    pub main_started: u64,
-    pub backfill_started: u64,
-    /// Jobs the last backfill pass planned.
-    pub backfill_last_depth: u64,
+    /// Per partition: the job that last failed to fit and when. Until a
+    /// node changes again it would fail again, so it is not re-tested
+    /// (a failing select scans every node of the partition).
+    pub blocked_at: Vec<Option<(u32, Fingerprint)>>,
+    /// Bumped by whatever may free resources or make nodes usable.
+    pub freed: u64,
 }
+
+impl SchedState {
+    /// Every command may free something except those known not to (a
+    /// command added later counts as freeing: safe, only slower).
+    pub fn note_command(&mut self, cmd: &super::Command) {
+        use super::Command as C;
+        if !matches!(
+            cmd,
+            C::Submit { .. }
+                | C::Allocate { .. }
+                | C::Tick
+                | C::EpilogComplete { .. }
+                | C::TerminateDone { .. }
+                | C::StepCreate { .. }
+        ) {
+            self.freed += 1;
+        }
+    }
+}
+
+/// When a head job last failed: what had been freed by then, and the
+/// partitions' last change.
+pub type Fingerprint = (u64, Time);
 
 /// `name=value` from SchedulerParameters as seconds, or `default`.
 fn sched_param(c: &Controller, name: &str, default: Time) -> Time {
@@ -70,6 +93,11 @@ fn sched_param(c: &Controller, name: &str, default: Time) -> Time {
 impl Controller {
     /// Pending jobs in scheduling order, at most `limit` of them.
     pub fn queue_order(&mut self, limit: usize) -> Vec<u32> {
+        self.ordered(limit, limit)
+    }
+
+    /// [`Self::queue_order`] taking at most `per_part` jobs of each partition.
+    fn ordered(&mut self, limit: usize, per_part: usize) -> Vec<u32> {
         let mut parts: Vec<usize> = (0..self.conf.partitions.len()).collect();
         parts.sort_by_key(|&p| (Reverse(self.conf.partitions[p].conf.priority_tier), p));
         let mut out = Vec::new();
@@ -84,7 +112,7 @@ impl Controller {
             // Merge the tier's partition queues by priority, age and id.
             let mut heads: Vec<(Reverse<u32>, i64, u32)> = Vec::new();
             for p in group {
-                let want = limit - out.len();
+                let want = (limit - out.len()).min(per_part);
                 let ids: Vec<u32> = self.jobs.queue_of(p).take(want).collect();
                 heads.extend(ids.into_iter().filter_map(|id| {
                     self.jobs
@@ -116,6 +144,10 @@ impl Controller {
             )
     }
 
+    fn fingerprint(&self, _part: usize) -> Fingerprint {
+        (self.sched.freed, self.last_part_update)
+    }
+
     /// The event-triggered pass (submit, completion, node change).
     pub(crate) fn schedule(&mut self, now: Time, fx: &mut Vec<Effect>) {
         self.main_pass(now, MAIN_DEPTH, fx);
@@ -141,7 +173,6 @@ impl Controller {
             return;
         }
         self.refresh_eligibility(now);
-        self.sched.main_cycles += 1;
         let order = self.queue_order(depth);
         self.counters
             .schedule_cycle(order.len(), self.jobs.pending_count());
@@ -165,20 +196,32 @@ impl Controller {
                 r
             } else if blocked[part] {
                 job::reason::WAIT_PRIORITY
+            } else if depth != usize::MAX
+                && self.sched.blocked_at.get(part).copied().flatten()
+                    == Some((job_id, self.fingerprint(part)))
+            {
+                // Nothing was freed since it last failed (the full pass
+                // re-tests anyway, in case the job itself changed).
+                blocked[part] = true;
+                job::reason::WAIT_RESOURCES
             } else {
                 let j = &self.jobs[&job_id];
                 let req = sched::Request::of(j);
                 match sched::select(&self.conf, &self.nodes, part, &req) {
                     Some(alloc) => {
                         let _ = self.sched.plan.remove(&job_id);
-                        self.sched.main_started += 1;
                         self.start_pending(now, job_id, alloc, fx);
                         continue;
                     }
                     None => {
                         let r = self.no_nodes_reason(job_id);
                         // A job waiting on out-of-service nodes holds back no one.
-                        blocked[part] |= r == job::reason::WAIT_RESOURCES;
+                        if r == job::reason::WAIT_RESOURCES {
+                            blocked[part] = true;
+                            let n = self.conf.partitions.len();
+                            self.sched.blocked_at.resize(n, None);
+                            self.sched.blocked_at[part] = Some((job_id, self.fingerprint(part)));
+                        }
                         r
                     }
                 }
@@ -190,8 +233,11 @@ impl Controller {
     /// Plans starts for the head of the queue and starts what fits in the
     /// holes without delaying a job ahead of it.
     pub(crate) fn backfill(&mut self, now: Time, fx: &mut Vec<Effect>) {
-        self.sched.backfill_cycles += 1;
-        let order = self.queue_order(BF_MAX_JOB_TEST);
+        // Up to BF_MAX_JOB_TEST jobs of each partition, so that a long
+        // queue in a higher tier does not use up every partition's turn.
+        let nparts = self.conf.partitions.len().max(1);
+        let order = self.ordered(BF_MAX_JOB_TEST.saturating_mul(nparts), BF_MAX_JOB_TEST);
+        let mut per_part = vec![0usize; nparts];
         let mut planner = Planner::new(&self.conf, &self.nodes, &self.jobs, now);
         let mut plan = Table::new();
         let mut tested = 0;
@@ -213,33 +259,43 @@ impl Controller {
             {
                 continue;
             }
+            if per_part.get(part).is_some_and(|&k| k >= BF_MAX_JOB_TEST) {
+                continue;
+            }
+            if let Some(k) = per_part.get_mut(part) {
+                *k += 1;
+            }
             tested += 1;
             let j = &self.jobs[&job_id];
             let dur = backfill::duration(j);
             let req = sched::Request::of(j);
+            // First: can it start now on nodes no reservation holds?
+            let held = |i: usize| planner.reserved(i, now, dur);
+            if let Some(alloc) = sched::select_excluding(&self.conf, &self.nodes, part, &req, &held)
+            {
+                let used: Vec<usize> = alloc.iter().map(|a| a.node).collect();
+                self.counters.backfilled();
+                tracing::info!(job_id, "backfill: starting");
+                // One array task at a time: the next must fit the plan.
+                let started = self.start_one(now, job_id, alloc, fx);
+                planner.refresh(&self.nodes, &used);
+                if let Some(j) = self.jobs.get(&started) {
+                    planner.add_release(j.end_time, j, &self.nodes);
+                }
+                continue;
+            }
+            // Else: when it could, and hold that for it.
+            if planner.budget == 0 {
+                continue;
+            }
             let Some((start, nodes)) = planner.earliest(&self.conf, part, &req, dur) else {
                 continue;
             };
-            if start <= now {
-                let held = |i: usize| planner.reserved(i, now, dur);
-                if let Some(alloc) =
-                    sched::select_excluding(&self.conf, &self.nodes, part, &req, &held)
-                {
-                    let used: Vec<usize> = alloc.iter().map(|a| a.node).collect();
-                    self.sched.backfill_started += 1;
-                    tracing::info!(job_id, "backfill: starting");
-                    self.start_pending(now, job_id, alloc, fx);
-                    planner.refresh(&self.nodes, &used);
-                    if let Some(j) = self.jobs.get(&job_id) {
-                        planner.add_release(j.end_time, j, &self.nodes);
-                    }
-                    continue;
-                }
-            }
             planner.reserve(job_id, start, dur, nodes.clone());
             plan.insert(job_id, Planned { start, nodes });
         }
-        self.sched.backfill_last_depth = tested;
+        let queue_len = self.jobs.pending_count();
+        self.counters.backfill_cycle(tested, queue_len);
         self.sched.plan = plan;
         self.last_job_update = now;
     }
@@ -249,3 +305,7 @@ impl Controller {
         self.sched.plan.get(&job_id)
     }
 }
+
+#[cfg(test)]
+#[path = "queue_tests.rs"]
+mod tests;

@@ -601,7 +601,6 @@ mod tests {
     use crate::state::{Command, Reply};
     use slurm_wire::msg::job_desc::JobDescMsg;
     use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
-    use slurm_wire::pack::NO_VAL64;
 
     fn cluster() -> Controller {
         let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
@@ -633,23 +632,14 @@ mod tests {
 
     fn allocate(c: &mut Controller, nodes: u32, tasks: u32) -> (Reply, Vec<Effect>) {
         let desc = JobDescMsg {
-            // as clients send it (0 would be --exclusive)
-            shared: slurm_wire::pack::NO_VAL16,
-            time_limit: NO_VAL,
             min_nodes: nodes,
             max_nodes: nodes,
             num_tasks: tasks,
             min_cpus: 1,
-            cpus_per_task: NO_VAL16,
-            ntasks_per_node: NO_VAL16,
-            pn_min_memory: NO_VAL64,
-            // As clients send it: priority 0 would be `--hold`.
-            priority: NO_VAL,
-            requeue: NO_VAL16,
             alloc_resp_port: 4000,
             other_port: 4001,
             script: Some("ignored for an allocation".into()),
-            ..Default::default()
+            ..JobDescMsg::unset()
         };
         let user = UserInfo {
             uid: 1000,

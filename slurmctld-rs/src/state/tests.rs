@@ -45,22 +45,10 @@ fn submit_as(
     f: impl FnOnce(&mut JobDescMsg),
 ) -> (Reply, Vec<Effect>) {
     let mut d = JobDescMsg {
-        // as clients send it (0 would be --exclusive)
-        shared: slurm_wire::pack::NO_VAL16,
-        time_limit: NO_VAL,
-        min_nodes: NO_VAL,
-        max_nodes: NO_VAL,
-        num_tasks: NO_VAL,
         min_cpus: 1,
-        cpus_per_task: NO_VAL16,
-        ntasks_per_node: NO_VAL16,
-        pn_min_memory: NO_VAL64,
-        // As clients send it: priority 0 would be `--hold`.
-        priority: NO_VAL,
-        requeue: NO_VAL16,
         name: Some("wrap".into()),
         script: Some("#!/bin/sh\nhostname\n".into()),
-        ..Default::default()
+        ..JobDescMsg::unset()
     };
     f(&mut d);
     let user = UserInfo {

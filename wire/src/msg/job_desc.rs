@@ -444,6 +444,64 @@ macro_rules! job_desc_fields {
     };
 }
 
+impl JobDescMsg {
+    /// A request with nothing set, as a client starts one
+    /// (`slurm_init_job_desc_msg`): the numeric fields that mean "not
+    /// given" hold NO_VAL, and a zero priority would mean `--hold`.
+    pub fn unset() -> Self {
+        use crate::pack::{NO_VAL, NO_VAL16, NO_VAL64, NO_VAL8};
+        /// `SLURM_AUTH_NOBODY`.
+        const NOBODY: u32 = 99;
+        JobDescMsg {
+            step_id: StepId::job(NO_VAL),
+            alloc_sid: NO_VAL,
+            contiguous: NO_VAL16,
+            core_spec: NO_VAL16,
+            cores_per_socket: NO_VAL16,
+            cpu_bind_type: NO_VAL16,
+            cpu_freq_min: NO_VAL,
+            cpu_freq_max: NO_VAL,
+            cpu_freq_gov: NO_VAL,
+            cpus_per_task: NO_VAL16,
+            delay_boot: NO_VAL,
+            group_id: NOBODY,
+            kill_on_node_fail: NO_VAL16,
+            max_cpus: NO_VAL,
+            max_nodes: NO_VAL,
+            mem_bind_type: NO_VAL16,
+            mail_type: NO_VAL16,
+            min_cpus: NO_VAL,
+            min_nodes: NO_VAL,
+            nice: NO_VAL,
+            ntasks_per_core: NO_VAL16,
+            ntasks_per_tres: NO_VAL16,
+            ntasks_per_node: NO_VAL16,
+            ntasks_per_socket: NO_VAL16,
+            num_tasks: NO_VAL,
+            overcommit: NO_VAL8,
+            plane_size: NO_VAL16,
+            pn_min_cpus: NO_VAL16,
+            pn_min_memory: NO_VAL64,
+            pn_min_tmp_disk: NO_VAL,
+            priority: NO_VAL,
+            reboot: NO_VAL16,
+            requeue: NO_VAL16,
+            req_switch: NO_VAL,
+            shared: NO_VAL16,
+            site_factor: NO_VAL,
+            sockets_per_node: NO_VAL16,
+            task_dist: NO_VAL,
+            threads_per_core: NO_VAL16,
+            time_limit: NO_VAL,
+            time_min: NO_VAL,
+            user_id: NOBODY,
+            wait_all_nodes: NO_VAL16,
+            wait4switch: NO_VAL,
+            ..Default::default()
+        }
+    }
+}
+
 impl Wire for JobDescMsg {
     fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
         let mut s = Self::default();

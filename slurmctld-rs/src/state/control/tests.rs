@@ -4,7 +4,6 @@ use super::*;
 use crate::state::job::{reason, UserInfo};
 use crate::state::{Command, Controller, Time};
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
-use slurm_wire::pack::NO_VAL64;
 use slurm_wire::ProtocolVersion;
 
 const CONF: &str = "\
@@ -56,21 +55,10 @@ fn up() -> Controller {
 
 fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> u32 {
     let mut d = JobDescMsg {
-        // as clients send it (0 would be --exclusive)
-        shared: slurm_wire::pack::NO_VAL16,
-        time_limit: NO_VAL,
-        min_nodes: NO_VAL,
-        max_nodes: NO_VAL,
-        num_tasks: NO_VAL,
         min_cpus: 1,
-        cpus_per_task: NO_VAL16,
-        ntasks_per_node: NO_VAL16,
-        pn_min_memory: NO_VAL64,
-        priority: NO_VAL,
-        requeue: NO_VAL16,
         name: Some("wrap".into()),
         script: Some("#!/bin/sh\nhostname\n".into()),
-        ..Default::default()
+        ..JobDescMsg::unset()
     };
     f(&mut d);
     let user = UserInfo {
@@ -95,16 +83,7 @@ fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> u32
 
 /// What `slurm_init_job_desc_msg` leaves unset, as scontrol sends it.
 fn blank() -> JobDescMsg {
-    JobDescMsg {
-        // as clients send it (0 would be --exclusive)
-        shared: slurm_wire::pack::NO_VAL16,
-        time_limit: NO_VAL,
-        min_nodes: NO_VAL,
-        max_nodes: NO_VAL,
-        priority: NO_VAL,
-        alloc_sid: NO_VAL,
-        ..Default::default()
-    }
+    JobDescMsg::unset()
 }
 
 fn update(
@@ -780,4 +759,33 @@ fn out_of_service_nodes_give_req_node_not_avail() {
     );
     epilog(&mut c, 1009, small, "n1");
     assert_eq!(c.jobs[&big].state, JobState::Running);
+}
+
+#[test]
+fn a_job_held_while_running_stays_held_after_requeue() {
+    let mut c = up();
+    let id = submit(&mut c, 1000, |_| {});
+    assert_eq!(hold(&mut c, 1001, 0, id), ok());
+    assert_eq!(
+        c.jobs[&id].state,
+        JobState::Running,
+        "a hold does not stop a job"
+    );
+    let (r, _) = c.apply(
+        1002,
+        Command::Requeue {
+            uid: 0,
+            job_id: id,
+            flags: 0,
+        },
+    );
+    assert_eq!(r, ok());
+    let j = &c.jobs[&id];
+    assert_eq!(
+        (j.state, j.priority, j.state_reason),
+        (JobState::Pending, 0, reason::WAIT_HELD)
+    );
+    epilog(&mut c, 1003, id, "n1");
+    c.apply(1002 + REQUEUE_DELAY + 10, Command::Tick);
+    assert_eq!(c.jobs[&id].state, JobState::Pending);
 }
