@@ -9,7 +9,7 @@
 //!
 //! `simulation_tiny` runs in every `cargo test` (debug builds are too slow
 //! for more); `simulation_small` and `simulation_full` (10,000 nodes,
-//! 100,000 jobs) are `#[ignore]`d and run in release by scripts/test.
+//! 100,000 jobs) are `#[ignore]`d and run optimised (`--profile sim`) by scripts/test.
 
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
