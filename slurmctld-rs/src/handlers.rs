@@ -131,7 +131,7 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         Message::RequestJobInfo(m) => {
             let snap = sh.snapshot();
             let ids = m.job_ids.as_deref();
-            Message::ResponseJobInfo(views::job_info_msg(&snap, ids, None, v))
+            Message::ResponseJobInfo(views::job_info_msg(&snap, ids, None, m.show_flags, v))
         }
         Message::RequestJobStepInfo(m) => {
             match crate::step_info::step_info_msg(&sh.snapshot(), &m, now(), v) {
@@ -143,12 +143,13 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             &sh.snapshot(),
             None,
             Some(m.user_id),
+            m.show_flags,
             v,
         )),
         Message::RequestJobInfoSingle(m) => {
             let snap = sh.snapshot();
             // An array's id answers with all its records.
-            match crate::state::array::single_job_info(&snap, m.step_id.job_id, v) {
+            match crate::state::array::single_job_info(&snap, m.step_id.job_id, m.show_flags, v) {
                 Some(info) => Message::ResponseJobInfo(info),
                 None => rc_message(ESLURM_INVALID_JOB_ID),
             }

@@ -276,7 +276,12 @@ pub fn partition_info_msg(c: &Controller, _v: V) -> PartitionInfoMsg {
 }
 
 /// One job as squeue / scontrol show job receive it.
-pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
+/// `show_flags` bit: allocation details (`scontrol show job -d`).
+pub const SHOW_DETAIL: u16 = 0x0002;
+
+/// One job's record; the allocation detail (job_resources, per-node GRES)
+/// only with SHOW_DETAIL, as stock packs it.
+pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
     let d = &j.desc;
     let planned = if j.state == crate::state::job::JobState::Pending {
         c.planned(j.job_id)
@@ -452,9 +457,11 @@ pub fn job_info(c: &Controller, j: &Job, v: V) -> JobInfo {
         ..Default::default()
     };
     let detail = crate::job_resrcs::alloc_detail(c, j, v);
-    info.job_resrcs = detail.job_resrcs;
-    info.gres_detail_str = detail.gres_detail_str;
     info.gres_total = detail.gres_total;
+    if show_flags & SHOW_DETAIL != 0 {
+        info.job_resrcs = detail.job_resrcs;
+        info.gres_detail_str = detail.gres_detail_str;
+    }
     crate::state::array::decorate(c, j.job_id, &mut info, v);
     info
 }
@@ -464,6 +471,7 @@ pub fn job_info_msg(
     c: &Controller,
     ids: Option<&[u32]>,
     uid_filter: Option<u32>,
+    show_flags: u16,
     v: V,
 ) -> JobInfoMsg {
     // Named jobs are looked up, not searched for among all of them.
@@ -478,7 +486,7 @@ pub fn job_info_msg(
     };
     let job_array = picked
         .filter(|j| uid_filter.is_none_or(|u| j.user.uid == u))
-        .map(|j| job_info(c, j, v))
+        .map(|j| job_info(c, j, v, show_flags))
         .collect();
     JobInfoMsg {
         last_update: c.last_job_update,

@@ -473,7 +473,7 @@ fn job_info_cost() {
     let t0 = std::time::Instant::now();
     let mut bytes = 0;
     for _ in 0..5 {
-        let m = slurmctld::views::job_info_msg(&s.c, None, None, v);
+        let m = slurmctld::views::job_info_msg(&s.c, None, None, 0, v);
         let msg = slurm_wire::Message::ResponseJobInfo(m);
         let f =
             slurm_wire::frame::Frame::new(slurm_wire::header::Header::new(v, msg.msg_type()), &msg);

@@ -676,6 +676,7 @@ pub fn single_job_ids(c: &Controller, job_id: u32) -> Vec<u32> {
 pub fn single_job_info(
     c: &Controller,
     job_id: u32,
+    show_flags: u16,
     v: ProtocolVersion,
 ) -> Option<slurm_wire::msg::job::JobInfoMsg> {
     let ids = single_job_ids(c, job_id);
@@ -688,7 +689,7 @@ pub fn single_job_info(
         job_array: ids
             .iter()
             .filter_map(|id| c.jobs.get(id))
-            .map(|j| crate::views::job_info(c, j, v))
+            .map(|j| crate::views::job_info(c, j, v, show_flags))
             .collect(),
     })
 }

@@ -256,7 +256,7 @@ fn exclusive_jobs_take_whole_nodes_and_share_none() {
     assert_eq!(a, vec![(1, 4)]);
     // reported as OverSubscribe=NO; the other job leaves it unset
     let shared = |c: &Controller, id: u32| {
-        let info = crate::views::job_info(c, &c.jobs[&id], ProtocolVersion::V24_11);
+        let info = crate::views::job_info(c, &c.jobs[&id], ProtocolVersion::V24_11, 0);
         info.details.map(|d| d.shared)
     };
     assert_eq!(shared(&c, excl), Some(0));
@@ -278,7 +278,7 @@ fn exclusive_jobs_take_whole_nodes_and_share_none() {
         panic!()
     };
     assert_eq!(c.jobs[&job_id].alloc[0].cpus, 4);
-    let info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11);
+    let info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11, 0);
     assert_eq!(info.details.map(|d| d.shared), Some(0));
 }
 
@@ -638,7 +638,11 @@ fn job_info_carries_per_node_gres_detail() {
     let (Reply::Submitted { job_id }, _) = submit(&mut c, 1003, gpu("gres:gpu:2")) else {
         panic!()
     };
-    let info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11);
+    use crate::views::SHOW_DETAIL;
+    // Without SHOW_DETAIL (plain `scontrol show job`) stock sends neither.
+    let plain_info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11, 0);
+    assert!(plain_info.job_resrcs.is_none() && plain_info.gres_detail_str.is_empty());
+    let info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11, SHOW_DETAIL);
     assert_eq!(
         info.gres_detail_str,
         vec![Some("gpu:a100:2(IDX:1-2)".to_string())]
@@ -656,7 +660,7 @@ fn job_info_carries_per_node_gres_detail() {
         ProtocolVersion::V24_11,
         ProtocolVersion::V26_05,
     ] {
-        let m = crate::views::job_info_msg(&c, Some(&[job_id]), None, v);
+        let m = crate::views::job_info_msg(&c, Some(&[job_id]), None, SHOW_DETAIL, v);
         let b = slurm_wire::pack::encode_to_vec(&m, v);
         let back: slurm_wire::msg::job::JobInfoMsg =
             slurm_wire::pack::decode_exact(&b, v).expect("decodes");
@@ -675,7 +679,7 @@ fn job_info_carries_per_node_gres_detail() {
     }) else {
         panic!()
     };
-    let info = crate::views::job_info(&c, &c.jobs[&plain], ProtocolVersion::V24_11);
+    let info = crate::views::job_info(&c, &c.jobs[&plain], ProtocolVersion::V24_11, SHOW_DETAIL);
     assert!(info.gres_detail_str.is_empty());
     assert!(info.job_resrcs.is_some());
 }

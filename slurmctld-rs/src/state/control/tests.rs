@@ -714,7 +714,7 @@ fn out_of_service_nodes_give_req_node_not_avail() {
         node_not_avail_desc(&c, j, ProtocolVersion::V22_05),
         "ReqNodeNotAvail, UnavailableNodes:n2"
     );
-    let info = crate::views::job_info(&c, j, ProtocolVersion::V22_05);
+    let info = crate::views::job_info(&c, j, ProtocolVersion::V22_05, 0);
     assert_eq!(
         info.state_desc.as_deref(),
         Some("ReqNodeNotAvail, UnavailableNodes:n2")
