@@ -60,10 +60,11 @@ fn backfill(c: &mut Ctx) -> Result<(), String> {
     let short = sbatch(c, "-J short -n1 -t 2 --wrap 'sleep 300'")?;
     let long = sbatch(c, "-J long -n1 -t 30 --wrap 'sleep 1'")?;
     c.wait_state(&short, "RUNNING", BF_WAIT)?;
-    // The big job has a planned start (not N/A) on both nodes.
+    // The big job has a planned start (not N/A) on both nodes. (Its reason
+    // is left out: stock shows None until its main scheduler next runs.)
     let out = c.wait_for(
         None,
-        &format!("squeue --start -h -j {big} -o '%j %T %S %Y %r'"),
+        &format!("squeue --start -h -j {big} -o '%j %T %S %Y'"),
         "a planned start for the big job",
         BF_WAIT,
         |s| s.contains("big PENDING") && !s.contains("N/A") && s.contains("n[1-2]"),

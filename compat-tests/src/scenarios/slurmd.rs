@@ -190,20 +190,23 @@ fn fname(c: &mut Ctx) -> Result<(), String> {
     let id = submit(
         c,
         alice,
-        "-J fnjob -D sd-fn -o 'o-%j-%J-%x-%N-%n-%u-%s-%t-%%-%3j.txt' \
-         -e 'e-%j-%5j-%x.txt' --wrap 'echo out; echo err >&2'",
+        "-J fnjob -D sd-fn -o 'o-%j-%J-%x-%N-%n-%u-%s-%t-%%-%7j.txt' \
+         -e 'e-%j-%9j-%x.txt' --wrap 'echo out; echo err >&2'",
     )?;
     c.wait_state(&id, "COMPLETED", JOB_WAIT)?;
     let node = c.job_field(&id, "NodeList")?;
     let o = list_outputs(c, "sd-fn")?;
     let want = [
-        format!("o-{id}-{id}-fnjob-{node}-0-alice-batch-0-%-{id:0>3}.txt: out"),
-        format!("e-{id}-{id:0>5}-fnjob.txt: err"),
+        format!("o-{id}-{id}-fnjob-{node}-0-alice-batch-0-%-{id:0>7}.txt: out"),
+        format!("e-{id}-{id:0>9}-fnjob.txt: err"),
     ];
     check_outputs(&o, &want)?;
+    // Paddings wider than any id here, so that the padded forms never
+    // equal the id itself (whose width differs between clusters), and
+    // placeholders without digits (a job id may be one of them).
     let pairs = vec![
-        (format!("{id:0>5}"), "<JOB5>".to_string()),
-        (format!("{id:0>3}"), "<JOB3>".to_string()),
+        (format!("{id:0>9}"), "<JOB_PAD_NINE>".to_string()),
+        (format!("{id:0>7}"), "<JOB_PAD_SEVEN>".to_string()),
         (id.clone(), "<JOB>".to_string()),
     ];
     c.record("output files", &redact(&o, &pairs));
