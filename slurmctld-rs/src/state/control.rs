@@ -114,10 +114,12 @@ pub fn node_not_avail_desc(c: &Controller, j: &Job, v: ProtocolVersion) -> Strin
 impl Controller {
     /// Before a scheduling pass: begin times that came, released jobs
     /// that get their begin time, reasons kept as stock shows them.
-    pub(crate) fn refresh_eligibility(&mut self, now: Time) {
+    /// Only the jobs a pass looks at (`ids`): a pass over every pending
+    /// job would make each submit cost O(queue).
+    pub(crate) fn refresh_eligibility(&mut self, now: Time, ids: &[u32]) {
         // Reads first: a record is copied (shared with the snapshot) only
         // when it changes.
-        for id in self.jobs.pending_ids() {
+        for &id in ids {
             let Some(j) = self.jobs.get(&id) else {
                 continue;
             };

@@ -172,8 +172,8 @@ impl Controller {
         if self.jobs.pending_count() == 0 {
             return;
         }
-        self.refresh_eligibility(now);
         let order = self.queue_order(depth);
+        self.refresh_eligibility(now, &order);
         self.counters
             .schedule_cycle(order.len(), self.jobs.pending_count());
         let mut blocked = vec![false; self.conf.partitions.len()];
@@ -237,6 +237,7 @@ impl Controller {
         // queue in a higher tier does not use up every partition's turn.
         let nparts = self.conf.partitions.len().max(1);
         let order = self.ordered(BF_MAX_JOB_TEST.saturating_mul(nparts), BF_MAX_JOB_TEST);
+        self.refresh_eligibility(now, &order);
         let mut per_part = vec![0usize; nparts];
         let mut planner = Planner::new(&self.conf, &self.nodes, &self.jobs, now);
         let mut plan = Table::new();

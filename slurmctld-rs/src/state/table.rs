@@ -243,12 +243,6 @@ impl Jobs {
             .map(|k| k.3)
     }
 
-    /// Every pending job, in queue order within each partition.
-    pub fn pending_ids(&mut self) -> Vec<u32> {
-        self.reindex();
-        self.queue.iter().map(|k| k.3).collect()
-    }
-
     /// How many jobs are pending.
     pub fn pending_count(&mut self) -> usize {
         self.reindex();
