@@ -397,7 +397,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
         end_time: j.end_time,
         cluster: c.conf.raw.cluster_name.clone(),
         nodes,
-        partition: Some(c.conf.partitions[j.part].name().to_string()),
+        partition: c.conf.partitions.get(j.part).map(|p| p.name().to_string()),
         node_inx: Some(node_bitmap(c.nodes.len(), j.alloc.iter().map(|a| a.node))),
         details: Some(JobDetails {
             accrue_time: j.submit_time,

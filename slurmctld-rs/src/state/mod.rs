@@ -1287,11 +1287,13 @@ impl Controller {
             .collect();
         let old_names: Vec<String> = self.conf.nodes.iter().map(|n| n.name.clone()).collect();
         self.jobs.for_each_mut(|j| {
-            if let Some(p) = old_parts.get(j.part).and_then(|n| conf.partition_index(n)) {
-                j.part = p;
-            } else if !j.state.is_finished() {
-                j.part = conf.default_partition.unwrap_or(0);
-            }
+            // A partition that is gone leaves its jobs (finished ones too,
+            // until MinJobAge purges them) in the default one: no job may
+            // keep an index past the new table.
+            j.part = old_parts
+                .get(j.part)
+                .and_then(|n| conf.partition_index(n))
+                .unwrap_or_else(|| conf.default_partition.unwrap_or(0));
             let remap = |i: usize| {
                 old_names
                     .get(i)

@@ -708,3 +708,34 @@ fn gres_that_can_never_run_is_refused_at_submit() {
     });
     assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
 }
+
+#[test]
+fn reconfigure_without_a_partition_keeps_its_jobs_listable() {
+    let extra = "PartitionName=extra Nodes=n1 State=UP\n";
+    let mut c = ctrl(extra);
+    c.apply(1001, reg("n1", 4, 1000));
+    let (Reply::Submitted { job_id }, _) =
+        submit(&mut c, 1002, |d| d.partition = Some("extra".into()))
+    else {
+        panic!("submit to extra refused")
+    };
+    c.apply(
+        1003,
+        Command::Kill {
+            uid: 0,
+            job_id,
+            signal: SIGKILL,
+        },
+    );
+    // The partition goes; the ended job stays until MinJobAge.
+    let text = CONF.to_string();
+    let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
+    c.apply(
+        1004,
+        Command::Reconfigure(Box::new(ClusterConf::new(conf, 0).unwrap())),
+    );
+    let j = &c.jobs[&job_id];
+    assert!(j.part < c.conf.partitions.len());
+    let m = crate::views::job_info_msg(&c, None, None, 0, ProtocolVersion::V24_11);
+    assert_eq!(m.job_array.len(), c.jobs.len());
+}
