@@ -15,6 +15,7 @@
 //! container the hierarchy may be a bind mount of a sub-directory, and
 //! /proc shows paths relative to the host's root.
 
+pub mod ebpf;
 pub mod v1;
 pub mod v2;
 
@@ -36,6 +37,13 @@ pub enum CgroupError {
     },
     #[error("{path}: {err}")]
     Io { path: String, err: std::io::Error },
+    #[error("{path}: the cgroup v2 {controller} controller is not available here (is it bound to a v1 hierarchy?)")]
+    NoController {
+        controller: &'static str,
+        path: String,
+    },
+    #[error(transparent)]
+    Bpf(#[from] ebpf::BpfError),
 }
 
 impl CgroupError {

@@ -1,9 +1,10 @@
 //! cgroup v2: one unified tree. Controllers are enabled down to the job
 //! level through `cgroup.subtree_control`; processes live in the leaves
 //! (the step cgroups), as the "no internal processes" rule requires.
-//! Devices are an eBPF program in v2, which this slice does not load.
+//! Devices are an eBPF program attached to the job and step cgroups
+//! (see [`super::ebpf`]).
 
-use super::{mkdir, read, wait_for, write, Limits, Result, StepCg};
+use super::{ebpf, mkdir, read, wait_for, write, CgroupError, Limits, Result, StepCg};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -39,6 +40,20 @@ impl V2 {
         }
     }
 
+    /// A limit needs its controller enabled here; without it the kernel
+    /// has no file to write (and the job would run unconstrained).
+    fn require(dir: &Path, controller: &'static str) -> Result<()> {
+        let offered = read(&dir.join("cgroup.controllers")).unwrap_or_default();
+        if offered.split_whitespace().any(|c| c == controller) {
+            Ok(())
+        } else {
+            Err(CgroupError::NoController {
+                controller,
+                path: dir.display().to_string(),
+            })
+        }
+    }
+
     pub fn create_step(&self, cg: &StepCg, job: &Limits, step: &Limits) -> Result<()> {
         if let Some(mount) = self.root.parent() {
             Self::enable_below(mount);
@@ -55,6 +70,12 @@ impl V2 {
                 Self::enable_below(&dir);
             }
             let Some(l) = limits else { continue };
+            if l.mem.is_some() {
+                Self::require(&dir, "memory")?;
+            }
+            if l.cpus.is_some() {
+                Self::require(&dir, "cpuset")?;
+            }
             if let Some(m) = l.mem {
                 write(&dir.join("memory.max"), &m.limit.to_string())?;
                 if let Some(sw) = m.memsw {
@@ -67,11 +88,11 @@ impl V2 {
             if let Some(cpus) = &l.cpus {
                 write(&dir.join("cpuset.cpus"), &super::format_cpu_list(cpus))?;
             }
-            if !l.deny_devices.is_empty() {
-                tracing::warn!(
-                    "cgroup v2: ConstrainDevices needs an eBPF device program, not implemented; {} device(s) left allowed",
-                    l.deny_devices.len()
-                );
+            // ConstrainDevices: the job's program may be replaced by a
+            // step's own below it; the step is the leaf.
+            if let Some(prog) = ebpf::device_program(&ebpf::deny_rules(&l.deny_devices)) {
+                let flags = if leaf { 0 } else { ebpf::BPF_F_ALLOW_OVERRIDE };
+                ebpf::attach(&dir, &prog, flags)?;
             }
         }
         Ok(())
