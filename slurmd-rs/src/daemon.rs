@@ -6,6 +6,7 @@ use crate::cred::{check_batch_cred, Trusted};
 use crate::ctld::Controller;
 use crate::launch::{NodeCtx, Owner};
 use crate::node::NodeCfg;
+use crate::notice::{self, Cause};
 use crate::scripts::{self, Context, ScriptJob};
 use crate::stepd::{self, JobRecord, StateDir};
 use crate::{hw, track};
@@ -20,10 +21,15 @@ use slurm_wire::msg::launch::BatchJobLaunchMsg;
 use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
 use slurm_wire::msg::step::JobIdOrStepId;
 use slurm_wire::types::StepId;
-use slurm_wire::{Message, ProtocolVersion};
+use slurm_wire::{Message, MsgType, ProtocolVersion};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+// REQUEST_SIGNAL_TASKS flags (slurm.h KILL_*).
+const KILL_JOB_BATCH: u16 = 1 << 0;
+const KILL_STEPS_ONLY: u16 = 1 << 2;
+const KILL_FULL_JOB: u16 = 1 << 3;
 
 /// `SLURMD_REG_FLAG_RESP`: ask for the TRES list in the reply.
 const REG_FLAG_RESP: u16 = 0x0002;
@@ -220,6 +226,7 @@ impl Daemon {
             tracing::error!("security violation: {what} RPC from uid {uid}");
             Some(rc_message(errno::ESLURM_USER_ID_MISSING))
         };
+        let mtype = req.msg.msg_type();
         match req.msg {
             Message::RequestPing(_) if ok => Some(Self::ping_reply()),
             Message::RequestPing(_) => deny("ping"),
@@ -268,8 +275,14 @@ impl Daemon {
                 if !ok {
                     return deny("terminate job");
                 }
+                let cause = match mtype {
+                    MsgType::RequestKillTimelimit => Some(Cause::TimeLimit),
+                    MsgType::RequestKillPreempted => Some(Cause::Preempted),
+                    MsgType::RequestTerminateJob => Some(Cause::of_termination(k.job_state)),
+                    _ => None,
+                };
                 let me = self.clone();
-                tokio::spawn(async move { me.terminate(k).await });
+                tokio::spawn(async move { me.terminate(k, cause).await });
                 Some(rc_message(0))
             }
             Message::RequestSignalTasks(s) | Message::RequestTerminateTasks(s) => {
@@ -684,8 +697,11 @@ impl Daemon {
 
     /// SIGCONT+SIGTERM to the job, SIGKILL after KillWait, then the epilog
     /// and MESSAGE_EPILOG_COMPLETE.
-    async fn terminate(self: Arc<Self>, k: KillJobMsg) {
+    async fn terminate(self: Arc<Self>, k: KillJobMsg, cause: Option<Cause>) {
         let job_id = k.step_id.job_id;
+        if let Some(c) = cause {
+            self.notice(job_id, c, k.details.as_deref());
+        }
         if self.steps.signal_job(job_id, Signal::SIGCONT) > 0 {
             self.steps.signal_job(job_id, Signal::SIGTERM);
             let wait = Duration::from_secs(u64::from(self.settings.conf.kill_wait.max(1)));
@@ -764,9 +780,55 @@ impl Daemon {
         }
     }
 
-    /// REQUEST_SIGNAL_TASKS for the batch step (or the whole job).
+    /// Stock's "*** JOB .. CANCELLED AT .. ***" line in the job's stderr:
+    /// once per job, and only while its script runs.
+    fn notice(&self, job_id: u32, cause: Cause, details: Option<&str>) {
+        let sd = StateDir::new(&self.settings.spool_dir, job_id);
+        if sd.result().is_some() {
+            return;
+        }
+        let (Some(pid), Ok(rec)) = (sd.script_pid(), sd.record()) else {
+            return;
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as libc::time_t);
+        let text = notice::lines(
+            cause,
+            job_id,
+            self.node_name(),
+            &notice::local_time(now),
+            details,
+            rec.env_protocol,
+        );
+        if text.is_empty() || !sd.first_notice() {
+            return;
+        }
+        if let Err(e) = notice::write(Some(pid), sd.stderr_path().as_deref(), &text) {
+            tracing::warn!("[job {job_id}] cannot write the job's end to its stderr: {e}");
+        }
+    }
+
+    /// REQUEST_SIGNAL_TASKS: with KILL_JOB_BATCH the batch shell alone
+    /// (its process group with KILL_FULL_JOB), with KILL_STEPS_ONLY every
+    /// srun step but not the batch script, else the step named.
     fn signal_tasks(&self, uid: u32, s: &SignalTasksMsg) -> i32 {
         let job_id = s.step_id.job_id;
+        let Ok(sig) = Signal::try_from(i32::from(s.signal & 0xff)) else {
+            return errno::ESLURM_INVALID_JOB_ID;
+        };
+        if s.flags & (KILL_JOB_BATCH | KILL_FULL_JOB) != 0 {
+            return self.signal_batch_shell(uid, job_id, sig, s.flags & KILL_FULL_JOB != 0);
+        }
+        if s.flags & KILL_STEPS_ONLY != 0 {
+            let owner = self.jobs().get(&job_id).map(|j| j.uid);
+            if owner.is_some_and(|o| o != uid) && !self.trusted().allows(uid) {
+                tracing::error!("security violation: signal of job {job_id} from uid {uid}");
+                return errno::ESLURM_USER_ID_MISSING;
+            }
+            self.steps.signal_job(job_id, sig);
+            return 0;
+        }
         if s.step_id.step_id < StepId::INTERACTIVE_STEP {
             // An srun step: srun (the owner) or the controller may signal it.
             let owner = self.steps.owner(job_id, s.step_id.step_id);
@@ -777,10 +839,10 @@ impl Daemon {
                 );
                 return errno::ESLURM_USER_ID_MISSING;
             }
-            let sig = Signal::try_from(i32::from(s.signal & 0xff));
-            return match sig {
-                Ok(sig) if self.steps.signal_step(job_id, s.step_id.step_id, sig) => 0,
-                _ => errno::ESLURM_INVALID_JOB_ID,
+            return if self.steps.signal_step(job_id, s.step_id.step_id, sig) {
+                0
+            } else {
+                errno::ESLURM_INVALID_JOB_ID
             };
         }
         let Some(j) = self.jobs().get(&job_id).cloned() else {
@@ -790,15 +852,55 @@ impl Daemon {
             tracing::error!("security violation: signal of job {job_id} from uid {uid}");
             return errno::ESLURM_USER_ID_MISSING;
         }
-        let Ok(sig) = Signal::try_from(i32::from(s.signal & 0xff)) else {
-            return errno::ESLURM_INVALID_JOB_ID;
-        };
         let sd = StateDir::new(&self.settings.spool_dir, job_id);
         if j.stepd.is_none() || j.done {
             return errno::ESLURM_INVALID_JOB_ID;
         }
+        if matches!(sig, Signal::SIGTERM | Signal::SIGKILL) {
+            self.notice(job_id, Cause::Signal(sig as i32), None);
+        }
         self.signal_job(job_id, j.uid, &sd, sig);
         0
+    }
+
+    /// `scancel -b`: the batch shell only (stock signals the step's
+    /// process group leader, which is the shell); `--full`: its whole
+    /// process group. Children in other groups or sessions are untouched.
+    fn signal_batch_shell(&self, uid: u32, job_id: u32, sig: Signal, group: bool) -> i32 {
+        let Some(j) = self.jobs().get(&job_id).cloned() else {
+            return errno::ESLURM_INVALID_JOB_ID;
+        };
+        if !self.trusted().allows(uid) && uid != j.uid {
+            tracing::error!("security violation: signal of job {job_id} from uid {uid}");
+            return errno::ESLURM_USER_ID_MISSING;
+        }
+        let sd = StateDir::new(&self.settings.spool_dir, job_id);
+        let pid = match sd.script_pid() {
+            Some(p) if p > 1 && j.stepd.is_some() && !j.done && sd.result().is_none() => p,
+            _ => return errno::ESLURM_INVALID_JOB_ID,
+        };
+        if matches!(sig, Signal::SIGTERM | Signal::SIGKILL) {
+            self.notice(job_id, Cause::Signal(sig as i32), None);
+        }
+        let pid = nix::unistd::Pid::from_raw(pid);
+        let r = if group {
+            nix::sys::signal::killpg(pid, sig)
+        } else {
+            nix::sys::signal::kill(pid, sig)
+        };
+        match r {
+            Ok(()) => {
+                tracing::info!(
+                    "[job {job_id}] signal {sig} to the batch shell{}",
+                    if group { "'s process group" } else { "" }
+                );
+                0
+            }
+            Err(e) => {
+                tracing::warn!("[job {job_id}] signal {sig} to the batch shell: {e}");
+                errno::ESLURM_INVALID_JOB_ID
+            }
+        }
     }
 }
 

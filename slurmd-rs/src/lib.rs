@@ -15,6 +15,7 @@ pub mod gres;
 pub mod hw;
 pub mod launch;
 pub mod node;
+pub mod notice;
 pub mod scripts;
 pub mod step;
 pub mod stepd;

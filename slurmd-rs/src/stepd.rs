@@ -7,6 +7,8 @@
 //!
 //! State directory files: `job` (a [`JobRecord`]), `launch` (the launch
 //! message as received, wire-encoded), `stepd.pid`, `script.pid`,
+//! `stderr` (the script's resolved stderr path), `noticed` (its end was
+//! announced in that file),
 //! `result` (`job_rc slurm_rc` once the script is over) and `reported`
 //! (the controller acknowledged the completion).
 
@@ -352,6 +354,20 @@ impl StateDir {
         self.file("killed").exists()
     }
 
+    /// The script's stderr file, as its supervisor resolved the pattern.
+    pub fn stderr_path(&self) -> Option<String> {
+        std::fs::read_to_string(self.file("stderr")).ok()
+    }
+
+    /// True the first time only: a job's end is announced once.
+    pub fn first_notice(&self) -> bool {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(self.file("noticed"))
+            .is_ok()
+    }
+
     pub fn remove(&self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
@@ -546,6 +562,7 @@ fn supervise(rec: &JobRecord, sd: &StateDir) -> (u32, i32) {
             return (0, e.errno());
         }
     };
+    let _ = sd.write("stderr", plan.stderr.as_bytes());
     let _ = sd.write("script.pid", format!("{pid}\n").as_bytes());
     tracing::info!(
         "[job {job_id}] batch script started as pid {pid} for uid {}",
