@@ -12,6 +12,7 @@ pub mod gres;
 pub mod hostlist;
 pub mod keywords;
 pub mod lexer;
+pub mod ranges;
 pub mod slurm_conf;
 pub mod topology;
 pub mod units;
@@ -21,6 +22,7 @@ pub use error::{ConfError, Location};
 pub use gres::{GresConf, GresRecord};
 pub use hostlist::{compress, expand, Hostlist, HostlistError};
 pub use lexer::{config_hash_update, read_file, Loader};
+pub use ranges::format_ranges;
 pub use slurm_conf::{
     extra_conf_path, locate_config, locate_config_with, ControllerHost, DownNodesConf, MemLimit,
     NodeConf, NodeEntry, NodeSetConf, OverSubscribe, Params, PartitionConf, PartitionState,

@@ -26,30 +26,6 @@ pub struct AllocDetail {
     pub gres_total: Option<String>,
 }
 
-/// `bit_fmt`: sorted indexes as ranges, `0-1,3`.
-pub fn fmt_ranges(idx: &[u32]) -> String {
-    let mut v = idx.to_vec();
-    v.sort_unstable();
-    v.dedup();
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let start = v[i];
-        let mut end = start;
-        while i + 1 < v.len() && v[i + 1] == end + 1 {
-            i += 1;
-            end = v[i];
-        }
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    out.join(",")
-}
-
 /// The type of the allocated devices as the node's `Gres=` names them:
 /// the job's own type, else the one type all its indexes have.
 fn alloc_type(node: &Node, g: &GresAlloc) -> Option<String> {
@@ -179,7 +155,10 @@ pub fn alloc_detail(c: &Controller, j: &Job, v: V) -> AllocDetail {
             }
             let label = gres_label(&g.name, alloc_type(n, g).as_deref());
             let cnt = g.indices.len() as u64;
-            items.push(format!("{label}:{cnt}(IDX:{})", fmt_ranges(&g.indices)));
+            items.push(format!(
+                "{label}:{cnt}(IDX:{})",
+                slurm_conf::format_ranges(&g.indices)
+            ));
             match totals.iter_mut().find(|(l, _)| *l == label) {
                 Some(t) => t.1 += cnt,
                 None => totals.push((label, cnt)),
@@ -232,14 +211,6 @@ pub fn share_value(c: &Controller, j: &Job) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ranges_as_bit_fmt() {
-        assert_eq!(fmt_ranges(&[]), "");
-        assert_eq!(fmt_ranges(&[1, 2]), "1-2");
-        assert_eq!(fmt_ranges(&[3, 0, 1]), "0-1,3");
-        assert_eq!(fmt_ranges(&[0, 2, 4]), "0,2,4");
-    }
 
     #[test]
     fn run_lengths() {

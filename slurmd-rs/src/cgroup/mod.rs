@@ -471,30 +471,6 @@ fn kv_field(text: &str, key: &str) -> Option<u64> {
     })
 }
 
-/// A CPU id list as the kernel writes it: `0-3,8`.
-pub fn format_cpu_list(cpus: &[u32]) -> String {
-    let mut v = cpus.to_vec();
-    v.sort_unstable();
-    v.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let start = v[i];
-        let mut end = start;
-        while i + 1 < v.len() && v[i + 1] == end + 1 {
-            i += 1;
-            end = v[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    parts.join(",")
-}
-
 impl Hierarchy {
     pub fn version(&self) -> Version {
         match self {
@@ -764,13 +740,6 @@ mod tests {
         assert_eq!(parse_oom_control("oom_kill_disable 0\nunder_oom 0\n"), None);
         let v2 = "low 0\nhigh 0\nmax 17\noom 1\noom_kill 1\noom_group_kill 0\n";
         assert_eq!(parse_memory_events(v2), Some(1));
-    }
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(format_cpu_list(&[3, 0, 1, 2, 8, 10, 11]), "0-3,8,10-11");
-        assert_eq!(format_cpu_list(&[5]), "5");
-        assert_eq!(format_cpu_list(&[]), "");
     }
 
     const MOUNTS_V1: &str = "\

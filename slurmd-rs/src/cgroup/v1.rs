@@ -137,7 +137,7 @@ fn init_cpuset(dir: &Path, limits: Option<&Limits>) -> Result<()> {
     let parent = dir.parent().unwrap_or(dir);
     let cpus = dir.join("cpuset.cpus");
     match limits.and_then(|l| l.cpus.as_ref()) {
-        Some(list) => write(&cpus, &super::format_cpu_list(list))?,
+        Some(list) => write(&cpus, &slurm_conf::format_ranges(list))?,
         None => {
             if read(&cpus).unwrap_or_default().is_empty() {
                 write(&cpus, &read(&parent.join("cpuset.cpus"))?)?;

@@ -86,7 +86,7 @@ impl V2 {
                 }
             }
             if let Some(cpus) = &l.cpus {
-                write(&dir.join("cpuset.cpus"), &super::format_cpu_list(cpus))?;
+                write(&dir.join("cpuset.cpus"), &slurm_conf::format_ranges(cpus))?;
             }
             // ConstrainDevices: the job's program may be replaced by a
             // step's own below it; the step is the leaf.
