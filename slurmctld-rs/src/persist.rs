@@ -29,7 +29,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Version of the files' layout; bump on any change to it.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 const SNAP_MAGIC: &[u8; 8] = b"SRSSNAP\0";
 const WAL_MAGIC: &[u8; 8] = b"SRSWAL\0\0";
 pub const SNAP_FILE: &str = "rs_state.snap";
@@ -660,6 +660,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
     let cancelled_by = Some(r.u32()?).filter(|u| *u != u32::MAX);
     let ctl = crate::state::control::JobCtl {
         restart_cnt: r.u16()?,
+        special_exit: false,
     };
     let gres_req = desc
         .tres_per_node
@@ -795,7 +796,34 @@ pub fn encode_state(c: &Controller) -> Vec<u8> {
     put_base(&mut w, c);
     steps::put_steps(&mut w, c);
     crate::state::array::put_state(&mut w, c);
+    put_job_ctl(&mut w, c);
     w.into_vec()
+}
+
+/// Format 4: job control state beyond the job record (the jobs held in
+/// the special exit state).
+fn put_job_ctl(w: &mut Writer, c: &Controller) {
+    let special: Vec<u32> = c
+        .jobs
+        .values()
+        .filter(|j| j.ctl.special_exit)
+        .map(|j| j.job_id)
+        .collect();
+    w.count(special.len());
+    for id in special {
+        w.u32(id);
+    }
+}
+
+fn get_job_ctl(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
+    let n = r.count(4)?;
+    for _ in 0..n {
+        let id = r.u32()?;
+        if let Some(j) = c.jobs.get_mut(&id) {
+            j.ctl.special_exit = true;
+        }
+    }
+    Ok(())
 }
 
 /// The part of the body every format has (all of format 1).
@@ -838,6 +866,9 @@ pub fn restore_state(c: &mut Controller, b: &[u8], format: u32) -> DecResult<()>
     }
     if format >= 3 {
         crate::state::array::get_state(&mut r, c)?;
+    }
+    if format >= 4 {
+        get_job_ctl(&mut r, c)?;
     }
     r.finish()?;
     c.rebuild_node_usage();

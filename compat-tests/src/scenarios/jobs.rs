@@ -273,6 +273,26 @@ fn requeue(c: &mut Ctx) -> Result<(), String> {
     let o = c.ok(&format!("squeue -h -j {id} -o '%T %r'"))?;
     c.record("squeue of a requeued held job", &o.stdout);
     c.ok(&format!("scancel {id}"))?;
+
+    // requeuehold State=SpecialExit: SPECIAL_EXIT until released.
+    let id = sbatch(c, ALICE, "-J rqse --wrap 'sleep 300'")?;
+    c.wait_state(&id, "RUNNING", JOB_WAIT)?;
+    c.ok(&format!("scontrol requeuehold State=SpecialExit {id}"))?;
+    c.wait_for(
+        None,
+        &format!("squeue -h -j {id} -o '%T %r'"),
+        "requeued in the special exit state",
+        JOB_WAIT,
+        |s| s.starts_with("SPECIAL_EXIT"),
+    )?;
+    let o = c.ok(&format!("squeue -h -j {id} -o '%T %r'"))?;
+    c.record("squeue of a special exit job", &o.stdout);
+    let f = show_fields(c, &id, &["JobState", "Reason", "Restarts", "Priority"])?;
+    c.record("special exit job", &f);
+    c.ok_as(ALICE, &format!("scontrol release {id}"))?;
+    // Released, it waits for the begin time its requeue gave it.
+    wait_reason(c, &id, "PENDING BeginTime", JOB_WAIT)?;
+    c.ok(&format!("scancel {id}"))?;
     empty_queue(c)
 }
 

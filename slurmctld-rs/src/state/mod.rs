@@ -1174,8 +1174,14 @@ impl Controller {
 
     fn epilog_done_on(&mut self, now: Time, job_id: u32, node: usize) {
         self.nodes[node].completing.remove(&job_id);
+        let mut requeued = false;
         if let Some(j) = self.jobs.get_mut(&job_id) {
+            let was = !j.completing.is_empty();
             j.completing.retain(|&i| i != node);
+            requeued = was && j.completing.is_empty() && j.state == JobState::Pending;
+        }
+        if requeued {
+            self.requeue_fini(now, job_id);
         }
         self.last_node_update = now;
         self.last_job_update = now;
