@@ -102,6 +102,29 @@ mod tag {
     // 41 was a dependency-only update (now part of UPDATE_JOB).
     // 50..: operations (partitions, ...).
     pub const UPDATE_PARTITION: u8 = 50;
+    // 60..64: job control of array tasks.
+    pub const UPDATE_ARRAY: u8 = 60;
+    pub const REQUEUE_ARRAY: u8 = 61;
+}
+
+/// An optional task list: a flag, then the tasks.
+fn put_tasks(w: &mut Writer, tasks: &Option<Vec<u32>>) {
+    w.bool(tasks.is_some());
+    let t = tasks.as_deref().unwrap_or_default();
+    w.count(t.len());
+    for id in t {
+        w.u32(*id);
+    }
+}
+
+fn get_tasks(r: &mut Reader<'_>) -> DecResult<Option<Vec<u32>>> {
+    let some = r.bool()?;
+    let n = r.count(4)?;
+    let mut tasks = Vec::with_capacity(n);
+    for _ in 0..n {
+        tasks.push(r.u32()?);
+    }
+    Ok(some.then_some(tasks))
 }
 
 /// The version UpdatePartMsg is logged in (the newest: every field).
@@ -313,6 +336,32 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
         Command::NodeResponded { .. } | Command::Reconfigure(_) | Command::Signal { .. } => {
             return None
         }
+        Command::UpdateArray {
+            uid,
+            array_job_id,
+            tasks,
+            desc,
+            version,
+        } => {
+            w.u8(tag::UPDATE_ARRAY);
+            w.u32(*uid);
+            w.u32(*array_job_id);
+            put_tasks(&mut w, tasks);
+            w.u16(version.to_wire());
+            put_nested(&mut w, desc.as_ref(), *version);
+        }
+        Command::RequeueArray {
+            uid,
+            array_job_id,
+            tasks,
+            flags,
+        } => {
+            w.u8(tag::REQUEUE_ARRAY);
+            w.u32(*uid);
+            w.u32(*array_job_id);
+            put_tasks(&mut w, tasks);
+            w.u32(*flags);
+        }
         Command::KillTasks {
             uid,
             array_job_id,
@@ -458,6 +507,26 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
             uid: r.u32()?,
             job_id: r.u32()?,
             job_rc: r.u32()?,
+        },
+        tag::UPDATE_ARRAY => {
+            let uid = r.u32()?;
+            let array_job_id = r.u32()?;
+            let tasks = get_tasks(&mut r)?;
+            let version = version(&mut r)?;
+            let desc: JobDescMsg = get_nested(&mut r, version)?;
+            Command::UpdateArray {
+                uid,
+                array_job_id,
+                tasks,
+                desc: Box::new(desc),
+                version,
+            }
+        }
+        tag::REQUEUE_ARRAY => Command::RequeueArray {
+            uid: r.u32()?,
+            array_job_id: r.u32()?,
+            tasks: get_tasks(&mut r)?,
+            flags: r.u32()?,
         },
         tag::KILL_TASKS => {
             let uid = r.u32()?;

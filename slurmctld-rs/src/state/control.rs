@@ -410,6 +410,23 @@ impl Controller {
         flags: u32,
         fx: &mut Vec<Effect>,
     ) -> Reply {
+        let r = self.requeue_unscheduled(now, uid, job_id, flags, fx);
+        if r == Reply::Rc(SLURM_SUCCESS) {
+            self.schedule(now, fx);
+        }
+        r
+    }
+
+    /// [`Controller::requeue_request`] without the scheduling pass after
+    /// it (an array's records are all requeued before one pass).
+    pub(crate) fn requeue_unscheduled(
+        &mut self,
+        now: Time,
+        uid: u32,
+        job_id: u32,
+        flags: u32,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
         let operator = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
@@ -445,7 +462,6 @@ impl Controller {
                 j.ctl.special_exit = true;
             }
         }
-        self.schedule(now, fx);
         Reply::Rc(SLURM_SUCCESS)
     }
 
