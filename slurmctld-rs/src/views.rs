@@ -329,6 +329,8 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
             step_het_comp: NO_VAL,
         },
         account: d.account.clone(),
+        // 22.05's scancel filters --wckey by it, client side.
+        wckey: d.wckey.clone(),
         alloc_node: d.alloc_node.clone(),
         alloc_sid: d.alloc_sid,
         array_task_id: NO_VAL,
