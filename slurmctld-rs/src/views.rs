@@ -323,7 +323,8 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
         .or_else(|| (v >= V::V25_11).then(|| crate::state::job::DEFAULT_BATCH_STDOUT.to_string()));
     let mut info = JobInfo {
         step_id: StepId {
-            sluid: 0,
+            // 26.05's `scontrol show job -d` prints it (SLUID=).
+            sluid: crate::state::msgs::job_sluid(&c.conf, j),
             job_id: j.job_id,
             step_id: NO_VAL,
             step_het_comp: NO_VAL,
