@@ -258,36 +258,53 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             rc_of(sh.exec(cmd).await)
         }
         Message::RequestUpdateJob(desc) => {
-            let job_id = match desc.job_id_str.as_deref().map(|s| s.trim().parse::<u32>()) {
-                Some(Ok(id)) => id,
-                Some(Err(_)) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
-                None => desc.step_id.job_id,
+            let target = match desc.job_id_str.as_deref() {
+                Some(s) => match crate::state::array::parse_job_id_str(s) {
+                    Ok(t) => t,
+                    Err(_) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
+                },
+                None => (desc.step_id.job_id, None),
             };
-            rc_of(
-                sh.exec(Command::UpdateJob {
+            let cmd = match target {
+                (job_id, None) => Command::UpdateJob {
                     uid,
                     job_id,
                     desc: Box::new(desc),
                     version: v,
-                })
-                .await,
-            )
+                },
+                (array_job_id, Some(tasks)) => Command::UpdateArray {
+                    uid,
+                    array_job_id,
+                    tasks: Some(tasks.into_iter().collect()),
+                    desc: Box::new(desc),
+                    version: v,
+                },
+            };
+            array_reply(target.0, v, sh.exec(cmd).await)
         }
         Message::RequestKillJobs(m) => crate::kill_jobs::handle(&sh, uid, m).await,
         Message::RequestJobRequeue(m) => {
-            let job_id = match m.job_id_str.as_deref().map(|s| s.trim().parse::<u32>()) {
-                Some(Ok(id)) => id,
-                Some(Err(_)) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
-                None => m.step_id.job_id,
+            let target = match m.job_id_str.as_deref() {
+                Some(s) => match crate::state::array::parse_job_id_str(s) {
+                    Ok(t) => t,
+                    Err(_) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
+                },
+                None => (m.step_id.job_id, None),
             };
-            rc_of(
-                sh.exec(Command::Requeue {
+            let cmd = match target {
+                (job_id, None) => Command::Requeue {
                     uid,
                     job_id,
                     flags: m.flags,
-                })
-                .await,
-            )
+                },
+                (array_job_id, Some(tasks)) => Command::RequeueArray {
+                    uid,
+                    array_job_id,
+                    tasks: Some(tasks.into_iter().collect()),
+                    flags: m.flags,
+                },
+            };
+            array_reply(target.0, v, sh.exec(cmd).await)
         }
         Message::RequestCompleteBatchScript(m) => rc_of(
             sh.exec(Command::BatchComplete {
@@ -314,6 +331,34 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         }
     };
     Some(reply)
+}
+
+/// A reply that may carry return codes per group of array tasks
+/// (RESPONSE_JOB_ARRAY_ERRORS). Ids read `12_1-3,5`; 26.05's controller
+/// brackets the tasks (`12_[1-3,5]`, `12_[9]`).
+fn array_reply(array_job_id: u32, v: slurm_wire::ProtocolVersion, r: Reply) -> Message {
+    use slurm_wire::msg::job::{JobArrayRespEntry, JobArrayRespMsg};
+    match r {
+        Reply::ArrayErrors(groups) => Message::ResponseJobArrayErrors(JobArrayRespMsg(
+            groups
+                .iter()
+                .map(|g| {
+                    let tasks = crate::state::array_ctl::task_ranges(&g.tasks);
+                    let id = if v >= slurm_wire::ProtocolVersion::V26_05 {
+                        format!("{array_job_id}_[{tasks}]")
+                    } else {
+                        format!("{array_job_id}_{tasks}")
+                    };
+                    JobArrayRespEntry {
+                        error_code: g.rc as u32,
+                        job_array_id: Some(id),
+                        err_msg: None,
+                    }
+                })
+                .collect(),
+        )),
+        r => rc_of(r),
+    }
 }
 
 fn rc_of(r: Reply) -> Message {

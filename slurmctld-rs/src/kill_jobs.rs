@@ -73,14 +73,44 @@ fn has_filter(m: &KillJobsMsg) -> bool {
         || m.nodelist.is_some()
 }
 
-/// Why `j` does not match the filters (None: it matches).
+/// Stock's `job_state_string` of a base state.
+fn state_name(base: u32) -> &'static str {
+    match base {
+        0 => "PENDING",
+        1 => "RUNNING",
+        2 => "SUSPENDED",
+        3 => "COMPLETED",
+        4 => "CANCELLED",
+        5 => "FAILED",
+        6 => "TIMEOUT",
+        7 => "NODE_FAIL",
+        8 => "PREEMPTED",
+        9 => "BOOT_FAIL",
+        10 => "DEADLINE",
+        11 => "OUT_OF_MEMORY",
+        _ => "?",
+    }
+}
+
+/// A C string as stock's `%s` prints it.
+fn or_null(s: Option<&str>) -> &str {
+    s.unwrap_or("(null)")
+}
+
+/// Why `j` does not match the filters (None: it matches), worded and
+/// ordered as stock's `_signal_job_matches_filter`.
 fn mismatch(c: &Controller, j: &Job, m: &KillJobsMsg) -> Option<String> {
+    if let Some(a) = m.account.as_deref() {
+        if j.desc.account.as_deref() != Some(a) {
+            return Some(format!(
+                "Job account {} != filter account {a}",
+                or_null(j.desc.account.as_deref())
+            ));
+        }
+    }
     if let Some(n) = m.job_name.as_deref() {
         if j.name() != Some(n) {
-            return Some(format!(
-                "Job name {} != filter name {n}",
-                j.name().unwrap_or("(null)")
-            ));
+            return Some(format!("Job name {} != filter name {n}", or_null(j.name())));
         }
     }
     if let Some(p) = m.partition.as_deref() {
@@ -91,13 +121,27 @@ fn mismatch(c: &Controller, j: &Job, m: &KillJobsMsg) -> Option<String> {
             ));
         }
     }
-    if let Some(a) = m.account.as_deref() {
-        if j.desc.account.as_deref() != Some(a) {
-            return Some(format!("Job account != filter account {a}"));
+    // Without accounting no job has a QOS record, and reservations are
+    // not modelled: such filters match no job, as on a stock controller
+    // without accounting or reservations.
+    if let Some(q) = m.qos.as_deref() {
+        return Some(format!("Job qos NULL != filter qos {q}"));
+    }
+    if let Some(r) = m.reservation.as_deref() {
+        if j.desc.reservation.as_deref() != Some(r) {
+            return Some(format!(
+                "Job reservation {} does not include filter reservation {r}",
+                or_null(j.desc.reservation.as_deref())
+            ));
         }
     }
-    if (m.state & 0xff) != JOB_END && j.state.base_bits() != (m.state & 0xff) {
-        return Some("Job state != filter state".to_string());
+    let base = j.state.base_bits();
+    if (m.state & 0xff) != JOB_END && base != (m.state & 0xff) {
+        return Some(format!(
+            "Job state {} != filter state {}",
+            state_name(base),
+            state_name(m.state & 0xff)
+        ));
     }
     if m.user_name.is_some() && j.user.uid != m.user_id {
         return Some(format!(
@@ -106,20 +150,92 @@ fn mismatch(c: &Controller, j: &Job, m: &KillJobsMsg) -> Option<String> {
         ));
     }
     if let Some(nl) = m.nodelist.as_deref() {
+        if j.alloc.is_empty() {
+            return Some(format!("Job does not have nodes but filter has nodes {nl}"));
+        }
         let want = slurm_conf::expand(nl).unwrap_or_default();
-        let on = j
-            .alloc
-            .iter()
-            .any(|a| want.iter().any(|w| w == c.nodes[a.node].name()));
-        if !on {
-            return Some(format!("Job nodes do not intersect with filter nodes {nl}"));
+        let names: Vec<&str> = j.alloc.iter().map(|a| c.nodes[a.node].name()).collect();
+        if !names.iter().any(|n| want.iter().any(|w| w == n)) {
+            let nodes = slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","));
+            return Some(format!(
+                "Job nodes {nodes} does not intersect with filter nodes {nl}"
+            ));
         }
     }
-    // No QOS, reservations or wckeys here: such a filter matches nothing.
-    if m.qos.is_some() || m.reservation.is_some() || m.wckey.is_some() {
-        return Some("filter not supported".to_string());
+    if let Some(w) = m.wckey.as_deref() {
+        // `*key` is a default wckey; a filter without `*` matches both.
+        let key = j.desc.wckey.as_deref();
+        let cmp = match key {
+            Some(k) if !w.starts_with('*') => k.strip_prefix('*').unwrap_or(k),
+            k => or_null(k),
+        };
+        if key.is_none() || cmp != w {
+            return Some(format!("Job wckey {} != filter wckey {w}", or_null(key)));
+        }
     }
     None
+}
+
+/// The answer for a job that did not pass the filters (stock appends the
+/// error's text to the filter's).
+fn filtered_out(job_id: u32, why: String) -> KillJobsRespJob {
+    let text = format!(
+        "{why}: {}",
+        error_text(ESLURM_JOB_SIGNAL_FAILED).unwrap_or_default()
+    );
+    resp(job_id, ESLURM_JOB_SIGNAL_FAILED, Some(text))
+}
+
+/// The id stock reports for task `task` of array `array_job_id`.
+fn selected_task(array_job_id: u32, task: u32) -> SelectedStep {
+    SelectedStep {
+        array_task_id: task,
+        ..selected(array_job_id)
+    }
+}
+
+/// What to act on after the filters.
+enum Target {
+    Job(u32),
+    Tasks { array_job_id: u32, tasks: Vec<u32> },
+}
+
+/// `A_T`, `A_[1-3]` in the job list: the filters apply to the record
+/// holding each task (a task still pending in the meta record is judged
+/// by it); the tasks that pass are signalled together.
+fn array_tasks(
+    snap: &Controller,
+    m: &KillJobsMsg,
+    array_job_id: u32,
+    tasks: &std::collections::BTreeSet<u32>,
+    out: &mut Vec<KillJobsRespJob>,
+) -> Option<Target> {
+    let mut pass = Vec::new();
+    for &t in tasks {
+        let rec = snap
+            .arrays
+            .find_task(array_job_id, t)
+            .and_then(|id| snap.jobs.get(&id));
+        let fail = |rc: i32, msg: Option<String>| KillJobsRespJob {
+            id: selected_task(array_job_id, t),
+            ..resp(array_job_id, rc, msg)
+        };
+        match rec {
+            None => out.push(fail(ESLURM_INVALID_JOB_ID, None)),
+            Some(j) if j.state.is_finished() => out.push(fail(ESLURM_ALREADY_DONE, None)),
+            Some(j) => match mismatch(snap, j, m) {
+                Some(why) => out.push(KillJobsRespJob {
+                    id: selected_task(array_job_id, t),
+                    ..filtered_out(j.job_id, why)
+                }),
+                None => pass.push(t),
+            },
+        }
+    }
+    (!pass.is_empty()).then_some(Target::Tasks {
+        array_job_id,
+        tasks: pass,
+    })
 }
 
 pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
@@ -130,21 +246,24 @@ pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
     let admin = snap.conf.is_admin(uid);
     let mut out = Vec::new();
     // Jobs that passed the filters, to act on.
-    let mut targets: Vec<u32> = Vec::new();
+    let mut targets: Vec<Target> = Vec::new();
     let explicit = !m.jobs_array.is_empty();
     if explicit {
         for s in m.jobs_array.iter().flatten() {
-            let Ok(id) = s.trim().parse::<u32>() else {
-                // Array and het job expressions are not modelled here.
-                out.push(resp(0, ESLURM_INVALID_JOB_ID, Some(s.clone())));
-                continue;
-            };
-            match snap.jobs.get(&id) {
-                None => out.push(resp(id, ESLURM_INVALID_JOB_ID, None)),
-                Some(j) if j.state.is_finished() => out.push(resp(id, ESLURM_ALREADY_DONE, None)),
-                Some(j) => match mismatch(&snap, j, &m) {
-                    Some(why) => out.push(resp(id, ESLURM_JOB_SIGNAL_FAILED, Some(why))),
-                    None => targets.push(id),
+            match crate::state::array::parse_job_id_str(s.trim()) {
+                Err(_) => out.push(resp(0, ESLURM_INVALID_JOB_ID, Some(s.clone()))),
+                Ok((array_job_id, Some(tasks))) => {
+                    targets.extend(array_tasks(&snap, &m, array_job_id, &tasks, &mut out));
+                }
+                Ok((id, None)) => match snap.jobs.get(&id) {
+                    None => out.push(resp(id, ESLURM_INVALID_JOB_ID, None)),
+                    Some(j) if j.state.is_finished() => {
+                        out.push(resp(id, ESLURM_ALREADY_DONE, None))
+                    }
+                    Some(j) => match mismatch(&snap, j, &m) {
+                        Some(why) => out.push(filtered_out(id, why)),
+                        None => targets.push(Target::Job(id)),
+                    },
                 },
             }
         }
@@ -153,31 +272,51 @@ pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
             .jobs
             .values()
             .filter(|j| !j.state.is_finished() && mismatch(&snap, j, &m).is_none())
-            .map(|j| j.job_id)
+            .map(|j| Target::Job(j.job_id))
             .collect();
     }
     let verbose = m.flags & KILL_JOBS_VERBOSE != 0;
     let flags = m.flags & !KILL_JOBS_VERBOSE;
-    for job_id in targets {
-        let owner = snap.jobs.get(&job_id).map(|j| j.user.uid);
+    for t in targets {
+        let (job_id, cmd) = match t {
+            Target::Job(job_id) => {
+                let cmd = if m.signal == SIGKILL && flags & KILL_JOB_BATCH == 0 {
+                    Command::Kill {
+                        uid,
+                        job_id,
+                        signal: m.signal,
+                    }
+                } else {
+                    Command::Signal {
+                        uid,
+                        job_id,
+                        signal: m.signal,
+                        flags,
+                    }
+                };
+                (job_id, cmd)
+            }
+            Target::Tasks {
+                array_job_id,
+                tasks,
+            } => (
+                array_job_id,
+                Command::KillTasks {
+                    uid,
+                    array_job_id,
+                    tasks,
+                    signal: m.signal,
+                },
+            ),
+        };
+        let owner = snap.jobs.get(&job_id).map(|j| j.user.uid).or_else(|| {
+            let first = snap.arrays.members(job_id).into_iter().next()?;
+            snap.jobs.get(&first).map(|j| j.user.uid)
+        });
         if owner != Some(uid) && !admin {
             out.push(resp(job_id, ESLURM_ACCESS_DENIED, None));
             continue;
         }
-        let cmd = if m.signal == SIGKILL && flags & KILL_JOB_BATCH == 0 {
-            Command::Kill {
-                uid,
-                job_id,
-                signal: m.signal,
-            }
-        } else {
-            Command::Signal {
-                uid,
-                job_id,
-                signal: m.signal,
-                flags,
-            }
-        };
         let rc = match sh.exec(cmd).await {
             Reply::Rc(rc) => rc,
             _ => SLURM_SUCCESS,
@@ -237,6 +376,24 @@ mod tests {
             panic!("{r:?}")
         };
         (c, job_id)
+    }
+
+    /// Registers n1, so that pending jobs start.
+    fn register(c: &mut Controller) {
+        c.apply(
+            4,
+            Command::Register {
+                msg: Box::new(slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg {
+                    node_name: Some("n1".into()),
+                    cpus: 4,
+                    real_memory: 1000,
+                    version: Some("24.11.5".into()),
+                    ..Default::default()
+                }),
+                version: ProtocolVersion::V24_11,
+                uid: 0,
+            },
+        );
     }
 
     fn msg() -> KillJobsMsg {
@@ -303,5 +460,128 @@ mod tests {
             ..msg()
         };
         assert!(mismatch(&c, j, &m).is_some());
+    }
+
+    #[test]
+    fn filter_texts_are_stocks() {
+        let (mut c, id) = ctrl_with_job("a1", 2001);
+        register(&mut c);
+        // The job runs on n1.
+        assert!(!c.jobs[&id].alloc.is_empty());
+        let j = c.jobs[&id].clone();
+        let why = |m: KillJobsMsg| mismatch(&c, &j, &m).unwrap_or_default();
+        assert_eq!(
+            why(KillJobsMsg {
+                qos: Some("normal".into()),
+                ..msg()
+            }),
+            "Job qos NULL != filter qos normal"
+        );
+        assert_eq!(
+            why(KillJobsMsg {
+                reservation: Some("foo".into()),
+                ..msg()
+            }),
+            "Job reservation (null) does not include filter reservation foo"
+        );
+        assert_eq!(
+            why(KillJobsMsg {
+                wckey: Some("zz".into()),
+                ..msg()
+            }),
+            "Job wckey (null) != filter wckey zz"
+        );
+        assert_eq!(
+            why(KillJobsMsg {
+                account: Some("acct".into()),
+                ..msg()
+            }),
+            "Job account (null) != filter account acct"
+        );
+        assert_eq!(
+            why(KillJobsMsg { state: 0, ..msg() }),
+            "Job state RUNNING != filter state PENDING"
+        );
+        assert_eq!(
+            why(KillJobsMsg {
+                nodelist: Some("n2".into()),
+                ..msg()
+            }),
+            "Job nodes n1 does not intersect with filter nodes n2"
+        );
+        // The answer appends the error's text.
+        let r = filtered_out(id, "Job qos NULL != filter qos normal".into());
+        assert_eq!(
+            r.error_msg.as_deref(),
+            Some("Job qos NULL != filter qos normal: Cannot signal job")
+        );
+        // wckeys: a default key (`*wk`) matches `wk`; `*wk` only itself.
+        let mut j = j.clone();
+        j.desc.wckey = Some("*wk".into());
+        let wk = |w: &str| KillJobsMsg {
+            wckey: Some(w.into()),
+            ..msg()
+        };
+        assert_eq!(mismatch(&c, &j, &wk("wk")), None);
+        assert_eq!(mismatch(&c, &j, &wk("*wk")), None);
+        j.desc.wckey = Some("wk".into());
+        assert_eq!(mismatch(&c, &j, &wk("wk")), None);
+        assert!(mismatch(&c, &j, &wk("*wk")).is_some());
+    }
+
+    #[test]
+    fn array_expressions_pick_the_tasks_that_pass() {
+        let (mut c, _) = ctrl_with_job("a1", 2001);
+        let d = JobDescMsg {
+            min_cpus: 1,
+            name: Some("arr".into()),
+            script: Some("#!/bin/sh\n".into()),
+            array_inx: Some("1-4".into()),
+            ..JobDescMsg::unset()
+        };
+        let (r, _) = c.apply(
+            3,
+            Command::Submit {
+                user: UserInfo {
+                    uid: 2001,
+                    gid: 2001,
+                    ..Default::default()
+                },
+                desc: Box::new(d),
+                version: ProtocolVersion::V24_11,
+            },
+        );
+        let Reply::Submitted { job_id: a } = r else {
+            panic!("{r:?}")
+        };
+        register(&mut c);
+        let tasks = |v: &[u32]| v.iter().copied().collect();
+        let mut out = Vec::new();
+        // Tasks 1-3 run (n1 has 4 CPUs, one taken), 4 waits; 9 is no task.
+        let t = array_tasks(&c, &msg(), a, &tasks(&[2, 4, 9]), &mut out);
+        let Some(Target::Tasks {
+            array_job_id,
+            tasks: got,
+        }) = t
+        else {
+            panic!("tasks expected");
+        };
+        assert_eq!((array_job_id, got), (a, vec![2, 4]));
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            (out[0].error_code, out[0].id.array_task_id),
+            (ESLURM_INVALID_JOB_ID as u32, 9)
+        );
+        // A filter judges each task's record: only the running ones pass.
+        let mut out = Vec::new();
+        let m = KillJobsMsg { state: 1, ..msg() };
+        let t = array_tasks(&c, &m, a, &tasks(&[1, 4]), &mut out);
+        assert!(matches!(t, Some(Target::Tasks { ref tasks, .. }) if tasks == &vec![1]));
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            out[0].error_msg.as_deref(),
+            Some("Job state PENDING != filter state RUNNING: Cannot signal job")
+        );
+        assert_eq!(out[0].id.array_task_id, 4);
     }
 }

@@ -29,7 +29,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Version of the files' layout; bump on any change to it.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 const SNAP_MAGIC: &[u8; 8] = b"SRSSNAP\0";
 const WAL_MAGIC: &[u8; 8] = b"SRSWAL\0\0";
 pub const SNAP_FILE: &str = "rs_state.snap";
@@ -102,6 +102,29 @@ mod tag {
     // 41 was a dependency-only update (now part of UPDATE_JOB).
     // 50..: operations (partitions, ...).
     pub const UPDATE_PARTITION: u8 = 50;
+    // 60..64: job control of array tasks.
+    pub const UPDATE_ARRAY: u8 = 60;
+    pub const REQUEUE_ARRAY: u8 = 61;
+}
+
+/// An optional task list: a flag, then the tasks.
+fn put_tasks(w: &mut Writer, tasks: &Option<Vec<u32>>) {
+    w.bool(tasks.is_some());
+    let t = tasks.as_deref().unwrap_or_default();
+    w.count(t.len());
+    for id in t {
+        w.u32(*id);
+    }
+}
+
+fn get_tasks(r: &mut Reader<'_>) -> DecResult<Option<Vec<u32>>> {
+    let some = r.bool()?;
+    let n = r.count(4)?;
+    let mut tasks = Vec::with_capacity(n);
+    for _ in 0..n {
+        tasks.push(r.u32()?);
+    }
+    Ok(some.then_some(tasks))
 }
 
 /// The version UpdatePartMsg is logged in (the newest: every field).
@@ -313,6 +336,32 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
         Command::NodeResponded { .. } | Command::Reconfigure(_) | Command::Signal { .. } => {
             return None
         }
+        Command::UpdateArray {
+            uid,
+            array_job_id,
+            tasks,
+            desc,
+            version,
+        } => {
+            w.u8(tag::UPDATE_ARRAY);
+            w.u32(*uid);
+            w.u32(*array_job_id);
+            put_tasks(&mut w, tasks);
+            w.u16(version.to_wire());
+            put_nested(&mut w, desc.as_ref(), *version);
+        }
+        Command::RequeueArray {
+            uid,
+            array_job_id,
+            tasks,
+            flags,
+        } => {
+            w.u8(tag::REQUEUE_ARRAY);
+            w.u32(*uid);
+            w.u32(*array_job_id);
+            put_tasks(&mut w, tasks);
+            w.u32(*flags);
+        }
         Command::KillTasks {
             uid,
             array_job_id,
@@ -458,6 +507,26 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
             uid: r.u32()?,
             job_id: r.u32()?,
             job_rc: r.u32()?,
+        },
+        tag::UPDATE_ARRAY => {
+            let uid = r.u32()?;
+            let array_job_id = r.u32()?;
+            let tasks = get_tasks(&mut r)?;
+            let version = version(&mut r)?;
+            let desc: JobDescMsg = get_nested(&mut r, version)?;
+            Command::UpdateArray {
+                uid,
+                array_job_id,
+                tasks,
+                desc: Box::new(desc),
+                version,
+            }
+        }
+        tag::REQUEUE_ARRAY => Command::RequeueArray {
+            uid: r.u32()?,
+            array_job_id: r.u32()?,
+            tasks: get_tasks(&mut r)?,
+            flags: r.u32()?,
         },
         tag::KILL_TASKS => {
             let uid = r.u32()?;
@@ -660,6 +729,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
     let cancelled_by = Some(r.u32()?).filter(|u| *u != u32::MAX);
     let ctl = crate::state::control::JobCtl {
         restart_cnt: r.u16()?,
+        special_exit: false,
     };
     let gres_req = desc
         .tres_per_node
@@ -795,7 +865,34 @@ pub fn encode_state(c: &Controller) -> Vec<u8> {
     put_base(&mut w, c);
     steps::put_steps(&mut w, c);
     crate::state::array::put_state(&mut w, c);
+    put_job_ctl(&mut w, c);
     w.into_vec()
+}
+
+/// Format 4: job control state beyond the job record (the jobs held in
+/// the special exit state).
+fn put_job_ctl(w: &mut Writer, c: &Controller) {
+    let special: Vec<u32> = c
+        .jobs
+        .values()
+        .filter(|j| j.ctl.special_exit)
+        .map(|j| j.job_id)
+        .collect();
+    w.count(special.len());
+    for id in special {
+        w.u32(id);
+    }
+}
+
+fn get_job_ctl(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
+    let n = r.count(4)?;
+    for _ in 0..n {
+        let id = r.u32()?;
+        if let Some(j) = c.jobs.get_mut(&id) {
+            j.ctl.special_exit = true;
+        }
+    }
+    Ok(())
 }
 
 /// The part of the body every format has (all of format 1).
@@ -838,6 +935,9 @@ pub fn restore_state(c: &mut Controller, b: &[u8], format: u32) -> DecResult<()>
     }
     if format >= 3 {
         crate::state::array::get_state(&mut r, c)?;
+    }
+    if format >= 4 {
+        get_job_ctl(&mut r, c)?;
     }
     r.finish()?;
     c.rebuild_node_usage();

@@ -323,12 +323,15 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
         .or_else(|| (v >= V::V25_11).then(|| crate::state::job::DEFAULT_BATCH_STDOUT.to_string()));
     let mut info = JobInfo {
         step_id: StepId {
-            sluid: 0,
+            // 26.05's `scontrol show job -d` prints it (SLUID=).
+            sluid: crate::state::msgs::job_sluid(&c.conf, j),
             job_id: j.job_id,
             step_id: NO_VAL,
             step_het_comp: NO_VAL,
         },
         account: d.account.clone(),
+        // 22.05's scancel filters --wckey by it, client side.
+        wckey: d.wckey.clone(),
         alloc_node: d.alloc_node.clone(),
         alloc_sid: d.alloc_sid,
         array_task_id: NO_VAL,

@@ -30,6 +30,12 @@ pub fn all() -> Vec<Scenario> {
             run: array_default_output,
         },
         Scenario {
+            name: "array_control",
+            about: "scontrol update jobid=A_T, hold/release/requeue of A_T and A_[1-3], update of a whole array; per-task errors",
+            compare: true,
+            run: array_control,
+        },
+        Scenario {
             name: "dep_outcomes",
             about: "afterok/afternotok/afterany/after: Dependency reason, fulfilled and failed (DependencyNeverSatisfied)",
             compare: true,
@@ -520,5 +526,76 @@ fn dep_invalid_and_arrays(c: &mut Ctx) -> Result<(), String> {
     c.record("Dependency= on arrays", &texts);
     c.wait_state(&whole, "COMPLETED", WAIT)?;
     c.wait_state(&one, "COMPLETED", WAIT)?;
+    wait_idle(c)
+}
+
+/// Job control of array tasks: the client sends `A_T` / `A_1-3` as
+/// job_id_str and prints per-task errors from RESPONSE_JOB_ARRAY_ERRORS.
+fn array_control(c: &mut Ctx) -> Result<(), String> {
+    let a = sbatch(
+        c,
+        "--hold --array=1-4 -J actl -o /dev/null --wrap 'sleep 300'",
+    )?;
+    c.job(&a);
+    let m = [(a.as_str(), "<A>")];
+    let q = format!("squeue -h -r -j {a} -o '%i %T %r %l'");
+    // Release one task: it is split off and runs; the others stay held.
+    c.ok_as(ALICE, &format!("scontrol release {a}_2"))?;
+    c.wait_for(None, &q, "task 2 running", WAIT, |s| {
+        s.lines()
+            .any(|l| l.starts_with(&format!("{a}_2 ")) && l.contains("RUNNING"))
+    })?;
+    // Update one pending task.
+    c.ok_as(ALICE, &format!("scontrol update jobid={a}_3 TimeLimit=7"))?;
+    let o = c.ok(&q)?;
+    c.record(
+        "squeue -r after release A_2, update A_3",
+        &sorted(&ids(&o.stdout, &m)),
+    );
+    // A task that does not exist: the client prints the task's error.
+    let o = c.run_as(ALICE, &format!("scontrol update jobid={a}_9 TimeLimit=7"));
+    if o.rc == 0 {
+        return Err(format!("update of {a}_9 should fail:\n{}", o.both()));
+    }
+    c.record("update A_9 (stderr)", &ids(&o.stderr, &m));
+    // Requeue of a range: the running task goes back, the pending ones
+    // refuse (grouped by error).
+    let o = c.run_as(ALICE, &format!("scontrol requeue {a}_[1-2]"));
+    c.record(
+        &format!("requeue A_[1-2] (rc {})", o.rc),
+        &ids(&o.stderr, &m),
+    );
+    c.wait_for(None, &q, "task 2 requeued", WAIT, |s| {
+        s.lines()
+            .any(|l| l.starts_with(&format!("{a}_2 ")) && l.contains("PENDING"))
+    })?;
+    // Hold a range (task 2 is pending again, 4 is in the meta record).
+    c.ok(&format!("scontrol hold {a}_[2-4]"))?;
+    // The whole array by its id: every record.
+    c.ok(&format!("scontrol update jobid={a} TimeLimit=9"))?;
+    let o = c.ok(&q)?;
+    c.record(
+        "squeue -r after hold A_[2-4], update A",
+        &sorted(&ids(&o.stdout, &m)),
+    );
+    let o = c.ok(&format!("scontrol show job {a}"))?;
+    let mut lines: Vec<String> = o
+        .stdout
+        .split("\n\n")
+        .filter(|r| r.contains("JobId="))
+        .map(|r| {
+            format!(
+                "task={} state={} reason={} limit={} restarts={}",
+                field(r, "ArrayTaskId").unwrap_or_default(),
+                field(r, "JobState").unwrap_or_default(),
+                field(r, "Reason").unwrap_or_default(),
+                field(r, "TimeLimit").unwrap_or_default(),
+                field(r, "Restarts").unwrap_or_default(),
+            )
+        })
+        .collect();
+    lines.sort();
+    c.record("scontrol show job A", &lines.join("\n"));
+    c.ok(&format!("scancel {a}"))?;
     wait_idle(c)
 }

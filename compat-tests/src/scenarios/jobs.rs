@@ -273,6 +273,26 @@ fn requeue(c: &mut Ctx) -> Result<(), String> {
     let o = c.ok(&format!("squeue -h -j {id} -o '%T %r'"))?;
     c.record("squeue of a requeued held job", &o.stdout);
     c.ok(&format!("scancel {id}"))?;
+
+    // requeuehold State=SpecialExit: SPECIAL_EXIT until released.
+    let id = sbatch(c, ALICE, "-J rqse --wrap 'sleep 300'")?;
+    c.wait_state(&id, "RUNNING", JOB_WAIT)?;
+    c.ok(&format!("scontrol requeuehold State=SpecialExit {id}"))?;
+    c.wait_for(
+        None,
+        &format!("squeue -h -j {id} -o '%T %r'"),
+        "requeued in the special exit state",
+        JOB_WAIT,
+        |s| s.starts_with("SPECIAL_EXIT"),
+    )?;
+    let o = c.ok(&format!("squeue -h -j {id} -o '%T %r'"))?;
+    c.record("squeue of a special exit job", &o.stdout);
+    let f = show_fields(c, &id, &["JobState", "Reason", "Restarts", "Priority"])?;
+    c.record("special exit job", &f);
+    c.ok_as(ALICE, &format!("scontrol release {id}"))?;
+    // Released, it waits for the begin time its requeue gave it.
+    wait_reason(c, &id, "PENDING BeginTime", JOB_WAIT)?;
+    c.ok(&format!("scancel {id}"))?;
     empty_queue(c)
 }
 
@@ -382,6 +402,78 @@ fn scancel_ctld(c: &mut Ctx) -> Result<(), String> {
     empty_queue(c)
 }
 
+/// `squeue -h -r -t all -j ID -o '%i %T'`, sorted, ids normalised.
+fn task_states(c: &mut Ctx, id: &str) -> Result<String, String> {
+    let o = c.ok(&format!("squeue -h -r -t all -j {id} -o '%i %T'"))?;
+    let mut l: Vec<String> = o
+        .stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.trim().replacen(id, "<A>", 1))
+        .collect();
+    l.sort();
+    Ok(l.join("\n"))
+}
+
+fn scancel_ctld_arrays(c: &mut Ctx) -> Result<(), String> {
+    // Filters an explicit job fails: each is reported with stock's text
+    // (24.11+ judge them in the controller, 22.05 in the client).
+    let j = sbatch(c, ALICE, "-J f1 --wckey=wk --wrap 'sleep 300'")?;
+    c.wait_state(&j, "RUNNING", JOB_WAIT)?;
+    for f in [
+        "--qos=normal",
+        "--reservation=foo",
+        "--wckey=zz",
+        "--account=acct",
+        "-t PENDING",
+    ] {
+        let o = c.run_as(ALICE, &format!("scancel --ctld {f} {j}"));
+        let err = o.stderr.replace(&j, "<J>");
+        c.record(&format!("scancel --ctld {f} <J> (rc {})", o.rc), &err);
+    }
+    c.wait_state(&j, "RUNNING", JOB_WAIT)?;
+    // A matching wckey cancels it.
+    c.ok_as(ALICE, "scancel --ctld --wckey=wk -u alice")?;
+    c.wait_state(&j, "CANCELLED", JOB_WAIT)?;
+
+    // Array tasks: pending ones (held back by the throttle), one running
+    // task, a range of running ones.
+    let a = sbatch(
+        c,
+        ALICE,
+        "--array=1-6%4 -J carr -o /dev/null --wrap 'sleep 300'",
+    )?;
+    let q = format!("squeue -h -r -j {a} -o '%i %T'");
+    c.wait_for(None, &q, "4 tasks running", JOB_WAIT, |s| {
+        s.matches("RUNNING").count() == 4
+    })?;
+    c.ok_as(ALICE, &format!("scancel --ctld {a}_[5-6]"))?;
+    c.wait_for(None, &q, "tasks 5-6 gone", JOB_WAIT, |s| {
+        s.lines().count() == 4
+    })?;
+    c.ok_as(ALICE, &format!("scancel --ctld {a}_3"))?;
+    c.wait_for(None, &q, "task 3 gone", JOB_WAIT, |s| {
+        s.lines().count() == 3
+    })?;
+    c.ok_as(ALICE, &format!("scancel --ctld {a}_[1-2]"))?;
+    c.wait_for(None, &q, "only task 4 left", JOB_WAIT, |s| {
+        s.lines().count() == 1 && s.contains("RUNNING")
+    })?;
+    let t = task_states(c, &a)?;
+    c.record("task states after scancel --ctld of tasks", &t);
+    // A filter a task fails.
+    let o = c.run_as(ALICE, &format!("scancel --ctld --qos=normal {a}_4"));
+    // (The whole task id is replaced: the generic normaliser would take
+    // the 4 of `A_4` for a job id.)
+    let err = o.stderr.replace(&format!("{a}_4"), "<task 4>");
+    c.record(
+        &format!("scancel --ctld --qos=normal <A>_4 (rc {})", o.rc),
+        &err,
+    );
+    c.ok_as(ALICE, &format!("scancel --ctld {a}_4"))?;
+    empty_queue(c)
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -425,6 +517,12 @@ pub fn all() -> Vec<Scenario> {
             about: "scancel --ctld -u/-n/-t (REQUEST_KILL_JOBS on 24.11+)",
             compare: true,
             run: scancel_ctld,
+        },
+        Scenario {
+            name: "scancel_ctld_arrays",
+            about: "scancel --ctld of array tasks (A_T, A_[5-6]) and --qos/--reservation/--wckey/--account/-t filters with their errors",
+            compare: true,
+            run: scancel_ctld_arrays,
         },
         Scenario {
             name: "scancel_filters",

@@ -428,62 +428,15 @@ impl Controller {
         if r.task_id != NO_VAL {
             return job_id;
         }
-        let Some(meta) = self.arrays.metas.get_mut(&job_id) else {
+        let Some(first) = self
+            .arrays
+            .metas
+            .get(&job_id)
+            .and_then(|m| m.pending.first().copied())
+        else {
             return job_id;
         };
-        let Some(first) = meta.pending.pop_first() else {
-            return job_id;
-        };
-        if meta.pending.is_empty() {
-            // Only this task was left: the meta record is it.
-            self.arrays.recs.insert(
-                job_id,
-                TaskRef {
-                    array_job_id: job_id,
-                    task_id: first,
-                },
-            );
-            self.last_job_update = now;
-            return job_id;
-        }
-        if meta.pending.len() == 1 {
-            let last = meta.pending.pop_first().unwrap_or(first);
-            self.arrays.recs.insert(
-                job_id,
-                TaskRef {
-                    array_job_id: job_id,
-                    task_id: last,
-                },
-            );
-        }
-        let Some(mut task) = self.jobs.get(&job_id).cloned() else {
-            return job_id;
-        };
-        let mut new_id = self.next_job_id;
-        while self.jobs.contains_key(&new_id) {
-            new_id = new_id.wrapping_add(1).max(1);
-        }
-        self.next_job_id = new_id.wrapping_add(1).max(1);
-        task.job_id = new_id;
-        self.jobs.insert(new_id, task);
-        self.arrays.recs.insert(
-            new_id,
-            TaskRef {
-                array_job_id: job_id,
-                task_id: first,
-            },
-        );
-        if let Some(d) = self.deps.get(&job_id).cloned() {
-            self.deps.insert(new_id, d);
-        }
-        self.last_job_update = now;
-        tracing::info!(
-            job_id = new_id,
-            array_job_id = job_id,
-            task = first,
-            "array task split off"
-        );
-        new_id
+        self.split_task(now, job_id, first)
     }
 
     /// Fills the array fields of a batch launch (and 25.11+'s default

@@ -36,6 +36,9 @@ const NO_STEP: u32 = 40_001;
 pub struct JobCtl {
     /// Times the job was requeued (`Restarts=`).
     pub restart_cnt: u16,
+    /// Requeued in the special exit state (JOB_SPECIAL_EXIT), until
+    /// released.
+    pub special_exit: bool,
 }
 
 /// Whether a job's reason is a hold.
@@ -123,7 +126,8 @@ impl Controller {
             let Some(j) = self.jobs.get(&id) else {
                 continue;
             };
-            if is_held(j) {
+            // Held, or requeued and still completing its last run.
+            if is_held(j) || !j.completing.is_empty() {
                 continue;
             }
             let waiting = j.eligible_time != 0 && j.eligible_time > now;
@@ -358,6 +362,7 @@ impl Controller {
                 j.state_reason = reason::WAIT_NO_REASON;
                 j.state_desc = None;
                 j.exit_code = 0;
+                j.ctl.special_exit = false;
                 return SLURM_SUCCESS;
             }
             return ESLURM_ACCESS_DENIED;
@@ -405,6 +410,23 @@ impl Controller {
         flags: u32,
         fx: &mut Vec<Effect>,
     ) -> Reply {
+        let r = self.requeue_unscheduled(now, uid, job_id, flags, fx);
+        if r == Reply::Rc(SLURM_SUCCESS) {
+            self.schedule(now, fx);
+        }
+        r
+    }
+
+    /// [`Controller::requeue_request`] without the scheduling pass after
+    /// it (an array's records are all requeued before one pass).
+    pub(crate) fn requeue_unscheduled(
+        &mut self,
+        now: Time,
+        uid: u32,
+        job_id: u32,
+        flags: u32,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
         let operator = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
@@ -421,12 +443,13 @@ impl Controller {
         if j.state == JobState::Pending {
             return Reply::Rc(ESLURM_JOB_PENDING);
         }
-        let hold = if flags & (JOB_REQUEUE_HOLD | JOB_SPECIAL_EXIT) != 0 {
-            Some(if flags & JOB_SPECIAL_EXIT != 0 {
-                "job requeued in special exit state"
-            } else {
-                "job requeued in held state"
-            })
+        // Stock applies the special exit hold, then the requeue hold: with
+        // both flags (scontrol requeuehold State=SpecialExit) the second
+        // one's text is the one left.
+        let hold = if flags & JOB_REQUEUE_HOLD != 0 {
+            Some("job requeued in held state")
+        } else if flags & JOB_SPECIAL_EXIT != 0 {
+            Some("job requeued in special exit state")
         } else if flags & JOB_LAUNCH_FAILED != 0 && !self.nohold_on_prolog_fail() {
             Some("launch failed requeued held")
         } else {
@@ -434,7 +457,11 @@ impl Controller {
         };
         tracing::info!(job_id, uid, flags, "requeue per user/system request");
         self.requeue_job(now, job_id, hold, fx);
-        self.schedule(now, fx);
+        if flags & JOB_SPECIAL_EXIT != 0 {
+            if let Some(j) = self.jobs.get_mut(&job_id) {
+                j.ctl.special_exit = true;
+            }
+        }
         Reply::Rc(SLURM_SUCCESS)
     }
 
@@ -446,7 +473,11 @@ impl Controller {
     }
 
     /// Puts a job back in the queue: its nodes are released (they finish
-    /// the old run as COMPLETING) and it waits out the credential lifetime.
+    /// the old run as COMPLETING). While they do, the job shows COMPLETING
+    /// with the reason it had while running, and keeps its times; once
+    /// the last epilog is in, [`Controller::requeue_fini`] makes it a new
+    /// submission that waits out the credential lifetime (stock's
+    /// `batch_requeue_fini`).
     pub(crate) fn requeue_job(
         &mut self,
         now: Time,
@@ -466,25 +497,49 @@ impl Controller {
         };
         j.state = JobState::Pending;
         j.ctl.restart_cnt = j.ctl.restart_cnt.saturating_add(1);
+        j.ctl.special_exit = false;
         j.alloc.clear();
         j.batch_host = None;
         j.exit_code = 0;
         j.derived_ec = 0;
         j.launch_failed = false;
         j.cancelled_by = None;
-        j.start_time = 0;
-        j.end_time = 0;
-        j.submit_time = now;
+        // Not eligible before requeue_fini gives it a begin time.
         j.eligible_time = now + REQUEUE_DELAY;
-        // A job held while it ran stays held (and keeps its hold reason).
         if !is_held(j) {
             j.state_desc = None;
-            j.state_reason = reason::WAIT_TIME;
+            j.state_reason = reason::WAIT_NO_REASON;
         }
         if let Some(why) = hold {
             j.priority = 0;
             j.state_reason = reason::WAIT_HELD_USER;
             j.state_desc = Some(why.to_string());
+        }
+        let completing = !j.completing.is_empty();
+        self.last_job_update = now;
+        if !completing {
+            self.requeue_fini(now, job_id);
+        }
+    }
+
+    /// A requeued job whose nodes finished the old run: it starts over
+    /// as a new submission, eligible once the old credential expired.
+    pub(crate) fn requeue_fini(&mut self, now: Time, job_id: u32) {
+        let Some(j) = self.jobs.get_mut(&job_id) else {
+            return;
+        };
+        if j.state != JobState::Pending || !j.completing.is_empty() {
+            return;
+        }
+        j.start_time = 0;
+        j.end_time = 0;
+        // A new submit time, never equal to the last one.
+        j.submit_time = if j.submit_time == now { now + 1 } else { now };
+        j.eligible_time = now + REQUEUE_DELAY;
+        // A job held while it ran stays held (and keeps its hold reason).
+        if !is_held(j) {
+            j.state_desc = None;
+            j.state_reason = reason::WAIT_TIME;
         }
         self.last_job_update = now;
     }

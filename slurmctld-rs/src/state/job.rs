@@ -21,6 +21,9 @@ pub mod bits {
     pub const NODE_FAIL: u32 = 7;
     pub const OOM: u32 = 11;
     pub const LAUNCH_FAILED: u32 = 1 << 8;
+    /// Requeued and held by `scontrol requeuehold State=SpecialExit`;
+    /// clients print SPECIAL_EXIT until the job is released.
+    pub const SPECIAL_EXIT: u32 = 1 << 12;
     pub const COMPLETING: u32 = 1 << 15;
 }
 
@@ -161,6 +164,9 @@ impl Job {
         }
         if self.launch_failed {
             w |= bits::LAUNCH_FAILED;
+        }
+        if self.ctl.special_exit && self.state == JobState::Pending {
+            w |= bits::SPECIAL_EXIT;
         }
         w
     }

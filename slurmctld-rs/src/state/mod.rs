@@ -4,6 +4,7 @@
 //! StateSaveLocation write-ahead log, which is simply the command stream).
 
 pub mod array;
+pub mod array_ctl;
 pub mod backfill;
 pub mod config;
 pub mod control;
@@ -27,7 +28,7 @@ use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16, NO_VAL64};
 use slurm_wire::{Message, ProtocolVersion};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Unix seconds; the only clock the state machine knows.
@@ -156,6 +157,22 @@ pub enum Command {
         tasks: Vec<u32>,
         signal: u16,
     },
+    /// REQUEST_UPDATE_JOB naming array tasks (`12_2`, `12_1-3`) or a
+    /// whole array (`tasks` None).
+    UpdateArray {
+        uid: u32,
+        array_job_id: u32,
+        tasks: Option<Vec<u32>>,
+        desc: Box<JobDescMsg>,
+        version: ProtocolVersion,
+    },
+    /// REQUEST_JOB_REQUEUE naming array tasks or a whole array.
+    RequeueArray {
+        uid: u32,
+        array_job_id: u32,
+        tasks: Option<Vec<u32>>,
+        flags: u32,
+    },
     /// REQUEST_UPDATE_PARTITION.
     UpdatePartition {
         uid: u32,
@@ -180,6 +197,8 @@ pub enum Reply {
         job_id: u32,
         step_id: u32,
     },
+    /// Return codes per group of array tasks (RESPONSE_JOB_ARRAY_ERRORS).
+    ArrayErrors(Vec<array_ctl::TaskGroup>),
 }
 
 /// Why an outbound RPC is sent; the agent reports failures back by this.
@@ -434,11 +453,23 @@ impl Controller {
                 job_id,
                 job_rc,
             } => self.complete_allocation(now, uid, job_id, job_rc, &mut fx),
+            // A plain id naming an array is every record of it (stock's
+            // update_job_str and job_requeue2).
             Command::UpdateJob {
                 uid, job_id, desc, ..
-            } => self.update_job(now, uid, job_id, &desc, &mut fx),
+            } => {
+                if self.names_whole_array(job_id) {
+                    self.update_array(now, uid, job_id, None, &desc, &mut fx)
+                } else {
+                    self.update_job(now, uid, job_id, &desc, &mut fx)
+                }
+            }
             Command::Requeue { uid, job_id, flags } => {
-                self.requeue_request(now, uid, job_id, flags, &mut fx)
+                if self.names_whole_array(job_id) {
+                    self.requeue_array(now, uid, job_id, None, flags, &mut fx)
+                } else {
+                    self.requeue_request(now, uid, job_id, flags, &mut fx)
+                }
             }
             Command::Signal {
                 uid,
@@ -456,6 +487,25 @@ impl Controller {
                 self.kill_tasks(now, uid, array_job_id, &tasks, signal, &mut fx)
             }
             Command::UpdatePartition { uid, msg } => self.update_partition(now, uid, &msg, &mut fx),
+            Command::UpdateArray {
+                uid,
+                array_job_id,
+                tasks,
+                desc,
+                ..
+            } => {
+                let tasks: Option<BTreeSet<u32>> = tasks.map(|t| t.into_iter().collect());
+                self.update_array(now, uid, array_job_id, tasks.as_ref(), &desc, &mut fx)
+            }
+            Command::RequeueArray {
+                uid,
+                array_job_id,
+                tasks,
+                flags,
+            } => {
+                let tasks: Option<BTreeSet<u32>> = tasks.map(|t| t.into_iter().collect());
+                self.requeue_array(now, uid, array_job_id, tasks.as_ref(), flags, &mut fx)
+            }
         };
         (reply, fx)
     }
@@ -1174,8 +1224,14 @@ impl Controller {
 
     fn epilog_done_on(&mut self, now: Time, job_id: u32, node: usize) {
         self.nodes[node].completing.remove(&job_id);
+        let mut requeued = false;
         if let Some(j) = self.jobs.get_mut(&job_id) {
+            let was = !j.completing.is_empty();
             j.completing.retain(|&i| i != node);
+            requeued = was && j.completing.is_empty() && j.state == JobState::Pending;
+        }
+        if requeued {
+            self.requeue_fini(now, job_id);
         }
         self.last_node_update = now;
         self.last_job_update = now;

@@ -37,6 +37,160 @@ pub fn job_nodelist(nodes: &super::table::Nodes, j: &Job) -> String {
     slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","))
 }
 
+/// The 12-bit cluster id a 25.11+ sluid starts with. Stock draws one at
+/// random when the cluster is first started and keeps it; ours is derived
+/// from ClusterName so that it needs no state of its own and never
+/// changes (2..=4095, the range stock uses).
+pub fn cluster_id(conf: &ClusterConf) -> u16 {
+    let name = conf.raw.raw("ClusterName").unwrap_or_default();
+    // FNV-1a: stable across builds and platforms.
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.trim().to_ascii_lowercase().bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    (h % 4094) as u16 + 2
+}
+
+/// A job's sluid (25.11+): cluster id, a millisecond time and a sequence,
+/// as stock's `generate_sluid` lays them out. Stock takes the time when
+/// the job is made (and again when a requeue is done); here it is the
+/// submit time, which the controller keeps and resets at the same points,
+/// with the job id spread over the milliseconds and the sequence so that
+/// jobs of one second differ. A function of saved state: stable across
+/// restarts without being stored.
+pub fn job_sluid(conf: &ClusterConf, j: &Job) -> u64 {
+    let ms = (j.submit_time.max(0) as u64) * 1000 + u64::from(j.job_id >> 10) % 1000;
+    let seq = u64::from(j.job_id & 0x3ff);
+    (u64::from(cluster_id(conf)) << 52) | ((ms << 10) & ((1 << 52) - 1)) | seq
+}
+
+/// `JOB_OVERSUBSCRIBE_*` of a job (26.05's `get_job_oversubscribe_value`):
+/// YES when it asked `--oversubscribe`, OK when it left it to a partition
+/// that shares, else NO.
+pub fn oversubscribe_value(conf: &ClusterConf, j: &Job) -> u16 {
+    const NO: u16 = 0;
+    const YES: u16 = 1;
+    const OK: u16 = 2;
+    match j.desc.shared {
+        1 => YES,
+        NO_VAL16 => {
+            let m = conf
+                .partitions
+                .get(j.part)
+                .map_or(1, |p| p.conf.over_subscribe.max_share());
+            if m > 1 {
+                OK
+            } else {
+                NO
+            }
+        }
+        _ => NO,
+    }
+}
+
+/// `JOB_EXCLUSIVE_*` of a job (26.05's `get_job_exclusive_display_value`):
+/// its own `--exclusive[=user|mcs]`, else its partition's ExclusiveUser or
+/// OverSubscribe=EXCLUSIVE.
+pub fn exclusive_value(conf: &ClusterConf, j: &Job) -> u16 {
+    const NONE: u16 = 0;
+    const NODE: u16 = 1;
+    const USER: u16 = 2;
+    const MCS: u16 = 3;
+    match j.desc.shared {
+        1 => return NONE,
+        0 => return NODE,
+        2 => return USER,
+        3 => return MCS,
+        _ => {}
+    }
+    match conf.partitions.get(j.part) {
+        Some(p) if p.conf.exclusive_user => USER,
+        Some(p) if p.conf.over_subscribe.max_share() == 0 => NODE,
+        _ => NONE,
+    }
+}
+
+/// `job_oversubscribe_string`.
+pub fn oversubscribe_str(v: u16) -> &'static str {
+    match v {
+        1 => "YES",
+        2 => "OK",
+        _ => "NO",
+    }
+}
+
+/// `job_exclusive_display_string`.
+pub fn exclusive_str(v: u16) -> &'static str {
+    match v {
+        1 => "NODE",
+        2 => "USER",
+        3 => "MCS",
+        4 => "TOPO",
+        _ => "NO",
+    }
+}
+
+/// SLURM_TASKS_PER_NODE as 26.05's controller computes it for the batch
+/// environment (`get_tasks_per_node`): the job's tasks laid out in blocks
+/// over its nodes' CPUs, as `2(x3),1`. (slurmd-rs's env.rs lays out the
+/// same for releases whose slurmd does it.)
+pub fn tasks_per_node(j: &Job) -> String {
+    let cpt = u32::from(j.cpus_per_task).max(1);
+    let cpus: Vec<u32> = j.alloc.iter().map(|a| u32::from(a.cpus)).collect();
+    let d = &j.desc;
+    let ntasks = if d.num_tasks != NO_VAL && d.num_tasks != 0 {
+        d.num_tasks
+    } else if d.ntasks_per_node != NO_VAL16 && d.ntasks_per_node != 0 {
+        u32::from(d.ntasks_per_node) * cpus.len() as u32
+    } else {
+        cpus.iter().map(|c| c / cpt).sum()
+    };
+    // One task per node first, then each node up to its CPUs, then the
+    // rest round-robin (overcommit).
+    let mut out: Vec<u32> = vec![0; cpus.len()];
+    let mut left = ntasks;
+    for slot in out.iter_mut() {
+        if left == 0 {
+            break;
+        }
+        *slot = 1;
+        left -= 1;
+    }
+    for (slot, c) in out.iter_mut().zip(&cpus) {
+        let add = (c / cpt).max(1).saturating_sub(*slot).min(left);
+        *slot += add;
+        left -= add;
+    }
+    let n = out.len();
+    let mut i = 0;
+    while left > 0 && n > 0 {
+        if let Some(slot) = out.get_mut(i % n) {
+            *slot += 1;
+        }
+        left -= 1;
+        i += 1;
+    }
+    runs(out)
+        .into_iter()
+        .map(|(v, reps)| {
+            if reps > 1 {
+                format!("{v}(x{reps})")
+            } else {
+                v.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Sets `key=value` in a launch environment, replacing an earlier value.
+fn env_overwrite(env: &mut Vec<Option<String>>, key: &str, value: &str) {
+    let prefix = format!("{key}=");
+    env.retain(|e| !e.as_deref().is_some_and(|e| e.starts_with(&prefix)));
+    env.push(Some(format!("{prefix}{value}")));
+}
+
 /// Runs of equal values, as upstream's `cpu_array_value`/`reps` pairs.
 pub fn runs<T: PartialEq + Copy>(xs: impl IntoIterator<Item = T>) -> Vec<(T, u32)> {
     let mut out: Vec<(T, u32)> = Vec::new();
@@ -114,7 +268,12 @@ pub(crate) fn cred_arg(
     JobCredArg {
         job_gres_list: job_gres_states(j),
         step_id: StepId {
-            sluid: 0,
+            // Packed from 25.11 on; 26.05's slurmd sets SLURM_JOB_SLUID from it.
+            sluid: if v >= ProtocolVersion::V25_11 {
+                job_sluid(conf, j)
+            } else {
+                0
+            },
             job_id: j.job_id,
             step_id: step,
             step_het_comp: NO_VAL,
@@ -124,8 +283,16 @@ pub(crate) fn cred_arg(
         job_account: opt(&d.account),
         job_constraints: opt(&d.features),
         job_end_time: j.end_time,
-        job_oversubscribe: if v == ProtocolVersion::V24_11 {
+        // 26.05's prolog/epilog environment shows both.
+        job_oversubscribe: if v >= ProtocolVersion::V26_05 {
+            oversubscribe_value(conf, j)
+        } else if v == ProtocolVersion::V24_11 {
             NO_VAL16
+        } else {
+            0
+        },
+        job_exclusive: if v >= ProtocolVersion::V26_05 {
+            exclusive_value(conf, j)
         } else {
             0
         },
@@ -226,6 +393,20 @@ pub fn batch_launch(
         {
             env.push(Some(format!("SLURM_JOB_NAME={name}")));
         }
+    }
+    // 26.05's controller puts the sharing mode in the job's environment.
+    if v >= ProtocolVersion::V26_05 {
+        env_overwrite(
+            &mut env,
+            "SLURM_JOB_OVERSUBSCRIBE",
+            oversubscribe_str(oversubscribe_value(conf, j)),
+        );
+        env_overwrite(
+            &mut env,
+            "SLURM_JOB_EXCLUSIVE",
+            exclusive_str(exclusive_value(conf, j)),
+        );
+        env_overwrite(&mut env, "SLURM_TASKS_PER_NODE", &tasks_per_node(j));
     }
     // 25.11+ controllers store the default output name and their stepd
     // relies on it (with none, a 26.05 stepd crashes setting up stdio).

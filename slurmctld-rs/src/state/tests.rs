@@ -739,3 +739,140 @@ fn reconfigure_without_a_partition_keeps_its_jobs_listable() {
     let m = crate::views::job_info_msg(&c, None, None, 0, ProtocolVersion::V24_11);
     assert_eq!(m.job_array.len(), c.jobs.len());
 }
+
+fn reg_v(name: &str, version: ProtocolVersion) -> Command {
+    Command::Register {
+        msg: Box::new(SlurmNodeRegistrationStatusMsg {
+            node_name: Some(name.into()),
+            cpus: 4,
+            real_memory: 1000,
+            version: Some("26.05.0".into()),
+            ..Default::default()
+        }),
+        version,
+        uid: 0,
+    }
+}
+
+fn launch_of(fx: &[Effect]) -> BatchJobLaunchMsg {
+    sends(fx)
+        .into_iter()
+        .find_map(|o| match &o.msg {
+            Message::RequestBatchJobLaunch(m) => Some(m.clone()),
+            _ => None,
+        })
+        .expect("a batch launch")
+}
+
+fn env_of<'a>(m: &'a BatchJobLaunchMsg, key: &str) -> Option<&'a str> {
+    let prefix = format!("{key}=");
+    m.environment
+        .iter()
+        .flatten()
+        .find_map(|e| e.strip_prefix(prefix.as_str()))
+}
+
+#[test]
+fn launch_to_26_05_carries_sluid_and_sharing_mode() {
+    let mut c = ctrl("PartitionName=excl Nodes=n2 OverSubscribe=EXCLUSIVE\n");
+    c.apply(1000, reg_v("n1", ProtocolVersion::V26_05));
+    let (r, fx) = submit(&mut c, 1001, |_| {});
+    let Reply::Submitted { job_id } = r else {
+        panic!("{r:?}")
+    };
+    let m = launch_of(&fx);
+    assert_eq!(env_of(&m, "SLURM_JOB_OVERSUBSCRIBE"), Some("NO"));
+    assert_eq!(env_of(&m, "SLURM_JOB_EXCLUSIVE"), Some("NO"));
+    // 26.05's slurmd leaves SLURM_TASKS_PER_NODE to the controller.
+    assert_eq!(env_of(&m, "SLURM_TASKS_PER_NODE"), Some("1"));
+    let sluid = m.cred.cred.arg.step_id.sluid;
+    assert_eq!(sluid, msgs::job_sluid(&c.conf, &c.jobs[&job_id]));
+    // The cluster id on top, the submit time in milliseconds below it.
+    assert_eq!(sluid >> 52, u64::from(msgs::cluster_id(&c.conf)));
+    assert_eq!((sluid >> 10) & ((1 << 42) - 1), 1001 * 1000);
+    assert_eq!(m.cred.cred.arg.job_exclusive, 0);
+
+    // --oversubscribe and --exclusive.
+    let (_, fx) = submit(&mut c, 1002, |d| d.shared = 1);
+    let m = launch_of(&fx);
+    assert_eq!(env_of(&m, "SLURM_JOB_OVERSUBSCRIBE"), Some("YES"));
+    assert_eq!(env_of(&m, "SLURM_JOB_EXCLUSIVE"), Some("NO"));
+    c.apply(1003, reg_v("n2", ProtocolVersion::V26_05));
+    let (_, fx) = submit(&mut c, 1004, |d| d.partition = Some("excl".into()));
+    let m = launch_of(&fx);
+    assert_eq!(env_of(&m, "SLURM_JOB_EXCLUSIVE"), Some("NODE"));
+    assert_eq!(m.cred.cred.arg.job_exclusive, 1);
+
+    // Jobs of one second differ; the sluid survives a restart.
+    let (r, _) = submit(&mut c, 1004, |d| d.priority = 0);
+    let Reply::Submitted { job_id: other } = r else {
+        panic!("{r:?}")
+    };
+    let a = msgs::job_sluid(&c.conf, &c.jobs[&other]);
+    assert_ne!(a, msgs::job_sluid(&c.conf, &c.jobs[&(other - 1)]));
+    let snap = crate::persist::encode_state(&c);
+    let mut back = ctrl("PartitionName=excl Nodes=n2 OverSubscribe=EXCLUSIVE\n");
+    crate::persist::restore_state(&mut back, &snap, crate::persist::FORMAT_VERSION).unwrap();
+    assert_eq!(msgs::job_sluid(&back.conf, &back.jobs[&other]), a);
+}
+
+#[test]
+fn launch_to_older_nodes_has_no_sluid_nor_sharing_env() {
+    let mut c = ctrl("");
+    c.apply(1000, reg("n1", 4, 1000));
+    let (_, fx) = submit(&mut c, 1001, |_| {});
+    let m = launch_of(&fx);
+    assert_eq!(m.cred.cred.arg.step_id.sluid, 0);
+    assert_eq!(env_of(&m, "SLURM_JOB_OVERSUBSCRIBE"), None);
+    assert_eq!(env_of(&m, "SLURM_JOB_EXCLUSIVE"), None);
+}
+
+#[test]
+fn tasks_per_node_in_blocks() {
+    let mut c = ctrl("");
+    c.apply(1000, reg("n1", 4, 1000));
+    c.apply(1000, reg("n2", 4, 1000));
+    let mut job = |f: &dyn Fn(&mut JobDescMsg)| {
+        let (r, _) = submit(&mut c, 1001, |d| f(d));
+        let Reply::Submitted { job_id } = r else {
+            panic!("{r:?}")
+        };
+        let s = msgs::tasks_per_node(&c.jobs[&job_id]);
+        c.apply(
+            1002,
+            Command::Kill {
+                uid: 0,
+                job_id,
+                signal: SIGKILL,
+            },
+        );
+        s
+    };
+    // -n 2 -c 2 on one 4-CPU node.
+    assert_eq!(
+        job(&|d| {
+            d.num_tasks = 2;
+            d.cpus_per_task = 2;
+            d.min_cpus = 4;
+        }),
+        "2"
+    );
+    // -N 2 --ntasks-per-node=3: three on each.
+    assert_eq!(
+        job(&|d| {
+            d.min_nodes = 2;
+            d.ntasks_per_node = 3;
+            d.num_tasks = 6;
+            d.min_cpus = 6;
+        }),
+        "3(x2)"
+    );
+    // -N 2 without a task count: one per CPU.
+    assert_eq!(
+        job(&|d| {
+            d.min_nodes = 2;
+            d.shared = 0;
+        }),
+        "4(x2)"
+    );
+}

@@ -130,6 +130,50 @@ impl Wire for KillJobsRespMsg {
     }
 }
 
+/// One entry of RESPONSE_JOB_ARRAY_ERRORS: the tasks (`12_1-3,5`) that
+/// got one return code.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct JobArrayRespEntry {
+    pub error_code: u32,
+    pub job_array_id: Option<String>,
+    /// 23.02+ only.
+    pub err_msg: Option<String>,
+}
+
+/// `job_array_resp_msg_t` (RESPONSE_JOB_ARRAY_ERRORS): the answer to an
+/// update or requeue of array tasks, one entry per return code.
+#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+pub struct JobArrayRespMsg(pub Vec<JobArrayRespEntry>);
+
+impl Wire for JobArrayRespMsg {
+    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
+        let with_msg = v >= ProtocolVersion::V23_02;
+        let n = r.count(if with_msg { 12 } else { 8 })?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let error_code = r.u32()?;
+            let job_array_id = r.str()?;
+            let err_msg = if with_msg { r.str()? } else { None };
+            out.push(JobArrayRespEntry {
+                error_code,
+                job_array_id,
+                err_msg,
+            });
+        }
+        Ok(Self(out))
+    }
+    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
+        w.count(self.0.len());
+        for e in &self.0 {
+            w.u32(e.error_code);
+            w.str(e.job_array_id.as_deref());
+            if v >= ProtocolVersion::V23_02 {
+                w.str(e.err_msg.as_deref());
+            }
+        }
+    }
+}
+
 /// `job_id_msg_t` as `_pack_job_ready_msg` sends it (REQUEST_JOB_READY,
 /// REQUEST_JOB_INFO_SINGLE).
 #[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
@@ -1574,6 +1618,23 @@ mod kill_jobs_tests {
             real_job_id: 12,
             sibling_name: None,
         }]));
+    }
+
+    #[test]
+    fn job_array_resp_layout() {
+        let m = JobArrayRespMsg(vec![JobArrayRespEntry {
+            error_code: 2017,
+            job_array_id: s("12_1-3"),
+            err_msg: None,
+        }]);
+        // count, rc, "12_1-3\0" as a packstr (u32 length + bytes).
+        let b = crate::pack::encode_to_vec(&m, ProtocolVersion::V22_05);
+        assert_eq!(b.len(), 4 + 4 + 4 + 7);
+        assert_eq!(&b[..8], &[0, 0, 0, 1, 0, 0, 0x07, 0xe1]);
+        // 23.02+ adds err_msg (NULL: a zero length).
+        let b = crate::pack::encode_to_vec(&m, ProtocolVersion::V24_11);
+        assert_eq!(b.len(), 4 + 4 + 4 + 7 + 4);
+        round_trip_all(&m);
     }
 
     #[test]

@@ -115,6 +115,7 @@ messages! {
     RequestJobRequeue(job::RequeueMsg),
     RequestKillJobs(job::KillJobsMsg),
     ResponseKillJobs(job::KillJobsRespMsg),
+    ResponseJobArrayErrors(job::JobArrayRespMsg),
     RequestStepComplete(step::StepCompleteMsg),
     RequestCompleteJobAllocation(step::CompleteJobAllocationMsg),
     RequestCompleteBatchScript(step::CompleteBatchScriptMsg),

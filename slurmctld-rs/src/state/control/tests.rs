@@ -367,11 +367,16 @@ fn requeue_of_a_running_job() {
     let j = &c.jobs[&id];
     assert_eq!(j.state, JobState::Pending);
     assert_eq!(j.ctl.restart_cnt, 1);
-    assert_eq!(j.state_reason, reason::WAIT_TIME);
-    assert_eq!(j.eligible_time, 1010 + REQUEUE_DELAY);
     assert!(j.alloc.is_empty() && j.batch_host.is_none());
-    // Pending and completing until the epilog is done (stock's flags).
+    // Pending and completing until the epilog is done (stock's flags):
+    // clients show COMPLETING with the reason of the run (None), and the
+    // job keeps its start time meanwhile.
     assert_eq!(j.state_word(), crate::state::job::bits::COMPLETING);
+    assert_eq!(j.state_reason, reason::WAIT_NO_REASON);
+    assert_eq!((j.start_time, j.submit_time), (1000, 1000));
+    // A scheduling pass meanwhile changes neither.
+    c.apply(1011, Command::Tick);
+    assert_eq!(c.jobs[&id].state_reason, reason::WAIT_NO_REASON);
     assert_eq!(
         c.apply(
             1011,
@@ -385,15 +390,90 @@ fn requeue_of_a_running_job() {
         Reply::Rc(ESLURM_JOB_PENDING)
     );
     epilog(&mut c, 1012, id, "n1");
+    // The epilog done: a new submission, waiting for its begin time
+    // counted from now (stock's batch_requeue_fini).
+    let j = &c.jobs[&id];
+    assert_eq!(j.state_word(), crate::state::job::bits::PENDING);
+    assert_eq!(j.state_reason, reason::WAIT_TIME);
+    assert_eq!(j.eligible_time, 1012 + REQUEUE_DELAY);
+    assert_eq!((j.start_time, j.end_time, j.submit_time), (0, 0, 1012));
     c.apply(1100, Command::Tick);
     assert_eq!(
         c.jobs[&id].state,
         JobState::Pending,
         "waits out the credential"
     );
-    c.apply(1010 + REQUEUE_DELAY, Command::Tick);
+    c.apply(1011 + REQUEUE_DELAY, Command::Tick);
+    assert_eq!(c.jobs[&id].state, JobState::Pending);
+    c.apply(1012 + REQUEUE_DELAY, Command::Tick);
     let j = &c.jobs[&id];
     assert_eq!((j.state, j.ctl.restart_cnt), (JobState::Running, 1));
+}
+
+#[test]
+fn requeue_in_special_exit_state_until_released() {
+    use crate::state::job::bits;
+    let mut c = up();
+    let id = submit(&mut c, 1000, |_| {});
+    // scontrol requeuehold State=SpecialExit sends both flags.
+    let (r, _) = c.apply(
+        1010,
+        Command::Requeue {
+            uid: ALICE,
+            job_id: id,
+            flags: JOB_REQUEUE_HOLD | JOB_SPECIAL_EXIT,
+        },
+    );
+    assert_eq!(r, ok());
+    epilog(&mut c, 1011, id, "n1");
+    let j = &c.jobs[&id];
+    assert_eq!(j.state_word(), bits::SPECIAL_EXIT);
+    assert_eq!((j.priority, j.state_reason), (0, reason::WAIT_HELD_USER));
+    // The requeue hold's text is the one left, as stock words it.
+    assert_eq!(j.state_desc.as_deref(), Some("job requeued in held state"));
+    // It survives a restart.
+    let snap = crate::persist::encode_state(&c);
+    let mut back = ctrl();
+    crate::persist::restore_state(&mut back, &snap, crate::persist::FORMAT_VERSION).unwrap();
+    assert_eq!(back.jobs[&id].state_word(), bits::SPECIAL_EXIT);
+    // A format 3 snapshot (no such section) still loads.
+    let mut old = ctrl();
+    crate::persist::restore_state(&mut old, &snap[..snap.len() - 8], 3).unwrap();
+    assert_eq!(old.jobs[&id].state_word(), bits::PENDING);
+    // Released: an ordinary pending job again.
+    assert_eq!(release(&mut c, 1020, ALICE, id), ok());
+    assert_eq!(c.jobs[&id].state_word(), bits::PENDING);
+
+    // The special exit flag alone words its own hold.
+    let id = submit(&mut c, 1030, |_| {});
+    c.apply(1031, Command::Tick);
+    let (r, _) = c.apply(
+        1040,
+        Command::Requeue {
+            uid: 0,
+            job_id: id,
+            flags: JOB_SPECIAL_EXIT,
+        },
+    );
+    assert_eq!(r, ok());
+    let j = &c.jobs[&id];
+    assert_eq!(
+        j.state_desc.as_deref(),
+        Some("job requeued in special exit state")
+    );
+    // Cancelled, it is just CANCELLED.
+    c.apply(
+        1050,
+        Command::Kill {
+            uid: 0,
+            job_id: id,
+            signal: crate::state::SIGKILL,
+        },
+    );
+    assert_eq!(
+        c.jobs[&id].state_word() & !bits::COMPLETING,
+        bits::CANCELLED
+    );
 }
 
 #[test]

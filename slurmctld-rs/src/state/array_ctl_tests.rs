@@ -1,0 +1,266 @@
+//! Job control of array tasks through the state machine.
+
+use super::super::*;
+use super::*;
+use slurm_wire::pack::INFINITE;
+
+const CONF: &str = "\
+ClusterName=t
+SlurmctldHost=ctl
+SlurmUser=root
+NodeName=n[1-2] CPUs=2 RealMemory=1000
+PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP
+";
+const ALICE: u32 = 1000;
+
+fn ctrl() -> Controller {
+    let conf = slurm_conf::SlurmConf::parse_str(CONF, "/etc/slurm/slurm.conf").unwrap();
+    let mut c = Controller::new(config::ClusterConf::new(conf, 0).unwrap(), 1000);
+    for n in ["n1", "n2"] {
+        c.apply(
+            1000,
+            Command::Register {
+                msg: Box::new(slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg {
+                    node_name: Some(n.into()),
+                    cpus: 2,
+                    real_memory: 1000,
+                    version: Some("24.11.5".into()),
+                    ..Default::default()
+                }),
+                version: ProtocolVersion::V24_11,
+                uid: 0,
+            },
+        );
+    }
+    c
+}
+
+/// `sbatch --array=SPEC` as alice, held when `hold`.
+fn submit_array(c: &mut Controller, now: Time, spec: &str, hold: bool) -> u32 {
+    let d = JobDescMsg {
+        min_cpus: 1,
+        name: Some("arr".into()),
+        script: Some("#!/bin/sh\nsleep 100\n".into()),
+        array_inx: Some(spec.into()),
+        priority: if hold { 0 } else { NO_VAL },
+        ..JobDescMsg::unset()
+    };
+    let user = job::UserInfo {
+        uid: ALICE,
+        gid: 1000,
+        name: Some("alice".into()),
+        ..Default::default()
+    };
+    match c
+        .apply(
+            now,
+            Command::Submit {
+                user,
+                desc: Box::new(d),
+                version: ProtocolVersion::V24_11,
+            },
+        )
+        .0
+    {
+        Reply::Submitted { job_id } => job_id,
+        r => panic!("{r:?}"),
+    }
+}
+
+fn upd(f: impl FnOnce(&mut JobDescMsg)) -> Box<JobDescMsg> {
+    let mut d = JobDescMsg::unset();
+    f(&mut d);
+    Box::new(d)
+}
+
+fn groups(r: Reply) -> Vec<(i32, String)> {
+    match r {
+        Reply::ArrayErrors(g) => g.iter().map(|g| (g.rc, task_ranges(&g.tasks))).collect(),
+        r => panic!("expected per-task codes, got {r:?}"),
+    }
+}
+
+fn update_tasks(c: &mut Controller, id: u32, tasks: &[u32], d: Box<JobDescMsg>) -> Reply {
+    c.apply(
+        1010,
+        Command::UpdateArray {
+            uid: ALICE,
+            array_job_id: id,
+            tasks: Some(tasks.to_vec()),
+            desc: d,
+            version: ProtocolVersion::V24_11,
+        },
+    )
+    .0
+}
+
+/// The record of task `t` and whether it is the meta record.
+fn rec(c: &Controller, id: u32, t: u32) -> &Job {
+    let rid = c.arrays.find_task(id, t).expect("task exists");
+    &c.jobs[&rid]
+}
+
+#[test]
+fn ranges_as_stock_formats_them() {
+    let set = |v: &[u32]| v.iter().copied().collect::<BTreeSet<u32>>();
+    assert_eq!(task_ranges(&set(&[1, 2, 3, 5, 7, 8])), "1-3,5,7-8");
+    assert_eq!(task_ranges(&set(&[4])), "4");
+    assert_eq!(task_ranges(&set(&[])), "");
+}
+
+#[test]
+fn release_of_one_pending_task_splits_it_off() {
+    let mut c = ctrl();
+    let id = submit_array(&mut c, 1000, "1-4", true);
+    let r = update_tasks(&mut c, id, &[2], upd(|d| d.priority = INFINITE));
+    assert_eq!(groups(r), vec![(SLURM_SUCCESS, "2".to_string())]);
+    // Task 2 has a record of its own and was released (it runs); the
+    // others stay held in the meta record.
+    let t2 = rec(&c, id, 2);
+    assert_ne!(t2.job_id, id);
+    assert_eq!(t2.state, JobState::Running);
+    let meta = &c.jobs[&id];
+    assert_eq!((meta.state, meta.priority), (JobState::Pending, 0));
+    assert_eq!(
+        c.arrays.metas[&id].pending,
+        [1, 3, 4].into_iter().collect::<BTreeSet<u32>>()
+    );
+
+    // 12_[3-4]: both split off; the meta record is left with task 1.
+    let r = update_tasks(&mut c, id, &[3, 4], upd(|d| d.time_limit = 7));
+    assert_eq!(groups(r), vec![(SLURM_SUCCESS, "3-4".to_string())]);
+    assert_eq!(
+        (rec(&c, id, 3).time_limit, rec(&c, id, 4).time_limit),
+        (7, 7)
+    );
+    assert_eq!(rec(&c, id, 1).job_id, id);
+    assert_ne!(rec(&c, id, 1).time_limit, 7);
+
+    // A task that does not exist.
+    let r = update_tasks(&mut c, id, &[1, 9], upd(|d| d.time_limit = 8));
+    assert_eq!(
+        groups(r),
+        vec![
+            (SLURM_SUCCESS, "1".to_string()),
+            (ESLURM_INVALID_JOB_ID, "9".to_string())
+        ]
+    );
+}
+
+#[test]
+fn every_pending_task_updates_the_meta_record_whole() {
+    let mut c = ctrl();
+    let id = submit_array(&mut c, 1000, "1-3", true);
+    let r = update_tasks(&mut c, id, &[1, 2, 3], upd(|d| d.time_limit = 9));
+    assert_eq!(groups(r), vec![(SLURM_SUCCESS, "1-3".to_string())]);
+    // Nothing was split.
+    assert_eq!(c.arrays.members(id), vec![id]);
+    assert_eq!(c.jobs[&id].time_limit, 9);
+}
+
+#[test]
+fn a_plain_array_id_reaches_every_record() {
+    let mut c = ctrl();
+    let id = submit_array(&mut c, 1000, "1-6", false);
+    // Four tasks run (2 nodes x 2 CPUs), two wait in the meta record.
+    let running = c.arrays.members(id).len();
+    assert_eq!(running, 5, "four task records and the meta record");
+    let (r, _) = c.apply(
+        1010,
+        Command::UpdateJob {
+            uid: 0,
+            job_id: id,
+            desc: upd(|d| d.time_limit = 5),
+            version: ProtocolVersion::V24_11,
+        },
+    );
+    assert_eq!(groups(r), vec![(SLURM_SUCCESS, "1-6".to_string())]);
+    for t in 1..=6 {
+        assert_eq!(rec(&c, id, t).time_limit, 5, "task {t}");
+    }
+    // A user may not raise the limit of running tasks: those refuse,
+    // the pending ones (up to MaxTime) accept.
+    let (r, _) = c.apply(
+        1011,
+        Command::UpdateJob {
+            uid: ALICE,
+            job_id: id,
+            desc: upd(|d| d.time_limit = 30),
+            version: ProtocolVersion::V24_11,
+        },
+    );
+    assert_eq!(
+        groups(r),
+        vec![
+            (ESLURM_ACCESS_DENIED, "1-4".to_string()),
+            (SLURM_SUCCESS, "5-6".to_string())
+        ]
+    );
+    // A task's own id is that task only.
+    let t1 = rec(&c, id, 1).job_id;
+    let (r, _) = c.apply(
+        1012,
+        Command::UpdateJob {
+            uid: 0,
+            job_id: t1,
+            desc: upd(|d| d.time_limit = 4),
+            version: ProtocolVersion::V24_11,
+        },
+    );
+    assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
+    assert_eq!(
+        (rec(&c, id, 1).time_limit, rec(&c, id, 2).time_limit),
+        (4, 5)
+    );
+}
+
+#[test]
+fn requeue_of_tasks() {
+    let mut c = ctrl();
+    let id = submit_array(&mut c, 1000, "1-6", false);
+    let (r, _) = c.apply(
+        1010,
+        Command::RequeueArray {
+            uid: ALICE,
+            array_job_id: id,
+            tasks: Some(vec![2, 3, 5]),
+            flags: 0,
+        },
+    );
+    // 2 and 3 ran; 5 is still pending in the meta record.
+    assert_eq!(
+        groups(r),
+        vec![
+            (SLURM_SUCCESS, "2-3".to_string()),
+            (ESLURM_JOB_PENDING, "5-6".to_string())
+        ]
+    );
+    assert_eq!(rec(&c, id, 2).state, JobState::Pending);
+    assert_eq!(rec(&c, id, 2).ctl.restart_cnt, 1);
+    assert_eq!(rec(&c, id, 1).state, JobState::Running);
+}
+
+#[test]
+fn array_commands_survive_the_log() {
+    use crate::persist::{decode_command, encode_command};
+    let cmds = [
+        Command::UpdateArray {
+            uid: ALICE,
+            array_job_id: 12,
+            tasks: Some(vec![1, 3]),
+            desc: upd(|d| d.time_limit = 3),
+            version: ProtocolVersion::V22_05,
+        },
+        Command::RequeueArray {
+            uid: 0,
+            array_job_id: 12,
+            tasks: None,
+            flags: control::JOB_REQUEUE_HOLD,
+        },
+    ];
+    for cmd in cmds {
+        let b = encode_command(&cmd).expect("logged");
+        let back = decode_command(&b).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{cmd:?}"));
+    }
+}
