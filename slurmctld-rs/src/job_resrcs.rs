@@ -208,12 +208,13 @@ pub fn alloc_detail(c: &Controller, j: &Job, v: V) -> AllocDetail {
 /// job): the job's own `--exclusive`/`--oversubscribe`, else its
 /// partition's ExclusiveUser / OverSubscribe=EXCLUSIVE|FORCE, else unset.
 pub fn share_value(c: &Controller, j: &Job) -> u16 {
+    use crate::sched::{JOB_SHARED_MCS, JOB_SHARED_NONE, JOB_SHARED_OK, JOB_SHARED_USER};
     use slurm_conf::OverSubscribe;
-    const JOB_SHARED_NONE: u16 = 0;
-    const JOB_SHARED_OK: u16 = 1;
-    const JOB_SHARED_USER: u16 = 2;
+    if crate::sched::whole_node(j) {
+        return JOB_SHARED_NONE;
+    }
     match j.desc.shared {
-        JOB_SHARED_NONE | JOB_SHARED_OK | JOB_SHARED_USER => return j.desc.shared,
+        JOB_SHARED_NONE | JOB_SHARED_OK | JOB_SHARED_USER | JOB_SHARED_MCS => return j.desc.shared,
         _ => {}
     }
     let Some(p) = c.conf.partitions.get(j.part) else {

@@ -289,7 +289,7 @@ impl Controller {
     pub fn rebuild_node_usage(&mut self) {
         let track_mem = sched::memory_is_consumable(&self.conf);
         for n in &mut self.nodes {
-            n.alloc_cpus = 0;
+            n.clear_cpus();
             n.alloc_mem = 0;
             n.jobs.clear();
             n.completing.clear();
@@ -297,14 +297,15 @@ impl Controller {
         }
         for j in self.jobs.values() {
             if j.state == JobState::Running {
+                let sharing = sched::shares_cores(&self.conf, j);
                 for a in &j.alloc {
                     let n = &mut self.nodes[a.node];
-                    n.alloc_cpus = n.alloc_cpus.saturating_add(a.cpus);
+                    n.take_cpus(j.job_id, a.cpus, sharing);
                     if track_mem {
                         n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
                     }
                     n.mark_gres(&a.gres, true);
-                    n.take_for(j.user.uid, excl_user(&self.conf, j.part));
+                    n.take_for(j.user.uid, excl_user(&self.conf, j));
                     n.jobs.insert(j.job_id);
                 }
             }
@@ -874,6 +875,8 @@ impl Controller {
             mem_per_cpu,
             pn_cpus: 0,
             exclusive: false,
+            oversubscribe: false,
+            exclusive_user: false,
             uid: user.uid,
         };
         if !sched::could_ever_fit(&self.conf, part, &req) {
@@ -972,16 +975,20 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) {
         let track_mem = sched::memory_is_consumable(&self.conf);
-        let owner = self
-            .jobs
-            .get(&job_id)
-            .map(|j| (j.user.uid, excl_user(&self.conf, j.part)));
+        let owner = self.jobs.get(&job_id).map(|j| {
+            (
+                j.user.uid,
+                excl_user(&self.conf, j),
+                sched::shares_cores(&self.conf, j),
+            )
+        });
         for a in &alloc {
             let n = &mut self.nodes[a.node];
-            if let Some((uid, excl)) = owner {
+            if let Some((uid, excl, _)) = owner {
                 n.take_for(uid, excl);
             }
-            n.alloc_cpus = n.alloc_cpus.saturating_add(a.cpus);
+            let sharing = owner.is_some_and(|(_, _, s)| s);
+            n.take_cpus(job_id, a.cpus, sharing);
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
             }
@@ -1041,7 +1048,7 @@ impl Controller {
         j.completing = j.alloc.iter().map(|a| a.node).collect();
         for a in &j.alloc {
             let n = &mut self.nodes[a.node];
-            n.alloc_cpus = n.alloc_cpus.saturating_sub(a.cpus);
+            n.release_cpus(job_id, a.cpus);
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_sub(a.mem);
             }
@@ -1325,11 +1332,14 @@ impl Controller {
     }
 }
 
-/// Whether partition `part` has ExclusiveUser=YES.
-fn excl_user(conf: &ClusterConf, part: usize) -> bool {
-    conf.partitions
-        .get(part)
-        .is_some_and(|p| p.conf.exclusive_user)
+/// Whether job `j` keeps other users off its nodes: its partition has
+/// ExclusiveUser=YES, or it asked for `--exclusive=user`.
+fn excl_user(conf: &ClusterConf, j: &Job) -> bool {
+    j.desc.shared == sched::JOB_SHARED_USER
+        || conf
+            .partitions
+            .get(j.part)
+            .is_some_and(|p| p.conf.exclusive_user)
 }
 
 #[cfg(test)]

@@ -164,6 +164,7 @@ impl Controller {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched;
     use crate::state::config::ClusterConf;
     use crate::state::job::{JobState, UserInfo};
     use crate::state::Command;
@@ -404,5 +405,216 @@ mod tests {
         assert_eq!(p.default_time(), NO_VAL);
         assert_eq!(p.conf.priority_tier, 5);
         assert_eq!(p.conf.state, PartitionState::Up);
+    }
+
+    /// A controller of `nodes` (4 CPUs each) and `parts` (slurm.conf
+    /// PartitionName lines), every node registered.
+    fn sharing_cluster(nodes: &[&str], parts: &str) -> Controller {
+        let mut text = String::from("ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n");
+        for n in nodes {
+            text += &format!("NodeName={n} CPUs=4 RealMemory=1000\n");
+        }
+        text += parts;
+        let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
+        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
+        for n in nodes {
+            let msg = SlurmNodeRegistrationStatusMsg {
+                node_name: Some((*n).into()),
+                cpus: 4,
+                real_memory: 1000,
+                ..Default::default()
+            };
+            c.apply(
+                1000,
+                Command::Register {
+                    msg: Box::new(msg),
+                    version: ProtocolVersion::V24_11,
+                    uid: 0,
+                },
+            );
+        }
+        c
+    }
+
+    /// Submits `cpus` one-CPU tasks as `uid` to `part` with `shared`
+    /// (`--oversubscribe` 1, `--exclusive=user` 2 ...) from a `version`
+    /// client; returns the job id.
+    fn submit_shared(
+        c: &mut Controller,
+        uid: u32,
+        part: &str,
+        cpus: u32,
+        shared: u16,
+        version: ProtocolVersion,
+    ) -> u32 {
+        let d = JobDescMsg {
+            min_cpus: cpus,
+            num_tasks: cpus,
+            shared,
+            partition: Some(part.into()),
+            script: Some("#!/bin/sh\ntrue\n".into()),
+            ..JobDescMsg::unset()
+        };
+        let user = UserInfo {
+            uid,
+            gid: uid,
+            ..Default::default()
+        };
+        let r = c.apply(
+            1002,
+            Command::Submit {
+                user,
+                desc: Box::new(d),
+                version,
+            },
+        );
+        let Reply::Submitted { job_id } = r.0 else {
+            panic!("submit refused: {:?}", r.0)
+        };
+        job_id
+    }
+
+    fn cancel(c: &mut Controller, job_id: u32) {
+        c.apply(
+            1003,
+            Command::Kill {
+                uid: 0,
+                job_id,
+                signal: crate::state::SIGKILL,
+            },
+        );
+    }
+
+    fn running(c: &Controller, ids: &[u32]) -> Vec<bool> {
+        ids.iter()
+            .map(|i| c.jobs[i].state == JobState::Running)
+            .collect()
+    }
+
+    const V24: ProtocolVersion = ProtocolVersion::V24_11;
+
+    #[test]
+    fn force_two_puts_two_jobs_on_every_core_and_no_third() {
+        let mut c = sharing_cluster(&["n1"], "PartitionName=f Nodes=n1 OverSubscribe=FORCE:2\n");
+        // FORCE shares whatever the job asked (NO_VAL16: no --oversubscribe).
+        let ids: Vec<u32> = (0..3)
+            .map(|_| submit_shared(&mut c, 1000, "f", 4, NO_VAL16, V24))
+            .collect();
+        assert_eq!(running(&c, &ids), [true, true, false]);
+        assert_eq!(c.jobs[&ids[2]].state_reason, job::reason::WAIT_RESOURCES);
+        assert_eq!(c.nodes[0].alloc_cpus, 4, "cores are counted once");
+        assert_eq!(c.nodes[0].shared_cpus, 8);
+        cancel(&mut c, ids[0]);
+        assert!(c.jobs[&ids[2]].state == JobState::Running);
+        assert_eq!(c.nodes[0].shared_cpus, 8);
+    }
+
+    #[test]
+    fn sharing_jobs_take_idle_cores_first() {
+        let mut c = sharing_cluster(
+            &["n1", "n2"],
+            "PartitionName=f Nodes=n[1-2] OverSubscribe=FORCE:2\n",
+        );
+        let ids: Vec<u32> = (0..5)
+            .map(|_| submit_shared(&mut c, 1000, "f", 2, NO_VAL16, V24))
+            .collect();
+        let nodes: Vec<usize> = ids.iter().map(|i| c.jobs[i].alloc[0].node).collect();
+        // n1's idle cores, then n2's, and only then shared cores.
+        assert_eq!(nodes, [0, 0, 1, 1, 0]);
+        assert_eq!((c.nodes[0].alloc_cpus, c.nodes[0].shared_cpus), (4, 6));
+    }
+
+    #[test]
+    fn yes_shares_only_jobs_that_ask_and_not_beside_others() {
+        let mut c = sharing_cluster(&["n1"], "PartitionName=y Nodes=n1 OverSubscribe=YES:2\n");
+        let plain = submit_shared(&mut c, 1000, "y", 2, NO_VAL16, V24);
+        let asks = submit_shared(&mut c, 1000, "y", 4, sched::JOB_SHARED_OK, V24);
+        // A job that does not share holds the node against sharing ones.
+        assert_eq!(running(&c, &[plain, asks]), [true, false]);
+        let plain2 = submit_shared(&mut c, 1001, "y", 2, NO_VAL16, V24);
+        assert_eq!(
+            running(&c, &[plain2]),
+            [false],
+            "queue order: behind the sharing job"
+        );
+        cancel(&mut c, plain);
+        // With the node free the sharing job starts; the plain one wants
+        // idle cores, and there are none.
+        assert_eq!(running(&c, &[asks, plain2]), [true, false]);
+        let asks2 = submit_shared(&mut c, 1000, "y", 4, sched::JOB_SHARED_OK, V24);
+        let asks3 = submit_shared(&mut c, 1000, "y", 4, sched::JOB_SHARED_OK, V24);
+        assert_eq!(
+            running(&c, &[asks2, asks3]),
+            [false, false],
+            "plain2 is ahead"
+        );
+        cancel(&mut c, plain2);
+        assert_eq!(
+            running(&c, &[asks2, asks3]),
+            [true, false],
+            "two a core at most"
+        );
+    }
+
+    #[test]
+    fn no_oversubscribe_keeps_one_job_a_core() {
+        let mut c = sharing_cluster(&["n1"], "PartitionName=d Nodes=n1\n");
+        let a = submit_shared(&mut c, 1000, "d", 4, sched::JOB_SHARED_OK, V24);
+        let b = submit_shared(&mut c, 1000, "d", 1, sched::JOB_SHARED_OK, V24);
+        assert_eq!(running(&c, &[a, b]), [true, false]);
+        assert_eq!(c.nodes[0].shared_cpus, 0);
+    }
+
+    #[test]
+    fn exclusive_user_keeps_other_users_off_the_node() {
+        let mut c = sharing_cluster(&["n1", "n2"], "PartitionName=d Nodes=n[1-2] Default=YES\n");
+        let a = submit_shared(&mut c, 1000, "d", 1, sched::JOB_SHARED_USER, V24);
+        let b = submit_shared(&mut c, 1001, "d", 1, NO_VAL16, V24);
+        let a2 = submit_shared(&mut c, 1000, "d", 1, NO_VAL16, V24);
+        let node = |c: &Controller, id: u32| c.jobs[&id].alloc[0].node;
+        assert_eq!((node(&c, a), node(&c, b), node(&c, a2)), (0, 1, 0));
+        assert_eq!(crate::job_resrcs::share_value(&c, &c.jobs[&a]), 2);
+        cancel(&mut c, a);
+        cancel(&mut c, a2);
+        let b2 = submit_shared(&mut c, 1001, "d", 1, NO_VAL16, V24);
+        assert_eq!(node(&c, b2), 0, "the owner left with its jobs");
+    }
+
+    #[test]
+    fn exclusive_mcs_means_whole_node_only_before_24_05() {
+        let mut c = sharing_cluster(&["n1", "n2"], "PartitionName=d Nodes=n[1-2] Default=YES\n");
+        let old = submit_shared(
+            &mut c,
+            1000,
+            "d",
+            1,
+            sched::JOB_SHARED_MCS,
+            ProtocolVersion::V22_05,
+        );
+        let new = submit_shared(&mut c, 1000, "d", 1, sched::JOB_SHARED_MCS, V24);
+        assert_eq!(
+            c.jobs[&old].alloc[0].cpus, 4,
+            "22.05: --exclusive=mcs is --exclusive"
+        );
+        assert_eq!(crate::job_resrcs::share_value(&c, &c.jobs[&old]), 0);
+        assert_eq!(c.jobs[&new].alloc[0].cpus, 1);
+        assert_eq!(c.jobs[&new].alloc[0].node, 1);
+        assert_eq!(crate::job_resrcs::share_value(&c, &c.jobs[&new]), 3);
+    }
+
+    #[test]
+    fn sharing_survives_a_usage_rebuild() {
+        let mut c = sharing_cluster(&["n1"], "PartitionName=f Nodes=n1 OverSubscribe=FORCE:2\n");
+        let a = submit_shared(&mut c, 1000, "f", 4, NO_VAL16, V24);
+        let b = submit_shared(&mut c, 1000, "f", 2, NO_VAL16, V24);
+        assert_eq!(running(&c, &[a, b]), [true, true]);
+        c.rebuild_node_usage();
+        let n = &c.nodes[0];
+        assert_eq!((n.alloc_cpus, n.solo_cpus, n.shared_cpus), (4, 0, 6));
+        assert_eq!(n.sharing_jobs.len(), 2);
+        cancel(&mut c, a);
+        cancel(&mut c, b);
+        let n = &c.nodes[0];
+        assert_eq!((n.alloc_cpus, n.shared_cpus), (0, 0));
     }
 }
