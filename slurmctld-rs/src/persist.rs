@@ -102,6 +102,8 @@ mod tag {
     // 41 was a dependency-only update (now part of UPDATE_JOB).
     // 50..: operations (partitions, ...).
     pub const UPDATE_PARTITION: u8 = 50;
+    // 65..69: partitions (deletion, ...).
+    pub const DELETE_PARTITION: u8 = 65;
 }
 
 /// The version UpdatePartMsg is logged in (the newest: every field).
@@ -195,6 +197,11 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
             w.u8(tag::UPDATE_PARTITION);
             w.u32(*uid);
             put_nested(&mut w, msg.as_ref(), UPDATE_PART_V);
+        }
+        Command::DeletePartition { uid, name } => {
+            w.u8(tag::DELETE_PARTITION);
+            w.u32(*uid);
+            w.str(Some(name));
         }
         Command::UpdateNode { uid, msg } => {
             w.u8(tag::UPDATE_NODE);
@@ -454,6 +461,10 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
                 msg: Box::new(msg),
             }
         }
+        tag::DELETE_PARTITION => Command::DeletePartition {
+            uid: r.u32()?,
+            name: r.str()?.unwrap_or_default(),
+        },
         tag::COMPLETE_ALLOCATION => Command::CompleteAllocation {
             uid: r.u32()?,
             job_id: r.u32()?,

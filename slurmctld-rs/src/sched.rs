@@ -54,13 +54,11 @@ pub enum CoreUse {
     Shared(u16),
 }
 
-/// Whether job `j` asked for whole nodes: `--exclusive`, or, from a
-/// client before 24.05, `--exclusive=mcs` (whose flag value there also
-/// meant whole node; with no MCS plugin nothing else of it applies).
+/// Whether job `j` asked for whole nodes (`--exclusive`). (Not
+/// `--exclusive=mcs`: with no MCS plugin stock shows it and does nothing
+/// else with it.)
 pub fn whole_node(j: &Job) -> bool {
     j.desc.shared == JOB_SHARED_NONE
-        || (j.desc.shared == JOB_SHARED_MCS
-            && j.submit_version < slurm_wire::ProtocolVersion::V24_05)
 }
 
 /// [`CoreUse`] of a job with request `req` in partition `p`.

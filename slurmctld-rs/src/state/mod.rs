@@ -161,6 +161,11 @@ pub enum Command {
         uid: u32,
         msg: Box<slurm_wire::msg::update_part::UpdatePartMsg>,
     },
+    /// REQUEST_DELETE_PARTITION (`scontrol delete partition=NAME`).
+    DeletePartition {
+        uid: u32,
+        name: String,
+    },
 }
 
 /// The synchronous answer to a command.
@@ -457,6 +462,9 @@ impl Controller {
                 self.kill_tasks(now, uid, array_job_id, &tasks, signal, &mut fx)
             }
             Command::UpdatePartition { uid, msg } => self.update_partition(now, uid, &msg, &mut fx),
+            Command::DeletePartition { uid, name } => {
+                self.delete_partition(now, uid, &name, &mut fx)
+            }
         };
         (reply, fx)
     }
@@ -753,7 +761,9 @@ impl Controller {
             },
         };
         let pdef = &self.conf.partitions[part];
-        if let Some(rc) = partition::refuses_submit(&self.conf, pdef, &user, version) {
+        if let Some(rc) =
+            partition::refuses_submit(&self.conf, pdef, &user, desc.account.as_deref(), version)
+        {
             return Reply::Rc(rc);
         }
         let enforce = self
