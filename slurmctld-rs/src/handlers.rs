@@ -56,6 +56,13 @@ async fn ops_request(sh: &Arc<Shared>, req: Incoming) -> Result<Message, Incomin
             })
             .await,
         )),
+        Message::RequestDeletePartition(m) => Ok(rc_of(
+            sh.exec(Command::DeletePartition {
+                uid,
+                name: m.name.unwrap_or_default(),
+            })
+            .await,
+        )),
         _ => Err(req),
     }
 }

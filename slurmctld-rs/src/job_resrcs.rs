@@ -187,12 +187,13 @@ pub fn alloc_detail(c: &Controller, j: &Job, v: V) -> AllocDetail {
 /// job): the job's own `--exclusive`/`--oversubscribe`, else its
 /// partition's ExclusiveUser / OverSubscribe=EXCLUSIVE|FORCE, else unset.
 pub fn share_value(c: &Controller, j: &Job) -> u16 {
+    use crate::sched::{JOB_SHARED_MCS, JOB_SHARED_NONE, JOB_SHARED_OK, JOB_SHARED_USER};
     use slurm_conf::OverSubscribe;
-    const JOB_SHARED_NONE: u16 = 0;
-    const JOB_SHARED_OK: u16 = 1;
-    const JOB_SHARED_USER: u16 = 2;
+    if crate::sched::whole_node(j) {
+        return JOB_SHARED_NONE;
+    }
     match j.desc.shared {
-        JOB_SHARED_NONE | JOB_SHARED_OK | JOB_SHARED_USER => return j.desc.shared,
+        JOB_SHARED_NONE | JOB_SHARED_OK | JOB_SHARED_USER | JOB_SHARED_MCS => return j.desc.shared,
         _ => {}
     }
     let Some(p) = c.conf.partitions.get(j.part) else {
@@ -205,6 +206,66 @@ pub fn share_value(c: &Controller, j: &Job) -> u16 {
         OverSubscribe::Force(n) if n > 1 => JOB_SHARED_OK,
         OverSubscribe::Exclusive => JOB_SHARED_NONE,
         _ => slurm_wire::pack::NO_VAL16,
+    }
+}
+
+/// The job's `share_res` as stock has it once the scheduler looked at
+/// the job: Some(true) shares (FORCE:N>1, or `--oversubscribe`),
+/// Some(false) does not (`--exclusive`, OverSubscribe=EXCLUSIVE), None
+/// left to the partition.
+fn share_res(p: Option<&crate::state::config::PartDef>, j: &Job) -> Option<bool> {
+    use slurm_conf::OverSubscribe;
+    match p.map(|p| p.conf.over_subscribe) {
+        Some(OverSubscribe::Force(n)) if n > 1 => return Some(true),
+        Some(OverSubscribe::Exclusive) => return Some(false),
+        _ => {}
+    }
+    if crate::sched::whole_node(j) {
+        Some(false)
+    } else if j.desc.shared == crate::sched::JOB_SHARED_OK {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// 26.05's `oversubscribe` of a job record (JOB_OVERSUBSCRIBE_NO 0,
+/// YES 1, OK 2): whether it shares cores, or may as its partition allows.
+pub fn oversubscribe_value(c: &Controller, j: &Job) -> u16 {
+    let p = c.conf.partitions.get(j.part);
+    match share_res(p, j) {
+        Some(true) => 1,
+        Some(false) => 0,
+        None => {
+            let m = p.map_or(1, |p| p.conf.over_subscribe.max_share());
+            if m & 0x7fff > 1 || m & 0x8000 != 0 {
+                2
+            } else {
+                0
+            }
+        }
+    }
+}
+
+/// 26.05's `exclusive` of a job record (JOB_EXCLUSIVE_NONE 0, NODE 1,
+/// USER 2, MCS 3): the job's own `--exclusive[=user|mcs]`, else its
+/// partition's ExclusiveUser or OverSubscribe=EXCLUSIVE.
+pub fn exclusive_value(c: &Controller, j: &Job) -> u16 {
+    use crate::sched::{JOB_SHARED_MCS, JOB_SHARED_USER};
+    let p = c.conf.partitions.get(j.part);
+    match share_res(p, j) {
+        Some(true) => return 0,
+        Some(false) => return 1,
+        None => {}
+    }
+    match j.desc.shared {
+        JOB_SHARED_USER => return 2,
+        JOB_SHARED_MCS => return 3,
+        _ => {}
+    }
+    match p {
+        Some(p) if p.conf.exclusive_user => 2,
+        _ => 0,
     }
 }
 

@@ -105,6 +105,8 @@ mod tag {
     // 60..64: job control of array tasks.
     pub const UPDATE_ARRAY: u8 = 60;
     pub const REQUEUE_ARRAY: u8 = 61;
+    // 65..69: partitions (deletion, ...).
+    pub const DELETE_PARTITION: u8 = 65;
 }
 
 /// An optional task list: a flag, then the tasks.
@@ -218,6 +220,11 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
             w.u8(tag::UPDATE_PARTITION);
             w.u32(*uid);
             put_nested(&mut w, msg.as_ref(), UPDATE_PART_V);
+        }
+        Command::DeletePartition { uid, name } => {
+            w.u8(tag::DELETE_PARTITION);
+            w.u32(*uid);
+            w.str(Some(name));
         }
         Command::UpdateNode { uid, msg } => {
             w.u8(tag::UPDATE_NODE);
@@ -503,6 +510,10 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
                 msg: Box::new(msg),
             }
         }
+        tag::DELETE_PARTITION => Command::DeletePartition {
+            uid: r.u32()?,
+            name: r.str()?.unwrap_or_default(),
+        },
         tag::COMPLETE_ALLOCATION => Command::CompleteAllocation {
             uid: r.u32()?,
             job_id: r.u32()?,

@@ -24,12 +24,67 @@ pub struct Request<'a> {
     pub pn_cpus: u32,
     /// `--exclusive`: whole nodes, shared with no other job.
     pub exclusive: bool,
+    /// `--oversubscribe`: may share cores where the partition allows.
+    pub oversubscribe: bool,
+    /// `--exclusive=user`: nodes shared only with the user's own jobs.
+    pub exclusive_user: bool,
     /// The job's user (ExclusiveUser keeps other users off its nodes).
     pub uid: u32,
 }
 
 /// `JOB_SHARED_NONE`: the `shared` of a job submitted with `--exclusive`.
 pub const JOB_SHARED_NONE: u16 = 0;
+/// `JOB_SHARED_OK`: `--oversubscribe`.
+pub const JOB_SHARED_OK: u16 = 1;
+/// `JOB_SHARED_USER`: `--exclusive=user`.
+pub const JOB_SHARED_USER: u16 = 2;
+/// `JOB_SHARED_MCS`: `--exclusive=mcs`.
+pub const JOB_SHARED_MCS: u16 = 3;
+
+/// How a job may use a node's cores, from its partition's OverSubscribe
+/// and its own request (cons_tres' node_req).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoreUse {
+    /// Whole nodes with no other job (OverSubscribe=EXCLUSIVE, `--exclusive`).
+    Whole,
+    /// Idle cores only, on nodes where no job shares cores.
+    Own,
+    /// Cores that up to this many jobs use at once (FORCE[:N], or YES[:N]
+    /// with `--oversubscribe`), on nodes where every job shares.
+    Shared(u16),
+}
+
+/// Whether job `j` asked for whole nodes (`--exclusive`). (Not
+/// `--exclusive=mcs`: with no MCS plugin stock shows it and does nothing
+/// else with it.)
+pub fn whole_node(j: &Job) -> bool {
+    j.desc.shared == JOB_SHARED_NONE
+}
+
+/// [`CoreUse`] of a job with request `req` in partition `p`.
+pub fn core_use(p: &crate::state::config::PartDef, req: &Request) -> CoreUse {
+    use slurm_conf::OverSubscribe;
+    match p.conf.over_subscribe {
+        OverSubscribe::Exclusive => CoreUse::Whole,
+        _ if req.exclusive => CoreUse::Whole,
+        OverSubscribe::Force(n) => CoreUse::Shared(n.max(1)),
+        OverSubscribe::Yes(n) if n > 1 && req.oversubscribe => CoreUse::Shared(n),
+        _ => CoreUse::Own,
+    }
+}
+
+/// Whether running job `j` counts as sharing cores on its nodes.
+pub fn shares_cores(conf: &ClusterConf, j: &Job) -> bool {
+    conf.partitions
+        .get(j.part)
+        .is_some_and(|p| matches!(core_use(p, &Request::of(j)), CoreUse::Shared(_)))
+}
+
+/// Whether jobs of `p` may share cores at all (more than one per core).
+fn part_shares(p: &crate::state::config::PartDef) -> bool {
+    use slurm_conf::OverSubscribe;
+    matches!(p.conf.over_subscribe, OverSubscribe::Force(n) | OverSubscribe::Yes(n) if n > 1)
+}
 
 /// `--ntasks-per-node` x cpus-per-task when the job asked for a task
 /// count per node, else 0.
@@ -53,7 +108,9 @@ impl<'a> Request<'a> {
             mem_per_cpu: j.mem_per_cpu,
             gres: &j.gres_req,
             pn_cpus: pn_cpus_of(j),
-            exclusive: j.desc.shared == JOB_SHARED_NONE,
+            exclusive: whole_node(j),
+            oversubscribe: j.desc.shared == JOB_SHARED_OK,
+            exclusive_user: j.desc.shared == JOB_SHARED_USER,
             uid: j.user.uid,
         }
     }
@@ -144,11 +201,55 @@ pub fn select_excluding(
     exclude: &dyn Fn(usize) -> bool,
 ) -> Option<Vec<NodeAlloc>> {
     let p = conf.partitions.get(part)?;
+    match core_use(p, req) {
+        // Sharing jobs take idle cores when they can, as cons_tres
+        // tries idle resources before shared rows.
+        CoreUse::Shared(n) => pick(conf, nodes, p, req, exclude, Mode::Idle)
+            .or_else(|| pick(conf, nodes, p, req, exclude, Mode::Shared(n))),
+        CoreUse::Whole => pick(conf, nodes, p, req, exclude, Mode::Whole),
+        CoreUse::Own => pick(conf, nodes, p, req, exclude, Mode::Own),
+    }
+}
+
+/// What a [`pick`] may use on a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A whole node with nothing on it.
+    Whole,
+    /// Idle cores of a node no sharing job of another partition uses.
+    Own,
+    /// Idle cores, for a sharing job (not beside non-sharing jobs).
+    Idle,
+    /// Core slots shared by up to this many jobs a core.
+    Shared(u16),
+}
+
+fn pick(
+    conf: &ClusterConf,
+    nodes: &Nodes,
+    p: &crate::state::config::PartDef,
+    req: &Request,
+    exclude: &dyn Fn(usize) -> bool,
+    mode: Mode,
+) -> Option<Vec<NodeAlloc>> {
     let track_mem = memory_is_consumable(conf);
     let cpt = req.cpus_per_task.max(1);
-    // OverSubscribe=EXCLUSIVE makes every job of the partition exclusive
-    let exclusive =
-        req.exclusive || matches!(p.conf.over_subscribe, slurm_conf::OverSubscribe::Exclusive);
+    let exclusive = mode == Mode::Whole;
+    let exclusive_user = p.conf.exclusive_user || req.exclusive_user;
+    let own_part_shares = part_shares(p);
+    // CPUs this job may use on a node, by mode.
+    let usable = |n: &crate::state::node::Node| -> u16 {
+        match mode {
+            Mode::Whole if n.jobs.is_empty() && n.alloc_cpus == 0 => n.def.cpus,
+            Mode::Whole => 0,
+            // Beside sharing jobs only in a partition that shares itself.
+            Mode::Own if n.shared_cpus > 0 && !own_part_shares => 0,
+            Mode::Own => n.free_cpus(),
+            Mode::Idle | Mode::Shared(_) if n.solo_cpus > 0 => 0,
+            Mode::Idle => n.free_cpus(),
+            Mode::Shared(k) => n.shareable_cpus(k),
+        }
+    };
     let mut cand: Vec<usize> = p
         .nodes
         .iter()
@@ -156,12 +257,11 @@ pub fn select_excluding(
         .filter(|&i| {
             let n = &nodes[i];
             !exclude(i)
-                && (!exclusive || (n.jobs.is_empty() && n.alloc_cpus == 0))
                 && n.open_to(req.uid)
                 // ExclusiveUser: only nodes empty or held by this user
-                && (!p.conf.exclusive_user || n.jobs.is_empty() || n.owner == Some(req.uid))
+                && (!exclusive_user || n.jobs.is_empty() || n.owner == Some(req.uid))
                 && n.schedulable()
-                && n.free_cpus() >= cpt
+                && usable(n) >= cpt
                 && (!track_mem || req.mem_on(cpt) <= n.free_memory())
                 && req.mem_on(cpt) <= n.def.real_memory
                 && req.gres.iter().all(|g| n.free_gres(g) >= g.count)
@@ -180,7 +280,7 @@ pub fn select_excluding(
         // Leave one task's worth for each node still needed to reach min_nodes.
         let reserve = u32::from(cpt) * req.min_nodes.saturating_sub(k + 1);
         let want = remaining.saturating_sub(reserve).max(u32::from(cpt));
-        let mut free = u32::from(n.free_cpus()) / u32::from(cpt) * u32::from(cpt);
+        let mut free = u32::from(usable(n)) / u32::from(cpt) * u32::from(cpt);
         if track_mem && req.mem > 0 && req.mem_per_cpu {
             let by_mem =
                 (n.free_memory() / req.mem.max(1)) as u32 / u32::from(cpt) * u32::from(cpt);

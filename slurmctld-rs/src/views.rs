@@ -358,10 +358,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
                 (j.state == crate::state::job::JobState::Pending
                     && j.state_reason == crate::state::partition::WAIT_ACCOUNT)
                     .then(|| {
-                        crate::state::partition::group_denied_desc(
-                            &c.conf.partitions[j.part],
-                            j.user.uid,
-                        )
+                        crate::state::partition::wait_account_desc(&c.conf.partitions[j.part], j)
                     })
             })
         },
@@ -428,6 +425,8 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
             },
             num_tasks: j.num_tasks,
             shared: crate::job_resrcs::share_value(c, j),
+            oversubscribe: crate::job_resrcs::oversubscribe_value(c, j),
+            exclusive: crate::job_resrcs::exclusive_value(c, j),
             ..Default::default()
         }),
         nice: NICE_OFFSET,

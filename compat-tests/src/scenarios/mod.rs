@@ -280,6 +280,7 @@ pub mod basic;
 pub mod ctld2;
 pub mod jobs;
 pub mod ops;
+pub mod parts;
 pub mod sched;
 pub mod slurmd;
 
@@ -292,5 +293,6 @@ pub fn all() -> Vec<Scenario> {
     v.extend(slurmd::all());
     v.extend(ops::all());
     v.extend(ctld2::all());
+    v.extend(parts::all());
     v
 }

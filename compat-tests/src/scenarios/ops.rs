@@ -361,6 +361,18 @@ fn with_conf(
     part: &str,
     f: fn(&mut Ctx) -> Result<(), String>,
 ) -> Result<(), String> {
+    with_partitions(c, lines, &[part], f)
+}
+
+/// [`with_conf`] for lines that add the partitions `parts`: it waits for
+/// all of them, and takes all of them away again (also from a 22.05
+/// controller, which keeps them until a restart).
+pub(super) fn with_partitions(
+    c: &mut Ctx,
+    lines: &str,
+    parts: &[&str],
+    f: fn(&mut Ctx) -> Result<(), String>,
+) -> Result<(), String> {
     writable_conf(c)?;
     let r = (|| {
         c.ok_on(
@@ -371,13 +383,17 @@ fn with_conf(
         c.wait_for(
             None,
             "sinfo -h -o %P",
-            "the scenario's partition after reconfigure",
+            "the scenario's partitions after reconfigure",
             Duration::from_secs(60),
-            |s| s.lines().any(|l| l.trim_end_matches('*') == part),
+            |s| {
+                parts
+                    .iter()
+                    .all(|p| s.lines().any(|l| l.trim_end_matches('*') == *p))
+            },
         )?;
         f(c)
     })();
-    let undo = restore_conf(c, &[part]);
+    let undo = restore_conf(c, parts);
     r?;
     undo
 }
@@ -588,15 +604,12 @@ fn part_state_steps(c: &mut Ctx) -> Result<(), String> {
 /// MaxNodes/MinNodes: a job outside the partition's node range waits
 /// with PartitionNodeLimit (EnforcePartLimits is off).
 fn part_nodes(c: &mut Ctx) -> Result<(), String> {
-    with_conf(
+    with_partitions(
         c,
         "PartitionName=ops_max Nodes=n[1-2] MaxNodes=1 State=UP\nPartitionName=ops_min Nodes=n[1-2] MinNodes=2 State=UP",
-        "ops_min",
+        &["ops_max", "ops_min"],
         part_nodes_steps,
-    )?;
-    // with_conf removed ops_min; ops_max went with the same file.
-    c.ok("if sinfo -h -o %P | grep -qx ops_max; then scontrol delete partitionname=ops_max; fi")?;
-    Ok(())
+    )
 }
 
 fn part_nodes_steps(c: &mut Ctx) -> Result<(), String> {

@@ -365,6 +365,10 @@ fn every_logged_command_round_trips() {
                 ..Default::default()
             }),
         },
+        Command::DeletePartition {
+            uid: 0,
+            name: "debug".into(),
+        },
     ];
     for cmd in cmds {
         let b = encode_command(&cmd).unwrap();
@@ -567,4 +571,44 @@ fn arrays_and_dependencies_survive_a_crash() {
         // afterok:2 is met, and `?` needs only one.
         assert_eq!(c.jobs[&4].state, JobState::Running);
     }
+}
+
+#[test]
+fn a_deleted_partition_stays_deleted_when_the_log_is_replayed() {
+    let conf = format!("{CONF}PartitionName=extra Nodes=n1 OverSubscribe=FORCE:2\n");
+    let fresh2 = || {
+        let c = slurm_conf::SlurmConf::parse_str(&conf, "/etc/slurm/slurm.conf").unwrap();
+        Controller::new(ClusterConf::new(c, 0).unwrap(), 1000)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, _) = Store::open(dir.path(), fresh2(), false).unwrap();
+    let mut c = fresh2();
+    step(&mut s, &mut c, 1001, reg("n1"));
+    let del = |uid| Command::DeletePartition {
+        uid,
+        name: "extra".into(),
+    };
+    assert_eq!(
+        step(&mut s, &mut c, 1002, del(1000)),
+        Reply::Rc(slurm_wire::errno::ESLURM_USER_ID_MISSING)
+    );
+    assert_eq!(step(&mut s, &mut c, 1003, del(0)), Reply::Rc(0));
+    let mut to_extra = submit(1, None, ProtocolVersion::V24_11);
+    if let Command::Submit { desc, .. } = &mut to_extra {
+        desc.partition = Some("extra".into());
+    }
+    assert_eq!(
+        step(&mut s, &mut c, 1004, to_extra),
+        Reply::Rc(slurm_wire::errno::ESLURM_INVALID_PARTITION_NAME)
+    );
+    let before = fingerprint(&c);
+    drop(s);
+    drop(c);
+
+    let (_s, loaded) = Store::open(dir.path(), fresh2(), false).unwrap();
+    let c = loaded.controller;
+    assert_eq!(loaded.replayed, 4);
+    let names: Vec<&str> = c.conf.partitions.iter().map(|p| p.name()).collect();
+    assert_eq!(names, ["debug"]);
+    assert_eq!(fingerprint(&c), before);
 }

@@ -178,6 +178,11 @@ pub enum Command {
         uid: u32,
         msg: Box<slurm_wire::msg::update_part::UpdatePartMsg>,
     },
+    /// REQUEST_DELETE_PARTITION (`scontrol delete partition=NAME`).
+    DeletePartition {
+        uid: u32,
+        name: String,
+    },
 }
 
 /// The synchronous answer to a command.
@@ -308,7 +313,7 @@ impl Controller {
     pub fn rebuild_node_usage(&mut self) {
         let track_mem = sched::memory_is_consumable(&self.conf);
         for n in &mut self.nodes {
-            n.alloc_cpus = 0;
+            n.clear_cpus();
             n.alloc_mem = 0;
             n.jobs.clear();
             n.completing.clear();
@@ -316,14 +321,15 @@ impl Controller {
         }
         for j in self.jobs.values() {
             if j.state == JobState::Running {
+                let sharing = sched::shares_cores(&self.conf, j);
                 for a in &j.alloc {
                     let n = &mut self.nodes[a.node];
-                    n.alloc_cpus = n.alloc_cpus.saturating_add(a.cpus);
+                    n.take_cpus(j.job_id, a.cpus, sharing);
                     if track_mem {
                         n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
                     }
                     n.mark_gres(&a.gres, true);
-                    n.take_for(j.user.uid, excl_user(&self.conf, j.part));
+                    n.take_for(j.user.uid, excl_user(&self.conf, j));
                     n.jobs.insert(j.job_id);
                 }
             }
@@ -505,6 +511,9 @@ impl Controller {
             } => {
                 let tasks: Option<BTreeSet<u32>> = tasks.map(|t| t.into_iter().collect());
                 self.requeue_array(now, uid, array_job_id, tasks.as_ref(), flags, &mut fx)
+            }
+            Command::DeletePartition { uid, name } => {
+                self.delete_partition(now, uid, &name, &mut fx)
             }
         };
         (reply, fx)
@@ -802,7 +811,9 @@ impl Controller {
             },
         };
         let pdef = &self.conf.partitions[part];
-        if let Some(rc) = partition::refuses_submit(&self.conf, pdef, &user, version) {
+        if let Some(rc) =
+            partition::refuses_submit(&self.conf, pdef, &user, desc.account.as_deref(), version)
+        {
             return Reply::Rc(rc);
         }
         let enforce = self
@@ -924,6 +935,8 @@ impl Controller {
             mem_per_cpu,
             pn_cpus: 0,
             exclusive: false,
+            oversubscribe: false,
+            exclusive_user: false,
             uid: user.uid,
         };
         if !sched::could_ever_fit(&self.conf, part, &req) {
@@ -1022,16 +1035,20 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) {
         let track_mem = sched::memory_is_consumable(&self.conf);
-        let owner = self
-            .jobs
-            .get(&job_id)
-            .map(|j| (j.user.uid, excl_user(&self.conf, j.part)));
+        let owner = self.jobs.get(&job_id).map(|j| {
+            (
+                j.user.uid,
+                excl_user(&self.conf, j),
+                sched::shares_cores(&self.conf, j),
+            )
+        });
         for a in &alloc {
             let n = &mut self.nodes[a.node];
-            if let Some((uid, excl)) = owner {
+            if let Some((uid, excl, _)) = owner {
                 n.take_for(uid, excl);
             }
-            n.alloc_cpus = n.alloc_cpus.saturating_add(a.cpus);
+            let sharing = owner.is_some_and(|(_, _, s)| s);
+            n.take_cpus(job_id, a.cpus, sharing);
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
             }
@@ -1091,7 +1108,7 @@ impl Controller {
         j.completing = j.alloc.iter().map(|a| a.node).collect();
         for a in &j.alloc {
             let n = &mut self.nodes[a.node];
-            n.alloc_cpus = n.alloc_cpus.saturating_sub(a.cpus);
+            n.release_cpus(job_id, a.cpus);
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_sub(a.mem);
             }
@@ -1381,11 +1398,14 @@ impl Controller {
     }
 }
 
-/// Whether partition `part` has ExclusiveUser=YES.
-fn excl_user(conf: &ClusterConf, part: usize) -> bool {
-    conf.partitions
-        .get(part)
-        .is_some_and(|p| p.conf.exclusive_user)
+/// Whether job `j` keeps other users off its nodes: its partition has
+/// ExclusiveUser=YES, or it asked for `--exclusive=user`.
+fn excl_user(conf: &ClusterConf, j: &Job) -> bool {
+    j.desc.shared == sched::JOB_SHARED_USER
+        || conf
+            .partitions
+            .get(j.part)
+            .is_some_and(|p| p.conf.exclusive_user)
 }
 
 #[cfg(test)]

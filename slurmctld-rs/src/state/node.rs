@@ -79,7 +79,17 @@ pub struct Node {
     pub free_mem: u64,
     pub last_response: i64,
     pub last_busy: i64,
+    /// CPUs in use by any job (what sinfo shows): the non-sharing jobs'
+    /// CPUs plus the cores the sharing jobs cover (at most all of them).
     pub alloc_cpus: u16,
+    /// CPUs of jobs that do not share cores (cons_tres' one-row and
+    /// exclusive jobs).
+    pub solo_cpus: u16,
+    /// CPU slots of jobs that share cores (OverSubscribe=FORCE, or YES
+    /// with `--oversubscribe`): up to CPUs x the partition's count.
+    pub shared_cpus: u32,
+    /// The running jobs counted in `shared_cpus`.
+    pub sharing_jobs: BTreeSet<u32>,
     pub alloc_mem: u64,
     /// Per item of `def.gres_list`: which devices are allocated.
     pub gres_used: Vec<Vec<bool>>,
@@ -130,6 +140,9 @@ impl Node {
             last_response: 0,
             last_busy: 0,
             alloc_cpus: 0,
+            solo_cpus: 0,
+            shared_cpus: 0,
+            sharing_jobs: BTreeSet::new(),
             alloc_mem: 0,
             jobs: BTreeSet::new(),
             completing: BTreeSet::new(),
@@ -192,6 +205,55 @@ impl Node {
         self.base == Base::Up && !self.drain && !self.no_respond && self.protocol_version.is_some()
     }
 
+    /// Counts `cpus` of job `job_id` as taken here (`sharing`: in a
+    /// core-sharing way).
+    pub fn take_cpus(&mut self, job_id: u32, cpus: u16, sharing: bool) {
+        if sharing {
+            self.shared_cpus = self.shared_cpus.saturating_add(u32::from(cpus));
+            self.sharing_jobs.insert(job_id);
+        } else {
+            self.solo_cpus = self.solo_cpus.saturating_add(cpus);
+        }
+        self.recount_cpus();
+    }
+
+    /// Gives back what [`Node::take_cpus`] took for `job_id`.
+    pub fn release_cpus(&mut self, job_id: u32, cpus: u16) {
+        if self.sharing_jobs.remove(&job_id) {
+            self.shared_cpus = self.shared_cpus.saturating_sub(u32::from(cpus));
+        } else {
+            self.solo_cpus = self.solo_cpus.saturating_sub(cpus);
+        }
+        self.recount_cpus();
+    }
+
+    /// Forgets every allocation (before they are counted again).
+    pub fn clear_cpus(&mut self) {
+        self.solo_cpus = 0;
+        self.shared_cpus = 0;
+        self.sharing_jobs.clear();
+        self.recount_cpus();
+    }
+
+    // Sharing jobs take idle cores first, so the cores they cover are
+    // their slot count up to the node's size.
+    fn recount_cpus(&mut self) {
+        let shared = u16::try_from(self.shared_cpus).unwrap_or(u16::MAX);
+        self.alloc_cpus = self
+            .solo_cpus
+            .saturating_add(shared)
+            .min(self.def.cpus.max(self.solo_cpus));
+    }
+
+    /// CPU slots a core-sharing job of a partition allowing `per_core`
+    /// jobs a core may still take here (at most the node's CPUs).
+    pub fn shareable_cpus(&self, per_core: u16) -> u16 {
+        let slots = u32::from(self.def.cpus) * u32::from(per_core.max(1));
+        let left = slots.saturating_sub(self.shared_cpus);
+        u16::try_from(left).unwrap_or(u16::MAX).min(self.def.cpus)
+    }
+
+    /// Idle CPUs: those no job uses.
     pub fn free_cpus(&self) -> u16 {
         self.def.cpus.saturating_sub(self.alloc_cpus)
     }

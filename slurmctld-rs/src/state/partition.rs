@@ -18,14 +18,17 @@ use std::sync::Arc;
 /// `WAIT_PART_INACTIVE` (job_state_reason): "PartitionInactive".
 pub const WAIT_PART_INACTIVE: u32 = 7;
 
-/// Why a new job of `u` may not be submitted to `p`: DRAIN and INACTIVE
-/// take no new jobs (DOWN does, and they wait); a user outside AllowGroups
-/// is refused by 22.05, and by later releases only with EnforcePartLimits
-/// (otherwise the job waits, see [`held_by`]).
+/// Why a new job of `u` (charged to `account`, its `-A`) may not be
+/// submitted to `p`: DRAIN and INACTIVE take no new jobs (DOWN does, and
+/// they wait); a user outside AllowGroups is refused by 22.05, and by
+/// later releases only with EnforcePartLimits (otherwise the job waits,
+/// see [`held_by`]); with EnforcePartLimits, 22.05 also applies the
+/// account lists (see [`accounts_checked`]).
 pub fn refuses_submit(
     conf: &ClusterConf,
     p: &PartDef,
     u: &UserInfo,
+    account: Option<&str>,
     version: ProtocolVersion,
 ) -> Option<i32> {
     if matches!(
@@ -41,7 +44,31 @@ pub fn refuses_submit(
     if (version < ProtocolVersion::V23_02 || enforce) && !group_allowed(conf, p, u) {
         return Some(ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP);
     }
+    if enforce && accounts_checked(version) {
+        if p.conf.allow_accounts.is_some() {
+            // 22.05 matches the association's account, which is unknown.
+            return Some(ESLURM_INVALID_ACCOUNT);
+        }
+        // Its limits check then matches the job's own `-A` against the
+        // deny list, and EnforcePartLimits turns that into a refusal.
+        if let (Some(deny), Some(acct)) = (&p.conf.deny_accounts, account) {
+            if deny.split(',').any(|d| d.eq_ignore_ascii_case(acct)) {
+                return Some(ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE);
+            }
+        }
+    }
     None
+}
+
+/// Whether AllowAccounts/DenyAccounts apply to a job from a `version`
+/// client without accounting storage. 22.05 compares the job's account
+/// by name, and without associations a job has none, so AllowAccounts
+/// turns every job away (DenyAccounts none); 23.02 and later check the
+/// lists only with AccountingStorageEnforce=associations. (AllowQos and
+/// DenyQos need the QOS table of accounting storage in every release:
+/// without it stock ignores them.)
+pub fn accounts_checked(version: ProtocolVersion) -> bool {
+    version < ProtocolVersion::V23_02
 }
 
 /// `WAIT_ACCOUNT`: what stock gives a job whose user is not in the
@@ -56,7 +83,22 @@ pub fn held_by(conf: &ClusterConf, p: &PartDef, j: &Job) -> Option<u32> {
         PartitionState::Down => return Some(job::reason::WAIT_PART_DOWN),
         PartitionState::Inactive => return Some(WAIT_PART_INACTIVE),
     }
+    if accounts_checked(j.submit_version) && p.conf.allow_accounts.is_some() {
+        return Some(WAIT_ACCOUNT);
+    }
     (!group_allowed(conf, p, &j.user)).then_some(WAIT_ACCOUNT)
+}
+
+/// The `state_desc` of a job `j` of `p` pending with WAIT_ACCOUNT: its
+/// account (22.05 clients, see [`accounts_checked`]) or its group.
+pub fn wait_account_desc(p: &PartDef, j: &Job) -> String {
+    match &p.conf.allow_accounts {
+        Some(accts) if accounts_checked(j.submit_version) => format!(
+            "Job's account not known, so it can't use this partition ({} allows {accts})",
+            p.conf.name
+        ),
+        _ => group_denied_desc(p, j.user.uid),
+    }
 }
 
 /// AllowGroups: administrators run anywhere; others need their primary
@@ -161,9 +203,68 @@ impl Controller {
     }
 }
 
+impl Controller {
+    /// REQUEST_DELETE_PARTITION (administrators only). Like stock, a
+    /// partition that holds a job not yet finished is refused
+    /// (ESLURM_PARTITION_IN_USE); deleting the default one leaves the
+    /// cluster without a default. Like an update, the deletion lasts
+    /// until the next reconfigure, which reads slurm.conf again.
+    pub(super) fn delete_partition(
+        &mut self,
+        now: Time,
+        uid: u32,
+        name: &str,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        if !self.conf.is_admin(uid) {
+            tracing::error!(uid, "Security violation, DELETE_PARTITION RPC");
+            return Reply::Rc(ESLURM_USER_ID_MISSING);
+        }
+        let Some(i) = self.conf.partition_index(name) else {
+            return Reply::Rc(ESLURM_INVALID_PARTITION_NAME);
+        };
+        if self
+            .jobs
+            .values()
+            .any(|j| j.part == i && !j.state.is_finished())
+        {
+            return Reply::Rc(ESLURM_PARTITION_IN_USE);
+        }
+        let conf = Arc::make_mut(&mut self.conf);
+        conf.partitions.remove(i);
+        conf.default_partition = match conf.default_partition {
+            Some(d) if d == i => {
+                tracing::error!(partition = name, "deleting the default partition");
+                None
+            }
+            Some(d) if d > i => Some(d - 1),
+            d => d,
+        };
+        // Finished jobs of the partition stay listable until purged: they
+        // go to the default partition (or the first), as a reconfigure
+        // that drops a partition does; later partitions move down one.
+        let fallback = conf.default_partition.unwrap_or(0);
+        self.jobs.for_each_mut(|j| {
+            if j.part == i {
+                j.part = fallback;
+            } else if j.part > i {
+                j.part -= 1;
+            }
+        });
+        // Per-partition scheduler memory is indexed like the table.
+        self.sched.blocked_at.clear();
+        tracing::info!(partition = name, "partition deleted");
+        self.last_part_update = now;
+        self.last_job_update = now;
+        self.schedule(now, fx);
+        Reply::Rc(SLURM_SUCCESS)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched;
     use crate::state::config::ClusterConf;
     use crate::state::job::{JobState, UserInfo};
     use crate::state::Command;
@@ -359,11 +460,11 @@ mod tests {
         };
         let p = &c.conf.partitions[0];
         assert_eq!(
-            refuses_submit(&c.conf, p, &u, ProtocolVersion::V22_05),
+            refuses_submit(&c.conf, p, &u, None, ProtocolVersion::V22_05),
             Some(ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP)
         );
         assert_eq!(
-            refuses_submit(&c.conf, p, &u, ProtocolVersion::V23_02),
+            refuses_submit(&c.conf, p, &u, None, ProtocolVersion::V23_02),
             None
         );
         // submit() runs as uid 1000, gid 1000 from 24.11: accepted, and waits.
@@ -404,5 +505,364 @@ mod tests {
         assert_eq!(p.default_time(), NO_VAL);
         assert_eq!(p.conf.priority_tier, 5);
         assert_eq!(p.conf.state, PartitionState::Up);
+    }
+
+    /// A controller of `nodes` (4 CPUs each) and `parts` (slurm.conf
+    /// PartitionName lines), every node registered.
+    fn sharing_cluster(nodes: &[&str], parts: &str) -> Controller {
+        let mut text = String::from("ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n");
+        for n in nodes {
+            text += &format!("NodeName={n} CPUs=4 RealMemory=1000\n");
+        }
+        text += parts;
+        let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
+        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
+        for n in nodes {
+            let msg = SlurmNodeRegistrationStatusMsg {
+                node_name: Some((*n).into()),
+                cpus: 4,
+                real_memory: 1000,
+                ..Default::default()
+            };
+            c.apply(
+                1000,
+                Command::Register {
+                    msg: Box::new(msg),
+                    version: ProtocolVersion::V24_11,
+                    uid: 0,
+                },
+            );
+        }
+        c
+    }
+
+    /// Submits `cpus` one-CPU tasks as `uid` to `part` with `shared`
+    /// (`--oversubscribe` 1, `--exclusive=user` 2 ...) from a `version`
+    /// client; returns the job id.
+    fn submit_shared(
+        c: &mut Controller,
+        uid: u32,
+        part: &str,
+        cpus: u32,
+        shared: u16,
+        version: ProtocolVersion,
+    ) -> u32 {
+        let d = JobDescMsg {
+            min_cpus: cpus,
+            num_tasks: cpus,
+            shared,
+            partition: Some(part.into()),
+            script: Some("#!/bin/sh\ntrue\n".into()),
+            ..JobDescMsg::unset()
+        };
+        let user = UserInfo {
+            uid,
+            gid: uid,
+            ..Default::default()
+        };
+        let r = c.apply(
+            1002,
+            Command::Submit {
+                user,
+                desc: Box::new(d),
+                version,
+            },
+        );
+        let Reply::Submitted { job_id } = r.0 else {
+            panic!("submit refused: {:?}", r.0)
+        };
+        job_id
+    }
+
+    fn cancel(c: &mut Controller, job_id: u32) {
+        c.apply(
+            1003,
+            Command::Kill {
+                uid: 0,
+                job_id,
+                signal: crate::state::SIGKILL,
+            },
+        );
+    }
+
+    fn running(c: &Controller, ids: &[u32]) -> Vec<bool> {
+        ids.iter()
+            .map(|i| c.jobs[i].state == JobState::Running)
+            .collect()
+    }
+
+    const V24: ProtocolVersion = ProtocolVersion::V24_11;
+
+    #[test]
+    fn force_two_puts_two_jobs_on_every_core_and_no_third() {
+        let mut c = sharing_cluster(&["n1"], "PartitionName=f Nodes=n1 OverSubscribe=FORCE:2\n");
+        // FORCE shares whatever the job asked (NO_VAL16: no --oversubscribe).
+        let ids: Vec<u32> = (0..3)
+            .map(|_| submit_shared(&mut c, 1000, "f", 4, NO_VAL16, V24))
+            .collect();
+        assert_eq!(running(&c, &ids), [true, true, false]);
+        assert_eq!(c.jobs[&ids[2]].state_reason, job::reason::WAIT_RESOURCES);
+        assert_eq!(c.nodes[0].alloc_cpus, 4, "cores are counted once");
+        // 26.05's OverSubscribe=YES Exclusive=NO for a FORCE job.
+        let j = &c.jobs[&ids[0]];
+        assert_eq!(
+            (
+                crate::job_resrcs::oversubscribe_value(&c, j),
+                crate::job_resrcs::exclusive_value(&c, j)
+            ),
+            (1, 0)
+        );
+        assert_eq!(c.nodes[0].shared_cpus, 8);
+        cancel(&mut c, ids[0]);
+        assert!(c.jobs[&ids[2]].state == JobState::Running);
+        assert_eq!(c.nodes[0].shared_cpus, 8);
+    }
+
+    #[test]
+    fn sharing_jobs_take_idle_cores_first() {
+        let mut c = sharing_cluster(
+            &["n1", "n2"],
+            "PartitionName=f Nodes=n[1-2] OverSubscribe=FORCE:2\n",
+        );
+        let ids: Vec<u32> = (0..5)
+            .map(|_| submit_shared(&mut c, 1000, "f", 2, NO_VAL16, V24))
+            .collect();
+        let nodes: Vec<usize> = ids.iter().map(|i| c.jobs[i].alloc[0].node).collect();
+        // n1's idle cores, then n2's, and only then shared cores.
+        assert_eq!(nodes, [0, 0, 1, 1, 0]);
+        assert_eq!((c.nodes[0].alloc_cpus, c.nodes[0].shared_cpus), (4, 6));
+    }
+
+    #[test]
+    fn yes_shares_only_jobs_that_ask_and_not_beside_others() {
+        let mut c = sharing_cluster(&["n1"], "PartitionName=y Nodes=n1 OverSubscribe=YES:2\n");
+        let plain = submit_shared(&mut c, 1000, "y", 2, NO_VAL16, V24);
+        let asks = submit_shared(&mut c, 1000, "y", 4, sched::JOB_SHARED_OK, V24);
+        // A job that does not share holds the node against sharing ones.
+        assert_eq!(running(&c, &[plain, asks]), [true, false]);
+        // 26.05's OverSubscribe: OK (the partition would let it), YES.
+        let shown = |c: &Controller, id| crate::job_resrcs::oversubscribe_value(c, &c.jobs[&id]);
+        assert_eq!((shown(&c, plain), shown(&c, asks)), (2, 1));
+        let plain2 = submit_shared(&mut c, 1001, "y", 2, NO_VAL16, V24);
+        assert_eq!(
+            running(&c, &[plain2]),
+            [false],
+            "queue order: behind the sharing job"
+        );
+        cancel(&mut c, plain);
+        // With the node free the sharing job starts; the plain one wants
+        // idle cores, and there are none.
+        assert_eq!(running(&c, &[asks, plain2]), [true, false]);
+        let asks2 = submit_shared(&mut c, 1000, "y", 4, sched::JOB_SHARED_OK, V24);
+        let asks3 = submit_shared(&mut c, 1000, "y", 4, sched::JOB_SHARED_OK, V24);
+        assert_eq!(
+            running(&c, &[asks2, asks3]),
+            [false, false],
+            "plain2 is ahead"
+        );
+        cancel(&mut c, plain2);
+        assert_eq!(
+            running(&c, &[asks2, asks3]),
+            [true, false],
+            "two a core at most"
+        );
+    }
+
+    #[test]
+    fn no_oversubscribe_keeps_one_job_a_core() {
+        let mut c = sharing_cluster(&["n1"], "PartitionName=d Nodes=n1\n");
+        let a = submit_shared(&mut c, 1000, "d", 4, sched::JOB_SHARED_OK, V24);
+        let b = submit_shared(&mut c, 1000, "d", 1, sched::JOB_SHARED_OK, V24);
+        assert_eq!(running(&c, &[a, b]), [true, false]);
+        assert_eq!(c.nodes[0].shared_cpus, 0);
+    }
+
+    #[test]
+    fn exclusive_user_keeps_other_users_off_the_node() {
+        let mut c = sharing_cluster(&["n1", "n2"], "PartitionName=d Nodes=n[1-2] Default=YES\n");
+        let a = submit_shared(&mut c, 1000, "d", 1, sched::JOB_SHARED_USER, V24);
+        let b = submit_shared(&mut c, 1001, "d", 1, NO_VAL16, V24);
+        let a2 = submit_shared(&mut c, 1000, "d", 1, NO_VAL16, V24);
+        let node = |c: &Controller, id: u32| c.jobs[&id].alloc[0].node;
+        assert_eq!((node(&c, a), node(&c, b), node(&c, a2)), (0, 1, 0));
+        assert_eq!(crate::job_resrcs::share_value(&c, &c.jobs[&a]), 2);
+        cancel(&mut c, a);
+        cancel(&mut c, a2);
+        let b2 = submit_shared(&mut c, 1001, "d", 1, NO_VAL16, V24);
+        assert_eq!(node(&c, b2), 0, "the owner left with its jobs");
+    }
+
+    #[test]
+    fn exclusive_mcs_without_mcs_is_shown_and_shares() {
+        let mut c = sharing_cluster(&["n1", "n2"], "PartitionName=d Nodes=n[1-2] Default=YES\n");
+        for v in [ProtocolVersion::V22_05, V24] {
+            let m = submit_shared(&mut c, 1000, "d", 1, sched::JOB_SHARED_MCS, v);
+            let j = &c.jobs[&m];
+            assert_eq!((j.alloc[0].node, j.alloc[0].cpus), (0, 1), "{v:?}");
+            assert_eq!(crate::job_resrcs::share_value(&c, j), 3);
+            assert_eq!(crate::job_resrcs::exclusive_value(&c, j), 3);
+        }
+    }
+
+    #[test]
+    fn sharing_survives_a_usage_rebuild() {
+        let mut c = sharing_cluster(&["n1"], "PartitionName=f Nodes=n1 OverSubscribe=FORCE:2\n");
+        let a = submit_shared(&mut c, 1000, "f", 4, NO_VAL16, V24);
+        let b = submit_shared(&mut c, 1000, "f", 2, NO_VAL16, V24);
+        assert_eq!(running(&c, &[a, b]), [true, true]);
+        c.rebuild_node_usage();
+        let n = &c.nodes[0];
+        assert_eq!((n.alloc_cpus, n.solo_cpus, n.shared_cpus), (4, 0, 6));
+        assert_eq!(n.sharing_jobs.len(), 2);
+        cancel(&mut c, a);
+        cancel(&mut c, b);
+        let n = &c.nodes[0];
+        assert_eq!((n.alloc_cpus, n.shared_cpus), (0, 0));
+    }
+
+    /// Submits one CPU as uid 1000 to `part` from a `version` client.
+    fn submit_from(c: &mut Controller, part: &str, version: ProtocolVersion) -> Reply {
+        let d = JobDescMsg {
+            min_cpus: 1,
+            partition: Some(part.into()),
+            script: Some("#!/bin/sh\ntrue\n".into()),
+            ..JobDescMsg::unset()
+        };
+        let user = UserInfo {
+            uid: 1000,
+            gid: 1000,
+            ..Default::default()
+        };
+        c.apply(
+            1002,
+            Command::Submit {
+                user,
+                desc: Box::new(d),
+                version,
+            },
+        )
+        .0
+    }
+
+    const LISTS: &str = "PartitionName=acc Nodes=n1 AllowAccounts=physics\n\
+        PartitionName=deny Nodes=n1 DenyAccounts=physics\n\
+        PartitionName=qos Nodes=n1 AllowQos=high\n\
+        PartitionName=dqos Nodes=n1 DenyQos=normal\n";
+
+    #[test]
+    fn allow_accounts_hold_22_05_jobs_and_nothing_else_without_accounting() {
+        let mut c = sharing_cluster(&["n1"], LISTS);
+        let Reply::Submitted { job_id: old } = submit_from(&mut c, "acc", ProtocolVersion::V22_05)
+        else {
+            panic!("accepted without EnforcePartLimits")
+        };
+        let j = &c.jobs[&old];
+        assert_eq!((j.state, j.state_reason), (JobState::Pending, WAIT_ACCOUNT));
+        assert_eq!(
+            wait_account_desc(&c.conf.partitions[0], j),
+            "Job's account not known, so it can't use this partition (acc allows physics)"
+        );
+        // Later clients, and the other lists for any client: no check.
+        let mut started = vec![];
+        for (part, v) in [
+            ("acc", V24),
+            ("deny", ProtocolVersion::V22_05),
+            ("qos", ProtocolVersion::V22_05),
+            ("dqos", V24),
+        ] {
+            let Reply::Submitted { job_id } = submit_from(&mut c, part, v) else {
+                panic!("{part} refused")
+            };
+            started.push(c.jobs[&job_id].state == JobState::Running);
+        }
+        assert_eq!(started, [true; 4]);
+    }
+
+    #[test]
+    fn enforce_part_limits_refuses_22_05_jobs_at_allow_accounts() {
+        let mut c = sharing_cluster(&["n1"], &format!("EnforcePartLimits=ALL\n{LISTS}"));
+        assert_eq!(
+            submit_from(&mut c, "acc", ProtocolVersion::V22_05),
+            Reply::Rc(ESLURM_INVALID_ACCOUNT)
+        );
+        assert!(matches!(
+            submit_from(&mut c, "acc", V24),
+            Reply::Submitted { .. }
+        ));
+        assert!(matches!(
+            submit_from(&mut c, "deny", ProtocolVersion::V22_05),
+            Reply::Submitted { .. }
+        ));
+        // 22.05 matches `-A` against DenyAccounts (any case).
+        let u = UserInfo::default();
+        let p = &c.conf.partitions[1];
+        let refused = |acct, v| refuses_submit(&c.conf, p, &u, Some(acct), v);
+        assert_eq!(
+            refused("Physics", ProtocolVersion::V22_05),
+            Some(ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE)
+        );
+        assert_eq!(refused("chemistry", ProtocolVersion::V22_05), None);
+        assert_eq!(refused("physics", V24), None);
+    }
+
+    fn delete(c: &mut Controller, uid: u32, name: &str) -> Reply {
+        c.apply(
+            1004,
+            Command::DeletePartition {
+                uid,
+                name: name.into(),
+            },
+        )
+        .0
+    }
+
+    #[test]
+    fn delete_refuses_non_admins_unknown_names_and_partitions_in_use() {
+        let mut c = sharing_cluster(
+            &["n1"],
+            "PartitionName=a Nodes=n1 Default=YES\nPartitionName=b Nodes=n1\nPartitionName=c Nodes=n1\n",
+        );
+        let run = submit_shared(&mut c, 1000, "b", 4, NO_VAL16, V24);
+        let wait = submit_shared(&mut c, 1000, "b", 4, NO_VAL16, V24);
+        let in_c = submit_shared(&mut c, 1000, "c", 1, NO_VAL16, V24);
+        assert_eq!(delete(&mut c, 1000, "b"), Reply::Rc(ESLURM_USER_ID_MISSING));
+        assert_eq!(
+            delete(&mut c, 0, "nope"),
+            Reply::Rc(ESLURM_INVALID_PARTITION_NAME)
+        );
+        // A running and a pending job hold it.
+        assert_eq!(delete(&mut c, 0, "b"), Reply::Rc(ESLURM_PARTITION_IN_USE));
+        cancel(&mut c, run);
+        assert_eq!(delete(&mut c, 0, "b"), Reply::Rc(ESLURM_PARTITION_IN_USE));
+        cancel(&mut c, wait);
+        // Only finished jobs left: it goes; they move to the default.
+        assert_eq!(delete(&mut c, 0, "b"), Reply::Rc(SLURM_SUCCESS));
+        let names: Vec<&str> = c.conf.partitions.iter().map(|p| p.name()).collect();
+        assert_eq!(names, ["a", "c"]);
+        assert_eq!(c.jobs[&run].part, 0);
+        // The later partition's job follows its partition down one.
+        assert_eq!(c.conf.partitions[c.jobs[&in_c].part].name(), "c");
+        assert_eq!(
+            submit_from(&mut c, "b", V24),
+            Reply::Rc(ESLURM_INVALID_PARTITION_NAME)
+        );
+        // The pending queue of "c" is still found under its new index.
+        let more = submit_shared(&mut c, 1000, "c", 4, NO_VAL16, V24);
+        assert_eq!(c.jobs[&more].state, JobState::Pending);
+        cancel(&mut c, in_c);
+        assert_eq!(c.jobs[&more].state, JobState::Running);
+    }
+
+    #[test]
+    fn deleting_the_default_leaves_none() {
+        let mut c = sharing_cluster(
+            &["n1"],
+            "PartitionName=a Nodes=n1\nPartitionName=b Nodes=n1 Default=YES\n",
+        );
+        assert_eq!(delete(&mut c, 0, "a"), Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(c.conf.default_partition, Some(0), "b moved down");
+        assert_eq!(delete(&mut c, 0, "b"), Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(c.conf.default_partition, None);
+        assert_eq!(submit(&mut c), Reply::Rc(ESLURM_DEFAULT_PARTITION_NOT_SET));
     }
 }

@@ -90,6 +90,7 @@ messages! {
     RequestNodeInfoSingle(node::NodeInfoSingleMsg),
     ResponsePartitionInfo(partition::PartitionInfoMsg),
     RequestUpdatePartition(update_part::UpdatePartMsg),
+    RequestDeletePartition(update_part::DeletePartMsg),
     RequestJobInfoSingle(job::JobIdMsg),
     RequestJobUserInfo(job::JobUserIdMsg),
     RequestUpdateJob(job_desc::JobDescMsg),

@@ -1,5 +1,7 @@
 //! REQUEST_UPDATE_PARTITION 3005 (`scontrol update partitionname=...`):
-//! `update_part_msg_t`, packed as `_pack_update_partition_msg`.
+//! `update_part_msg_t`, packed as `_pack_update_partition_msg`; and
+//! REQUEST_DELETE_PARTITION 3004 (`scontrol delete partition=...`):
+//! `delete_part_msg_t`, its name alone in every release.
 //!
 //! 22.05: `flags` u16, no `max_cpus_per_socket`. 23.02, 23.11: adds
 //! `max_cpus_per_socket`. 24.05 on: `flags` u32. 25.05 on: `topology_name`
@@ -55,6 +57,13 @@ pub mod state {
     pub const UP: u16 = 0x03;
 }
 
+wire_struct! {
+    /// `delete_part_msg_t`.
+    pub struct DeletePartMsg {
+        pub name: Option<String>,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +100,16 @@ mod tests {
         // state_up is the last field before 25.05
         let b = encode_to_vec(&m, ProtocolVersion::V24_11);
         assert_eq!(&b[b.len() - 2..], &[0, 1]);
+    }
+
+    #[test]
+    fn delete_carries_the_name_alone() {
+        let m = DeletePartMsg {
+            name: Some("p1".into()),
+        };
+        round_trip_all(&m);
+        for v in ProtocolVersion::ALL {
+            assert_eq!(encode_to_vec(&m, v), [0, 0, 0, 3, b'p', b'1', 0]);
+        }
     }
 }
