@@ -206,12 +206,19 @@ fn all_digits(s: &str) -> bool {
 }
 
 fn classify(tok: &str) -> String {
-    // 2026-11-30T03:24:47
-    if tok.len() == 19
-        && tok.as_bytes()[4] == b'-'
-        && tok.as_bytes()[10] == b'T'
-        && all_digits(&tok[..4])
-        && all_digits(&tok[11..13])
+    // 2026-11-30T03:24:47, or with milliseconds (log timestamps)
+    let secs = |t: &str| {
+        t.len() == 19
+            && t.as_bytes()[4] == b'-'
+            && t.as_bytes()[10] == b'T'
+            && all_digits(&t[..4])
+            && all_digits(&t[11..13])
+    };
+    if secs(tok)
+        || (tok.len() == 23
+            && secs(&tok[..19])
+            && tok.as_bytes()[19] == b'.'
+            && all_digits(&tok[20..]))
     {
         return "<TIME>".into();
     }
@@ -309,5 +316,21 @@ mod tests {
         assert_eq!(classify("1-02:03:04"), "<DUR>");
         assert_eq!(classify("n[1-2]"), "n[1-2]");
         assert_eq!(classify("24.11.5"), "24.11.5");
+    }
+
+    #[test]
+    fn times_with_and_without_milliseconds() {
+        let s = Subst::default();
+        assert_eq!(
+            normalize(
+                "[2026-11-30T10:27:11.006] error: *** JOB 5 CANCELLED AT 2026-11-30T10:27:11 ***",
+                &s
+            ),
+            "[<TIME>] error: *** JOB 5 CANCELLED AT <TIME> ***\n"
+        );
+        assert_eq!(
+            classify("2026-11-30T10:27:11.0061"),
+            "2026-11-30T10:27:11.0061"
+        );
     }
 }

@@ -792,12 +792,13 @@ impl Daemon {
         };
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as libc::time_t);
+            .unwrap_or_default();
+        let when = notice::local_time(now.as_secs() as libc::time_t);
         let text = notice::lines(
             cause,
             job_id,
             self.node_name(),
-            &notice::local_time(now),
+            (&when, now.subsec_millis()),
             details,
             rec.env_protocol,
         );

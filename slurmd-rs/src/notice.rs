@@ -2,7 +2,7 @@
 //! job is ended from outside while its script runs, e.g.
 //!
 //! ```text
-//! slurmstepd: error: *** JOB 12 ON n1 CANCELLED AT 2026-11-30T10:20:00 DUE TO TIME LIMIT ***
+//! slurmstepd-n1: error: *** JOB 12 ON n1 CANCELLED AT 2026-11-30T10:20:00 DUE TO TIME LIMIT ***
 //! ```
 //!
 //! One line per job at most: the first request that has one says it (a
@@ -58,13 +58,14 @@ fn signal_name(sig: i32) -> Option<&'static str> {
 }
 
 /// The lines for the batch step of `job_id` on `node` at `when`
-/// (`YYYY-MM-DDTHH:MM:SS`), in the wording of `release`; empty for a
-/// signal without one. `details` is the request's reason, if any.
+/// (`YYYY-MM-DDTHH:MM:SS`, local) and `millis`, in the wording of
+/// `release`; empty for a signal without one. `details` is the request's
+/// reason, if any.
 pub fn lines(
     cause: Cause,
     job_id: u32,
     node: &str,
-    when: &str,
+    (when, millis): (&str, u32),
     details: Option<&str>,
     release: ProtocolVersion,
 ) -> String {
@@ -86,9 +87,19 @@ pub fn lines(
             Some(_) => format!("{who} CANCELLED AT {when}"),
         },
     };
-    let mut s = format!("slurmstepd: error: *** {body} ***\n");
+    // Up to 24.11 a daemon's stderr lines start with its name, which a
+    // step daemon built for several node daemons per host (as Debian's
+    // are, and as `-N` makes ours) makes `slurmstepd-<node>`; 25.05
+    // starts them with the log timestamp (LogTimeFormat's default,
+    // milliseconds) instead.
+    let prefix = if release >= ProtocolVersion::V25_05 {
+        format!("[{when}.{millis:03}]")
+    } else {
+        format!("slurmstepd-{node}:")
+    };
+    let mut s = format!("{prefix} error: *** {body} ***\n");
     if let Some(d) = details.filter(|d| !d.is_empty()) {
-        s.push_str(&format!("slurmstepd: error: *** REASON: {d} ***\n"));
+        s.push_str(&format!("{prefix} error: *** REASON: {d} ***\n"));
     }
     s
 }
@@ -165,23 +176,28 @@ mod tests {
     use super::*;
     use ProtocolVersion as V;
 
-    const T: &str = "2026-11-30T01:50:02";
+    const T: (&str, u32) = ("2026-11-30T01:50:02", 7);
 
     #[test]
     fn wording_per_cause_and_release() {
         assert_eq!(
             lines(Cause::TimeLimit, 5, "n1", T, None, V::V22_05),
-            "slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2026-11-30T01:50:02 DUE TO TIME LIMIT ***\n"
+            "slurmstepd-n1: error: *** JOB 5 ON n1 CANCELLED AT 2026-11-30T01:50:02 DUE TO TIME LIMIT ***\n"
         );
-        // The captures' slurmd logs: 22.05/24.11 vs 26.05 for a scancel.
+        assert_eq!(
+            lines(Cause::TimeLimit, 5, "n1", T, None, V::V25_05),
+            "[2026-11-30T01:50:02.007] error: *** JOB 5 ON n1 CANCELLED AT 2026-11-30T01:50:02 DUE TO TIME LIMIT ***\n"
+        );
+        // As in the captures' slurmd logs: 22.05/24.11 vs 26.05 for a
+        // scancel.
         let term = Cause::Signal(libc::SIGTERM);
         assert_eq!(
             lines(term, 2, "n24", T, None, V::V24_11),
-            "slurmstepd: error: *** JOB 2 ON n24 CANCELLED AT 2026-11-30T01:50:02 ***\n"
+            "slurmstepd-n24: error: *** JOB 2 ON n24 CANCELLED AT 2026-11-30T01:50:02 ***\n"
         );
         assert_eq!(
             lines(term, 2, "n26", T, None, V::V26_05),
-            "slurmstepd: error: *** JOB 2 ON n26 CANCELLED AT 2026-11-30T01:50:02 DUE to SIGNAL Terminated ***\n"
+            "[2026-11-30T01:50:02.007] error: *** JOB 2 ON n26 CANCELLED AT 2026-11-30T01:50:02 DUE to SIGNAL Terminated ***\n"
         );
         assert!(
             lines(Cause::Signal(libc::SIGKILL), 2, "n", T, None, V::V25_05)
@@ -193,8 +209,8 @@ mod tests {
         );
         assert_eq!(
             lines(Cause::Failed, 3, "n1", T, Some("launch failed"), V::V24_11),
-            "slurmstepd: error: *** JOB 3 ON n1 FAILED (non-zero exit code or other failure mode) ***\n\
-             slurmstepd: error: *** REASON: launch failed ***\n"
+            "slurmstepd-n1: error: *** JOB 3 ON n1 FAILED (non-zero exit code or other failure mode) ***\n\
+             slurmstepd-n1: error: *** REASON: launch failed ***\n"
         );
         assert!(lines(Cause::Requeued, 3, "n1", T, Some(""), V::V24_11)
             .ends_with("DUE TO JOB REQUEUE ***\n"));

@@ -79,12 +79,21 @@ async fn started(n: &Node, v: V, job_id: u32, script_tail: &str) -> std::path::P
     out
 }
 
-/// `slurmstepd: error: *** <body with <TIME>> ***` lines of `text` after
-/// "started", the time checked and replaced.
+/// The lines of `text` after "started", the time after " AT " and a
+/// leading `[<time>.<ms>]` stamp checked and replaced.
 fn notices(text: &str) -> Vec<String> {
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("started"), "{text:?}");
     lines
+        .map(
+            |l| match l.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+                Some((stamp, rest)) => {
+                    assert!(stamp.len() == 23 && stamp.as_bytes()[19] == b'.', "{l}");
+                    format!("[<STAMP>] {rest}")
+                }
+                None => l.to_string(),
+            },
+        )
         .map(|l| {
             let at = l.find(" AT ").map(|i| i + 4);
             match at {
@@ -115,7 +124,7 @@ async fn a_time_limit_is_announced_once_in_the_jobs_output() {
     let text = std::fs::read_to_string(&out).unwrap();
     assert_eq!(
         notices(&text),
-        ["slurmstepd: error: *** JOB 51 ON t1 CANCELLED AT <TIME> DUE TO TIME LIMIT ***"]
+        ["slurmstepd-t1: error: *** JOB 51 ON t1 CANCELLED AT <TIME> DUE TO TIME LIMIT ***"]
     );
 }
 
@@ -133,19 +142,19 @@ async fn cancel_line(v: V, job_id: u32) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancel_is_announced_in_the_releases_words() {
-    let reason = "slurmstepd: error: *** REASON: cancelled by test ***";
+    let reason = "slurmstepd-t1: error: *** REASON: cancelled by test ***";
     assert_eq!(
         cancel_line(V::V22_05, 52).await,
         [
-            "slurmstepd: error: *** JOB 52 ON t1 CANCELLED AT <TIME> ***",
+            "slurmstepd-t1: error: *** JOB 52 ON t1 CANCELLED AT <TIME> ***",
             reason
         ]
     );
     assert_eq!(
         cancel_line(V::V26_05, 53).await,
         [
-            "slurmstepd: error: *** JOB 53 ON t1 CANCELLED AT <TIME> DUE to SIGNAL Terminated ***",
-            reason
+            "[<STAMP>] error: *** JOB 53 ON t1 CANCELLED AT <TIME> DUE to SIGNAL Terminated ***",
+            "[<STAMP>] error: *** REASON: cancelled by test ***"
         ]
     );
 }

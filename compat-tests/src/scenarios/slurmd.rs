@@ -30,6 +30,8 @@ pub const NEEDS: &[(&str, Needs)] = &[
     ("slurmd_perms", BOTH),
     ("slurmd_kill_tree", BOTH_CG),
     ("slurmd_timeout", BOTH),
+    ("slurmd_cancel_out", BOTH),
+    ("slurmd_signal_batch", BOTH),
     ("slurmd_oom", BOTH_CG),
     ("slurmd_prolog_fail", BOTH),
     ("slurmd_epilog", BOTH),
@@ -405,11 +407,36 @@ fn kill_tree(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
-/// A one-minute time limit ends the job as TIMEOUT.
+/// A one-minute time limit ends the job as TIMEOUT, and the step daemon
+/// says so in the job's output.
 fn timeout(c: &mut Ctx) -> Result<(), String> {
-    let id = submit(c, Some("alice"), "-t 1 -o /dev/null --wrap 'sleep 600'")?;
+    let alice = Some("alice");
+    c.ok_as(alice, "rm -f sd-timeout.out")?;
+    let id = submit(
+        c,
+        alice,
+        "-t 1 -o sd-timeout.out --wrap 'echo started; sleep 600'",
+    )?;
     c.wait_state(&id, "RUNNING", JOB_WAIT)?;
     c.wait_state(&id, "TIMEOUT", TIMEOUT_WAIT)?;
+    let out = c.ok_as(alice, "cat sd-timeout.out")?.stdout;
+    must_contain(
+        "output of the timed-out job",
+        &out,
+        &["started\n", " DUE TO TIME LIMIT ***\n"],
+    )?;
+    // The line's prefix is the node daemon's release's log format (the
+    // rs cluster's nodes are 26.05's for every client); slurmd_cancel_out
+    // compares it, here the message is what counts.
+    let body: String = out
+        .lines()
+        .map(|l| match l.split_once(" error: ") {
+            Some((_, rest)) => format!("error: {rest}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    c.record("output of the timed-out job (log prefix cut)", &body);
+    c.ok_as(alice, "rm -f sd-timeout.out")?;
     let o = c.ok(&format!("scontrol show job {id}"))?;
     must_contain(
         "timed-out job",
@@ -423,6 +450,108 @@ fn timeout(c: &mut Ctx) -> Result<(), String> {
         field(&o.stdout, "ExitCode").unwrap_or_default()
     );
     c.record("timed-out job", &st);
+    wait_nodes_idle(c)
+}
+
+/// scancel of a running job: the step daemon's line in the job's output
+/// (its wording is the node daemon's release: 25.05 added the signal).
+fn cancel_out(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    c.ok_as(alice, "rm -f sd-cancel.out")?;
+    let id = submit(
+        c,
+        alice,
+        "-o sd-cancel.out --wrap 'echo started; sleep 600'",
+    )?;
+    c.wait_state(&id, "RUNNING", JOB_WAIT)?;
+    c.wait_for(
+        alice,
+        "cat sd-cancel.out",
+        "the job's first line",
+        SHORT_WAIT,
+        |s| s == "started\n",
+    )?;
+    c.ok_as(alice, &format!("scancel {id}"))?;
+    c.wait_state(&id, "CANCELLED", JOB_WAIT)?;
+    wait_nodes_idle(c)?;
+    let out = c.ok_as(alice, "cat sd-cancel.out")?.stdout;
+    must_contain(
+        "output of the cancelled job",
+        &out,
+        &["started\n", " CANCELLED AT "],
+    )?;
+    c.record("output of the cancelled job", &out);
+    c.ok_as(alice, "rm -f sd-cancel.out")?;
+    Ok(())
+}
+
+/// scancel --signal=USR1 to a batch job whose shell and background child
+/// both trap USR1: without -b only srun steps are signalled (the script is
+/// not one), -b reaches the shell alone, --full its process group.
+fn signal_batch(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    c.ok_as(
+        alice,
+        "rm -rf sd-sig && mkdir sd-sig && cat > sd-sig/job.sh <<'EOF'\n\
+         #!/bin/sh\n\
+         sh -c 'trap \"echo child-usr1\" USR1; echo child-ready; while :; do sleep 1; done' &\n\
+         c=$!\n\
+         trap 'echo shell-usr1' USR1\n\
+         while [ ! -e gate ]; do sleep 1; done\n\
+         kill $c\n\
+         EOF",
+    )?;
+    let id = submit(c, alice, "-D sd-sig -o sig.out sd-sig/job.sh")?;
+    c.wait_state(&id, "RUNNING", JOB_WAIT)?;
+    let out = |c: &mut Ctx| -> Result<String, String> {
+        Ok(c.ok_as(alice, "cat sd-sig/sig.out")?.stdout)
+    };
+    c.wait_for(
+        alice,
+        "cat sd-sig/sig.out",
+        "the child's trap",
+        SHORT_WAIT,
+        |s| s == "child-ready\n",
+    )?;
+    c.ok_as(alice, &format!("scancel --signal=USR1 {id}"))?;
+    c.ok_as(alice, &format!("scancel -b --signal=USR1 {id}"))?;
+    c.wait_for(
+        alice,
+        "cat sd-sig/sig.out",
+        "the shell's trap after -b",
+        SHORT_WAIT,
+        |s| s.contains("shell-usr1"),
+    )?;
+    // The shell's trap runs between its one-second sleeps; give a stray
+    // signal as long to show.
+    std::thread::sleep(Duration::from_secs(3));
+    let after_b = out(c)?;
+    if after_b != "child-ready\nshell-usr1\n" {
+        return Err(format!(
+            "after scancel --signal and -b --signal the output is {after_b:?}, want the shell's trap once"
+        ));
+    }
+    c.record(
+        "after scancel --signal=USR1, then -b --signal=USR1",
+        &after_b,
+    );
+    c.ok_as(alice, &format!("scancel --full --signal=USR1 {id}"))?;
+    let full = c.wait_for(
+        alice,
+        "cat sd-sig/sig.out",
+        "both traps after --full",
+        SHORT_WAIT,
+        |s| s.lines().count() >= 4,
+    )?;
+    let mut last: Vec<&str> = full.lines().skip(2).collect();
+    last.sort_unstable();
+    c.record(
+        "after scancel --full --signal=USR1 (sorted)",
+        &(last.join("\n") + "\n"),
+    );
+    c.ok_as(alice, "touch sd-sig/gate")?;
+    c.wait_state(&id, "COMPLETED", JOB_WAIT)?;
+    c.ok_as(alice, "rm -rf sd-sig")?;
     wait_nodes_idle(c)
 }
 
@@ -725,6 +854,18 @@ pub fn all() -> Vec<Scenario> {
             about: "time limit -> TIMEOUT",
             compare: true,
             run: timeout,
+        },
+        Scenario {
+            name: "slurmd_cancel_out",
+            about: "scancel of a running job: the step daemon's CANCELLED line in its output",
+            compare: true,
+            run: cancel_out,
+        },
+        Scenario {
+            name: "slurmd_signal_batch",
+            about: "scancel --signal to a batch job: not the script without -b, the shell alone with -b, its process group with --full",
+            compare: true,
+            run: signal_batch,
         },
         Scenario {
             name: "slurmd_oom",
