@@ -27,12 +27,15 @@ impl V2 {
     }
 
     /// Enables our controllers for the children of `dir` (those its own
-    /// `cgroup.controllers` offers).
+    /// `cgroup.controllers` offers and that are not enabled yet: the mount
+    /// root is visited for every step).
     fn enable_below(dir: &Path) {
         let offered = read(&dir.join("cgroup.controllers")).unwrap_or_default();
         let ctl = dir.join("cgroup.subtree_control");
+        let enabled = read(&ctl).unwrap_or_default();
+        let has = |list: &str, c: &str| list.split_whitespace().any(|o| o == c);
         for c in CONTROLLERS {
-            if offered.split_whitespace().any(|o| o == c) {
+            if has(&offered, c) && !has(&enabled, c) {
                 if let Err(e) = write(&ctl, &format!("+{c}")) {
                     tracing::debug!("cgroup v2: cannot enable {c}: {e}");
                 }
@@ -78,11 +81,10 @@ impl V2 {
             }
             if let Some(m) = l.mem {
                 write(&dir.join("memory.max"), &m.limit.to_string())?;
-                if let Some(sw) = m.memsw {
-                    write(
-                        &dir.join("memory.swap.max"),
-                        &sw.saturating_sub(m.limit).to_string(),
-                    )?;
+                // Absent when the kernel does not account swap, as in v1.
+                let swap = dir.join("memory.swap.max");
+                if let (Some(sw), true) = (m.memsw, swap.exists()) {
+                    write(&swap, &sw.saturating_sub(m.limit).to_string())?;
                 }
             }
             if let Some(cpus) = &l.cpus {
@@ -158,6 +160,8 @@ mod tests {
             )
             .unwrap();
         }
+        // The kernel offers swap.max only where it accounts swap.
+        std::fs::write(mount.join("slurm/uid_1000/job_9/memory.swap.max"), "max").unwrap();
         let job = Limits {
             mem: Some(MemLimits {
                 limit: 1 << 30,
