@@ -92,6 +92,10 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
     };
     let reply = match req.msg {
         Message::RequestPing(_) => rc_message(SLURM_SUCCESS),
+        // Not federated: the NULL federation record, as stock without one.
+        Message::RequestFedInfo(_) => {
+            Message::ResponseFedInfo(slurm_wire::msg::common::NoFederation)
+        }
         Message::RequestBuildInfo(_) => {
             let snap = sh.snapshot();
             Message::ResponseBuildInfo(build_info(&snap, &sh.slurm_user_name, now(), v))

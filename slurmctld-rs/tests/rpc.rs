@@ -146,6 +146,12 @@ async fn clients_and_a_slurmd_of_three_versions() {
             panic!("build info in {v}")
         };
         assert_eq!(b.cluster_name.as_deref(), Some("loop"));
+        // squeue/sinfo/scontrol ask whether the cluster is federated: a
+        // NULL federation record, as a stock controller in none answers.
+        assert_eq!(
+            rpc(&ctx, addr, v, Message::RequestFedInfo(Default::default())).await,
+            Message::ResponseFedInfo(slurm_wire::msg::common::NoFederation)
+        );
 
         // The node registers in this version: the controller talks to it in it.
         let r = rpc(&ctx, addr, v, registration(v)).await;

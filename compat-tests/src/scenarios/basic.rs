@@ -468,8 +468,39 @@ fn ctld_crash(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// REQUEST_FED_INFO: clients ask whether the cluster is federated; a
+/// controller in no federation answers with a NULL record, so nothing is
+/// printed and `--federation` shows the local cluster.
+fn federation(c: &mut Ctx) -> Result<(), String> {
+    let o = c.run_as(None, "scontrol -v show federation");
+    let errors: String = o
+        .both()
+        .lines()
+        .filter(|l| l.contains("error"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    c.record(
+        &format!("scontrol -v show federation (rc {}): errors", o.rc),
+        &errors,
+    );
+    let o = c.ok("scontrol show federation")?;
+    c.record("scontrol show federation", &o.stdout);
+    let o = c.ok("sinfo --federation -h -o '%P %a %D'")?;
+    must_contain("sinfo --federation", &o.stdout, &["debug*"])?;
+    c.record("sinfo --federation", &o.stdout);
+    let o = c.ok("squeue --federation -h")?;
+    c.record("squeue --federation", &o.stdout);
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
+        Scenario {
+            name: "federation",
+            about: "scontrol show federation, sinfo/squeue --federation on a cluster in no federation (REQUEST_FED_INFO)",
+            compare: true,
+            run: federation,
+        },
         Scenario {
             name: "ping",
             about: "scontrol ping",

@@ -6,13 +6,14 @@
 //! record's pending tasks and throttle live in [`Arrays::metas`].
 
 use super::job::{reason, JobState};
+use super::table::Table;
 use super::{Controller, Effect, Outbound, Reply, Time, SIGKILL};
 use slurm_wire::errno::*;
 use slurm_wire::msg::job::JobInfo;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::{Reader, Writer, INFINITE, NO_VAL};
 use slurm_wire::{Message, ProtocolVersion};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// `MaxArraySize` when slurm.conf does not set it.
 pub const DEFAULT_MAX_ARRAY_SIZE: u32 = 1001;
@@ -140,9 +141,9 @@ pub struct ArrayMeta {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Arrays {
     /// Job id -> array membership, for every record of every array.
-    pub recs: BTreeMap<u32, TaskRef>,
+    pub recs: Table<u32, TaskRef>,
     /// Array job id -> the head's task set.
-    pub metas: BTreeMap<u32, ArrayMeta>,
+    pub metas: Table<u32, ArrayMeta>,
 }
 
 impl Arrays {

@@ -435,8 +435,19 @@ fn singleton_and_array_dependencies() {
         c.dependency_text(second).as_deref(),
         Some("singleton(unfulfilled)")
     );
+    // The index of a user's jobs by name follows their states.
+    let s = Some("s".to_string());
+    assert_eq!(c.jobs.active_named(1000, &s), vec![first, second]);
+    assert!(c.jobs.active_named(1001, &s).is_empty());
     finish(&mut c, 1003, first, 0);
     assert_eq!(c.jobs[&second].state, JobState::Running);
+    assert_eq!(c.jobs.active_named(1000, &s), vec![second]);
+    // A snapshot taken before keeps its own view.
+    let snap = c.jobs.clone();
+    finish(&mut c, 1003, second, 0);
+    assert!(c.jobs.active_named(1000, &s).is_empty());
+    let mut snap = snap;
+    assert_eq!(snap.active_named(1000, &s), vec![second]);
 
     // On a whole array (shown as ID_*) and on one task.
     let a = id(submit(&mut c, 1004, |d| d.array_inx = Some("0-2".into())).0);

@@ -6,7 +6,7 @@ use super::job::JobState;
 use super::{Controller, Reply, Time};
 use slurm_wire::errno::*;
 use slurm_wire::pack::{Reader, Writer, INFINITE, NO_VAL};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// `WAIT_DEPENDENCY` (same value 22.05..26.05).
 pub const WAIT_DEPENDENCY: u32 = 2;
@@ -83,7 +83,8 @@ pub struct Dep {
     pub or: bool,
 }
 
-pub type Deps = BTreeMap<u32, Vec<Dep>>;
+/// Dependencies by job id, in a persistent map (O(1) to publish).
+pub type Deps = super::table::Table<u32, Vec<Dep>>;
 
 /// Result of testing a job's dependencies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -342,10 +343,9 @@ impl Controller {
         let mut changed = false;
         for d in deps.iter_mut().filter(|d| d.state == DepState::Unfulfilled) {
             let new = if d.ty == DepType::Singleton {
-                let blocked = self.jobs.values().any(|o| {
+                let same = self.jobs.active_named(uid, &name);
+                let blocked = same.iter().filter_map(|id| self.jobs.get(id)).any(|o| {
                     o.job_id != job_id
-                        && o.user.uid == uid
-                        && o.desc.name == name
                         && (o.state == JobState::Running
                             || (o.state == JobState::Pending && o.job_id < job_id))
                 });

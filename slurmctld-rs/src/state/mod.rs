@@ -1132,8 +1132,10 @@ impl Controller {
                 self.nodes[i].base == Base::Down || self.nodes[i].protocol_version.is_none()
             })
             .collect();
+        // (Not epilog_done_on: a requeue ending the run finishes the
+        // requeue itself once it has reset the job.)
         for i in dead {
-            self.epilog_done_on(now, job_id, i);
+            self.clear_completing(now, job_id, i);
         }
     }
 
@@ -1240,6 +1242,14 @@ impl Controller {
     }
 
     fn epilog_done_on(&mut self, now: Time, job_id: u32, node: usize) {
+        if self.clear_completing(now, job_id, node) {
+            self.requeue_fini(now, job_id);
+        }
+    }
+
+    /// Node `node` is done with job `job_id`; true when that was the last
+    /// node of a requeued (pending) job.
+    fn clear_completing(&mut self, now: Time, job_id: u32, node: usize) -> bool {
         self.nodes[node].completing.remove(&job_id);
         let mut requeued = false;
         if let Some(j) = self.jobs.get_mut(&job_id) {
@@ -1247,11 +1257,9 @@ impl Controller {
             j.completing.retain(|&i| i != node);
             requeued = was && j.completing.is_empty() && j.state == JobState::Pending;
         }
-        if requeued {
-            self.requeue_fini(now, job_id);
-        }
         self.last_node_update = now;
         self.last_job_update = now;
+        requeued
     }
 
     // ------------------------------------------------------------ time

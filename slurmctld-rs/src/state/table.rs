@@ -31,6 +31,12 @@ impl<K: Ord + Clone, V> Default for Table<K, V> {
     }
 }
 
+impl<K: Ord + Clone, V: PartialEq> PartialEq for Table<K, V> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
 impl<K: Ord + Clone + fmt::Debug, V: fmt::Debug> fmt::Debug for Table<K, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map()
@@ -130,6 +136,14 @@ fn queue_key(j: &Job) -> Option<QueueKey> {
     (j.state == JobState::Pending).then_some((j.part, Reverse(j.priority), j.submit_time, j.job_id))
 }
 
+/// A user's jobs of one name (what a singleton dependency waits on).
+pub type NameKey = (u32, Option<String>);
+
+fn name_key(j: &Job) -> Option<NameKey> {
+    matches!(j.state, JobState::Pending | JobState::Running)
+        .then(|| (j.user.uid, j.desc.name.clone()))
+}
+
 /// The job table plus an index of the pending jobs in scheduling order, so
 /// that a scheduling pass looks at the head of each queue instead of sorting
 /// every pending job. The index follows every change made through this API:
@@ -140,6 +154,10 @@ pub struct Jobs {
     map: Table<u32, Job>,
     queue: OrdSet<QueueKey>,
     keyed: OrdMap<u32, QueueKey>,
+    /// Pending and running jobs by user and name, for singleton
+    /// dependencies (a scan of every job per test otherwise).
+    by_name: OrdMap<NameKey, OrdSet<u32>>,
+    named: OrdMap<u32, NameKey>,
     /// Jobs handed out mutably since the index was last brought up to date.
     touched: Vec<u32>,
 }
@@ -208,6 +226,18 @@ impl Jobs {
         if let Some(k) = self.keyed.remove(&id) {
             self.queue.remove(&k);
         }
+        self.unname(id);
+    }
+
+    fn unname(&mut self, id: u32) {
+        if let Some(k) = self.named.remove(&id) {
+            if let Some(set) = self.by_name.get_mut(&k) {
+                set.remove(&id);
+                if set.is_empty() {
+                    self.by_name.remove(&k);
+                }
+            }
+        }
     }
 
     /// Brings the pending index up to date with the jobs changed since.
@@ -219,6 +249,14 @@ impl Jobs {
         touched.sort_unstable();
         touched.dedup();
         for id in touched {
+            let name = self.map.get(&id).and_then(name_key);
+            if name.as_ref() != self.named.get(&id) {
+                self.unname(id);
+                if let Some(k) = name {
+                    self.by_name.entry(k.clone()).or_default().insert(id);
+                    self.named.insert(id, k);
+                }
+            }
             let new = self.map.get(&id).and_then(queue_key);
             let old = self.keyed.get(&id).copied();
             if new == old {
@@ -241,6 +279,15 @@ impl Jobs {
         self.queue
             .range((part, Reverse(u32::MAX), i64::MIN, 0)..=(part, Reverse(0), i64::MAX, u32::MAX))
             .map(|k| k.3)
+    }
+
+    /// Pending and running jobs of user `uid` named `name`, ascending.
+    pub fn active_named(&mut self, uid: u32, name: &Option<String>) -> Vec<u32> {
+        self.reindex();
+        self.by_name
+            .get(&(uid, name.clone()))
+            .map(|s| s.iter().copied().collect())
+            .unwrap_or_default()
     }
 
     /// How many jobs are pending.

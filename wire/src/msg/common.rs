@@ -61,3 +61,47 @@ wire_struct! {
         pub signal: u16,
     }
 }
+
+/// RESPONSE_FED_INFO of a controller in no federation: the federation
+/// record packed as NULL (a single 0 byte, same in 22.05..26.05). A
+/// federation's record is not modelled; decoding one is an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+pub struct NoFederation;
+
+impl crate::pack::Wire for NoFederation {
+    fn decode(
+        r: &mut crate::pack::Reader<'_>,
+        _v: crate::ProtocolVersion,
+    ) -> crate::error::Result<Self> {
+        let at = r.position();
+        match r.u8()? {
+            0 => Ok(NoFederation),
+            n => Err(crate::error::DecodeError::new(
+                crate::error::DecodeErrorKind::BadValue {
+                    what: "federation record (only NULL is modelled)",
+                    value: u64::from(n),
+                },
+                at,
+            )),
+        }
+    }
+    fn encode(&self, w: &mut crate::pack::Writer, _v: crate::ProtocolVersion) {
+        w.u8(0);
+    }
+}
+
+#[cfg(test)]
+mod fed_tests {
+    use super::*;
+    use crate::pack::{decode_exact, encode_to_vec};
+    use crate::ProtocolVersion;
+
+    #[test]
+    fn no_federation_is_a_null_record() {
+        for v in ProtocolVersion::ALL {
+            assert_eq!(encode_to_vec(&NoFederation, v), vec![0]);
+            assert_eq!(decode_exact::<NoFederation>(&[0], v).unwrap(), NoFederation);
+            assert!(decode_exact::<NoFederation>(&[1], v).is_err());
+        }
+    }
+}

@@ -117,6 +117,8 @@ messages! {
     RequestKillJobs(job::KillJobsMsg),
     ResponseKillJobs(job::KillJobsRespMsg),
     ResponseJobArrayErrors(job::JobArrayRespMsg),
+    RequestFedInfo(common::Empty),
+    ResponseFedInfo(common::NoFederation),
     RequestStepComplete(step::StepCompleteMsg),
     RequestCompleteJobAllocation(step::CompleteJobAllocationMsg),
     RequestCompleteBatchScript(step::CompleteBatchScriptMsg),

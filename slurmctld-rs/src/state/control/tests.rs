@@ -559,6 +559,11 @@ fn node_failure_requeues_when_allowed() {
     let j = &c.jobs[&requeue];
     assert_eq!((j.state, j.ctl.restart_cnt), (JobState::Pending, 1));
     assert!(j.completing.is_empty(), "a down node sends no epilog");
+    // Finished at once: a new submission now, waiting for its begin time.
+    assert_eq!(
+        (j.submit_time, j.eligible_time, j.state_reason),
+        (1010, 1010 + REQUEUE_DELAY, reason::WAIT_TIME)
+    );
     let j = &c.jobs[&no];
     assert_eq!(
         (j.state, j.state_reason),
