@@ -56,6 +56,8 @@ pub struct Shared {
     pub plugin: Arc<dyn slurm_wire::auth::AuthPlugin>,
     /// sdiag counters.
     pub stats: crate::stats::Stats,
+    /// Encoded large replies of the current snapshot.
+    pub replies: crate::reply_cache::ReplyCache,
 }
 
 impl Shared {
@@ -237,6 +239,7 @@ pub async fn run_loaded(
         slurm_user_name: user_name,
         plugin: ctx.plugin.clone(),
         stats: crate::stats::Stats::new(now(), ctrl.counters),
+        replies: Default::default(),
     });
 
     agent.dispatch(&shared, ctrl.ask_nodes_to_register());
@@ -316,6 +319,8 @@ pub async fn run_loaded(
             }
             // O(1): the tables are persistent maps of shared records.
             sh.snap.store(Arc::new(ctrl.clone()));
+            // Nobody loads the old snapshot any more: free its replies.
+            sh.replies.clear();
             agent.dispatch(&sh, effects);
             for (tx, r) in replies {
                 let _ = tx.send(r);
