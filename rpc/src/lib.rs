@@ -82,6 +82,16 @@ pub fn authenticate(ctx: &AuthCtx, f: &Frame) -> Result<Identity, AuthError> {
     )
 }
 
+/// Runs `f`, which blocks, after handing this async worker's other tasks
+/// to another thread (multi-threaded runtimes; elsewhere it just runs).
+pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
 /// Reads, authenticates and decodes one request.
 pub async fn recv_request(
     ctx: &AuthCtx,
