@@ -71,6 +71,22 @@ pub fn encode(c: &Controller, key: &Key) -> Arc<[u8]> {
     message(c, key).encode_to_vec(key.version).into()
 }
 
+/// Replies larger than this give the memory of their intermediate records
+/// back to the system once encoded.
+const TRIM_ABOVE: usize = 1 << 20;
+
+/// A large listing builds every record before encoding them (tens of MB at
+/// 100,000 jobs) and frees them at once; glibc keeps such freed memory in
+/// the building thread's arena, so the controller's RSS would stay at its
+/// peak. Hand it back.
+fn release_free_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases free memory of the allocator.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Why a reply could not be built.
 #[derive(Debug, thiserror::Error)]
 #[error("building the reply failed: {0}")]
@@ -147,7 +163,16 @@ impl ReplyCache {
             .get_or_try_init(|| {
                 built = true;
                 let (snap, key) = (snap.clone(), key.clone());
-                async move { tokio::task::spawn_blocking(move || encode(&snap, &key)).await }
+                async move {
+                    tokio::task::spawn_blocking(move || {
+                        let body = encode(&snap, &key);
+                        if body.len() > TRIM_ABOVE {
+                            release_free_memory();
+                        }
+                        body
+                    })
+                    .await
+                }
             })
             .await?
             .clone();
