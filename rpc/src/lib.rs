@@ -5,7 +5,7 @@ use slurm_wire::auth::{self, Audience, AuthError, AuthPlugin, Identity, VerifyPo
 use slurm_wire::header::flags;
 use slurm_wire::msg::common::ReturnCodeMsg;
 use slurm_wire::pack::MAX_MSG_SIZE;
-use slurm_wire::{DecodeError, Frame, Header, Message, ProtocolVersion};
+use slurm_wire::{DecodeError, Frame, Header, Message, MsgType, ProtocolVersion};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -82,6 +82,16 @@ pub fn authenticate(ctx: &AuthCtx, f: &Frame) -> Result<Identity, AuthError> {
     )
 }
 
+/// Runs `f`, which blocks, after handing this async worker's other tasks
+/// to another thread (multi-threaded runtimes; elsewhere it just runs).
+pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
 /// Reads, authenticates and decodes one request.
 pub async fn recv_request(
     ctx: &AuthCtx,
@@ -123,6 +133,89 @@ pub fn reply_frame(
         &f.body,
     )?;
     Ok(f)
+}
+
+/// What a handler answers: a message to encode, or a body already encoded
+/// for the requester's protocol version (a cached large reply, shared by
+/// every client that asks for the same bytes).
+#[derive(Debug, Clone)]
+pub enum Outgoing {
+    Msg(Box<Message>),
+    Encoded { msg_type: MsgType, body: Arc<[u8]> },
+}
+
+impl From<Message> for Outgoing {
+    fn from(m: Message) -> Self {
+        Outgoing::Msg(Box::new(m))
+    }
+}
+
+/// A reply as written: `head`, then `body` when it is kept apart.
+pub struct ReplyBytes {
+    pub head: Vec<u8>,
+    pub body: Option<Arc<[u8]>>,
+}
+
+/// The reply to `requester_uid` in version `v` as bytes to write: the
+/// head (prefix, header, credential) and the body, kept apart so that a
+/// shared body is not copied.
+pub fn reply_bytes(
+    ctx: &AuthCtx,
+    v: ProtocolVersion,
+    requester_uid: u32,
+    reply: &Outgoing,
+) -> Result<ReplyBytes, RpcError> {
+    match reply {
+        Outgoing::Msg(m) => Ok(ReplyBytes {
+            head: reply_frame(ctx, v, requester_uid, m)?.encode(),
+            body: None,
+        }),
+        Outgoing::Encoded { msg_type, body } => {
+            let mut h = Header::new(v, *msg_type);
+            if v >= ProtocolVersion::V23_02 {
+                h.flags = flags::NO_AUTH_CRED | flags::KEEP_BUFFER;
+            }
+            h.msg_type = msg_type
+                .to_wire(v)
+                .ok_or(RpcError::NotInVersion(msg_type.name(), v))?;
+            let cred = auth::reply_credential(
+                ctx.plugin.as_ref(),
+                v,
+                requester_uid,
+                ctx.slurm_user_uid,
+                h.msg_type,
+                body,
+            )?;
+            Ok(ReplyBytes {
+                head: frame_head(h, cred.as_ref(), body.len()),
+                body: Some(body.clone()),
+            })
+        }
+    }
+}
+
+/// What [`Frame::encode`] writes before the body (length prefix, header,
+/// credential) for a body of `body_len` bytes kept elsewhere.
+pub fn frame_head(
+    mut h: Header,
+    auth: Option<&slurm_wire::auth::AuthBlob>,
+    body_len: usize,
+) -> Vec<u8> {
+    let mut w = slurm_wire::pack::Writer::with_capacity(128);
+    w.u32(0);
+    h.body_length = u32::try_from(body_len).unwrap_or(u32::MAX);
+    if auth.is_some() {
+        h.flags &= !flags::NO_AUTH_CRED;
+    } else {
+        h.flags |= flags::NO_AUTH_CRED;
+    }
+    h.encode(&mut w);
+    if let Some(a) = auth {
+        a.encode(&mut w);
+    }
+    let n = u32::try_from(w.len() - 4 + body_len).unwrap_or(u32::MAX);
+    w.patch_u32(0, n);
+    w.into_vec()
 }
 
 pub fn rc_message(rc: i32) -> Message {
@@ -181,7 +274,7 @@ pub async fn call(
 
 /// Serves connections forever, one task each. `handler` returns the reply,
 /// or `None` for one-way messages. Bad requests are logged and dropped.
-pub async fn serve<H, Fut>(
+pub async fn serve<H, Fut, R>(
     listener: tokio::net::TcpListener,
     ctx: AuthCtx,
     timeout: Duration,
@@ -189,7 +282,8 @@ pub async fn serve<H, Fut>(
 ) -> std::io::Result<()>
 where
     H: Fn(Incoming) -> Fut + Clone + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Option<Message>> + Send,
+    Fut: std::future::Future<Output = Option<R>> + Send,
+    R: Into<Outgoing>,
 {
     loop {
         let (stream, peer) = match listener.accept().await {
@@ -211,7 +305,7 @@ where
     }
 }
 
-async fn serve_one<H, Fut>(
+async fn serve_one<H, Fut, R>(
     ctx: &AuthCtx,
     mut stream: TcpStream,
     peer: SocketAddr,
@@ -220,16 +314,25 @@ async fn serve_one<H, Fut>(
 ) -> Result<(), RpcError>
 where
     H: Fn(Incoming) -> Fut,
-    Fut: std::future::Future<Output = Option<Message>>,
+    Fut: std::future::Future<Output = Option<R>>,
+    R: Into<Outgoing>,
 {
     let req = tokio::time::timeout(timeout, recv_request(ctx, &mut stream, peer))
         .await
         .map_err(|_| RpcError::Timeout)??;
     let (v, uid, ty) = (req.version(), req.identity.uid, req.msg.msg_type());
     tracing::debug!(%peer, uid, version = %v, "{ty}");
-    if let Some(reply) = handler(req).await {
-        let f = reply_frame(ctx, v, uid, &reply)?;
-        tokio::time::timeout(timeout, write_frame(&mut stream, &f))
+    let reply = handler(req).await.map(Into::into);
+    if let Some(reply) = reply {
+        let ReplyBytes { head, body } = reply_bytes(ctx, v, uid, &reply)?;
+        let write = async {
+            stream.write_all(&head).await?;
+            if let Some(b) = &body {
+                stream.write_all(b).await?;
+            }
+            stream.flush().await
+        };
+        tokio::time::timeout(timeout, write)
             .await
             .map_err(|_| RpcError::Timeout)??;
     }
@@ -240,3 +343,33 @@ pub mod daemon;
 
 /// Helpers for tests of this and other crates (they spawn a private munged).
 pub mod testing;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slurm_wire::auth::AuthBlob;
+
+    /// A head written before a separately kept body is the same bytes as
+    /// the whole frame, with and without a credential.
+    #[test]
+    fn head_then_body_is_the_whole_frame() {
+        let msg = rc_message(7);
+        for v in [ProtocolVersion::V22_05, ProtocolVersion::V24_11] {
+            let mut f = Frame::new(Header::new(v, msg.msg_type()), &msg);
+            for auth in [
+                None,
+                Some(AuthBlob {
+                    plugin_id: 101,
+                    credential: Some("MUNGE:x".into()),
+                }),
+            ] {
+                f.auth = auth;
+                let mut split = frame_head(f.header.clone(), f.auth.as_ref(), f.body.len());
+                split.extend_from_slice(&f.body);
+                assert_eq!(split, f.encode());
+                let back = Frame::decode_prefixed(&split).unwrap();
+                assert_eq!(back.message().unwrap(), msg);
+            }
+        }
+    }
+}

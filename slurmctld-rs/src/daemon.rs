@@ -56,6 +56,8 @@ pub struct Shared {
     pub plugin: Arc<dyn slurm_wire::auth::AuthPlugin>,
     /// sdiag counters.
     pub stats: crate::stats::Stats,
+    /// Encoded large replies of the current snapshot.
+    pub replies: crate::reply_cache::ReplyCache,
 }
 
 impl Shared {
@@ -237,6 +239,7 @@ pub async fn run_loaded(
         slurm_user_name: user_name,
         plugin: ctx.plugin.clone(),
         stats: crate::stats::Stats::new(now(), ctrl.counters),
+        replies: Default::default(),
     });
 
     agent.dispatch(&shared, ctrl.ask_nodes_to_register());
@@ -265,57 +268,65 @@ pub async fn run_loaded(
                     Err(_) => break,
                 }
             }
-            let t = now();
-            // Write-ahead: what a client is promised is on disk before it
-            // takes effect and is answered.
-            let mut ok = vec![true; batch.len()];
-            if let Some(s) = store.as_mut() {
-                let mut need_sync = false;
-                for (i, (cmd, _)) in batch.iter().enumerate() {
-                    let sync = crate::persist::must_sync(cmd);
-                    match s.log(t, cmd, false) {
-                        Ok(logged) => need_sync |= logged && sync,
-                        Err(e) => {
-                            tracing::error!("cannot log command: {e}");
-                            ok[i] = !sync;
+            // Logging, fsync, applying and saving block this thread: tell
+            // the runtime, so that other requests (a ping) move to another
+            // worker instead of waiting behind a disk write.
+            let (replies, effects) = slurm_rpc::blocking(|| {
+                let t = now();
+                // Write-ahead: what a client is promised is on disk before it
+                // takes effect and is answered.
+                let mut ok = vec![true; batch.len()];
+                if let Some(s) = store.as_mut() {
+                    let mut need_sync = false;
+                    for (i, (cmd, _)) in batch.iter().enumerate() {
+                        let sync = crate::persist::must_sync(cmd);
+                        match s.log(t, cmd, false) {
+                            Ok(logged) => need_sync |= logged && sync,
+                            Err(e) => {
+                                tracing::error!("cannot log command: {e}");
+                                ok[i] = !sync;
+                            }
+                        }
+                    }
+                    if need_sync {
+                        if let Err(e) = s.sync() {
+                            tracing::error!("cannot sync the command log: {e}");
+                            for (i, (cmd, _)) in batch.iter().enumerate() {
+                                ok[i] &= !crate::persist::must_sync(cmd);
+                            }
                         }
                     }
                 }
-                if need_sync {
-                    if let Err(e) = s.sync() {
-                        tracing::error!("cannot sync the command log: {e}");
-                        for (i, (cmd, _)) in batch.iter().enumerate() {
-                            ok[i] &= !crate::persist::must_sync(cmd);
+                let mut replies = Vec::with_capacity(batch.len());
+                let mut effects = Vec::new();
+                let mut snapshot_now = false;
+                for ((cmd, reply), ok) in batch.into_iter().zip(ok) {
+                    if !ok {
+                        replies.push((reply, Reply::Rc(slurm_wire::errno::ESLURM_WRITING_TO_FILE)));
+                        continue;
+                    }
+                    snapshot_now |= matches!(cmd, Command::Reconfigure(_));
+                    let before = ctrl.counters;
+                    let started = std::time::Instant::now();
+                    let (r, fx) = ctrl.apply(t, cmd);
+                    sh.stats
+                        .pass_time(&ctrl.counters.since(&before), started.elapsed());
+                    effects.extend(fx);
+                    replies.push((reply, r));
+                }
+                if let Some(s) = store.as_mut() {
+                    if snapshot_now || s.snapshot_due() {
+                        if let Err(e) = s.snapshot(&ctrl) {
+                            tracing::error!("cannot write state snapshot: {e}");
                         }
                     }
                 }
-            }
-            let mut replies = Vec::with_capacity(batch.len());
-            let mut effects = Vec::new();
-            let mut snapshot_now = false;
-            for ((cmd, reply), ok) in batch.into_iter().zip(ok) {
-                if !ok {
-                    replies.push((reply, Reply::Rc(slurm_wire::errno::ESLURM_WRITING_TO_FILE)));
-                    continue;
-                }
-                snapshot_now |= matches!(cmd, Command::Reconfigure(_));
-                let before = ctrl.counters;
-                let started = std::time::Instant::now();
-                let (r, fx) = ctrl.apply(t, cmd);
-                sh.stats
-                    .pass_time(&ctrl.counters.since(&before), started.elapsed());
-                effects.extend(fx);
-                replies.push((reply, r));
-            }
-            if let Some(s) = store.as_mut() {
-                if snapshot_now || s.snapshot_due() {
-                    if let Err(e) = s.snapshot(&ctrl) {
-                        tracing::error!("cannot write state snapshot: {e}");
-                    }
-                }
-            }
+                (replies, effects)
+            });
             // O(1): the tables are persistent maps of shared records.
             sh.snap.store(Arc::new(ctrl.clone()));
+            // Nobody loads the old snapshot any more: free its replies.
+            sh.replies.clear();
             agent.dispatch(&sh, effects);
             for (tx, r) in replies {
                 let _ = tx.send(r);

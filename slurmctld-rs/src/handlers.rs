@@ -2,10 +2,11 @@
 
 use crate::build_info::build_info;
 use crate::daemon::Shared;
+use crate::reply_cache::{Key, Query};
 use crate::state::job::UserInfo;
 use crate::state::{Command, Reply};
 use crate::views;
-use slurm_rpc::{rc_message, Incoming};
+use slurm_rpc::{rc_message, Incoming, Outgoing};
 use slurm_wire::errno::*;
 use slurm_wire::msg::job::SubmitResponseMsg;
 use slurm_wire::msg::stats::STAT_COMMAND_RESET;
@@ -33,15 +34,78 @@ fn now() -> i64 {
 
 /// Handles one authenticated request; None for one-way messages. Counts
 /// it for sdiag once answered.
-pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
+pub async fn handle(sh: Arc<Shared>, req: Incoming) -> Option<Outgoing> {
     let (ty, uid, started) = (req.msg.msg_type(), req.identity.uid, Instant::now());
     let _busy = sh.stats.server_thread();
-    let reply = match ops_request(&sh, req).await {
+    let reply = match listing(&sh, req).await {
         Ok(r) => Some(r),
-        Err(req) => handle_one(sh.clone(), req).await,
+        Err(req) => match ops_request(&sh, req).await {
+            Ok(r) => Some(r.into()),
+            Err(req) => handle_one(sh.clone(), req).await.map(Outgoing::from),
+        },
     };
     sh.stats.rpc(ty, uid, started.elapsed());
     reply
+}
+
+/// `(last_update - 1) >= changed`: the client's copy is current, as stock
+/// tests it before answering SLURM_NO_CHANGE_IN_DATA.
+fn unchanged(last_update: i64, changed: i64) -> bool {
+    last_update.saturating_sub(1) >= changed
+}
+
+/// The large listings (all jobs, a user's jobs, all nodes, partitions):
+/// unchanged data is answered as stock does, the rest from the reply cache,
+/// built off the async workers. Other requests come back.
+async fn listing(sh: &Arc<Shared>, req: Incoming) -> Result<Outgoing, Incoming> {
+    let version = req.version();
+    let snap = sh.snapshot();
+    let (query, show_flags) = match &req.msg {
+        Message::RequestJobInfo(m) => {
+            if unchanged(m.last_update, snap.last_job_update) {
+                return Ok(rc_message(SLURM_NO_CHANGE_IN_DATA).into());
+            }
+            if m.job_ids.is_some() {
+                // A few named jobs: cheap, built here.
+                return Err(req);
+            }
+            (Query::Jobs { user: None }, m.show_flags)
+        }
+        Message::RequestJobUserInfo(m) => (
+            Query::Jobs {
+                user: Some(m.user_id),
+            },
+            m.show_flags,
+        ),
+        Message::RequestNodeInfo(m) => {
+            if unchanged(m.last_update, snap.last_node_update) {
+                return Ok(rc_message(SLURM_NO_CHANGE_IN_DATA).into());
+            }
+            (Query::Nodes, m.show_flags)
+        }
+        Message::RequestPartitionInfo(m) => {
+            if unchanged(m.last_update, snap.last_part_update) {
+                return Ok(rc_message(SLURM_NO_CHANGE_IN_DATA).into());
+            }
+            (Query::Partitions, m.show_flags)
+        }
+        _ => return Err(req),
+    };
+    let key = Key {
+        query,
+        version,
+        show_flags,
+    };
+    Ok(match sh.replies.get(&snap, &key).await {
+        Ok(body) => Outgoing::Encoded {
+            msg_type: key.msg_type(),
+            body,
+        },
+        Err(e) => {
+            tracing::error!("{e}");
+            rc_message(SLURM_ERROR).into()
+        }
+    })
 }
 
 /// sdiag and partition administration; other requests come back.
@@ -117,9 +181,6 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             sh.control(Control::Reconfigure);
             rc_message(SLURM_SUCCESS)
         }
-        Message::RequestNodeInfo(_) => {
-            Message::ResponseNodeInfo(views::node_info_msg(&sh.snapshot(), v))
-        }
         Message::RequestNodeInfoSingle(m) => {
             let snap = sh.snapshot();
             match m
@@ -136,9 +197,6 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 }),
             }
         }
-        Message::RequestPartitionInfo(_) => {
-            Message::ResponsePartitionInfo(views::partition_info_msg(&sh.snapshot(), v))
-        }
         Message::RequestJobInfo(m) => {
             let snap = sh.snapshot();
             let ids = m.job_ids.as_deref();
@@ -150,13 +208,6 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 Err(rc) => rc_message(rc),
             }
         }
-        Message::RequestJobUserInfo(m) => Message::ResponseJobInfo(views::job_info_msg(
-            &sh.snapshot(),
-            None,
-            Some(m.user_id),
-            m.show_flags,
-            v,
-        )),
         Message::RequestJobInfoSingle(m) => {
             let snap = sh.snapshot();
             // An array's id answers with all its records.

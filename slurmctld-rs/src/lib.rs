@@ -4,6 +4,7 @@
 //! * [`sched`]: node selection over that state.
 //! * [`gres`], [`tres`]: generic resources; TRES strings as stock prints them.
 //! * [`views`]: wire replies (node/partition/job info, build info) from a snapshot.
+//! * [`reply_cache`]: encoded job/node/partition listings, shared per snapshot.
 //! * [`handlers`]: decoded RPC -> command or read, and the reply.
 //! * [`agent`]: outbound RPCs to slurmd (effects), results fed back as commands.
 //! * [`stats`]: sdiag counters kept by the daemon shell.
@@ -19,6 +20,7 @@ pub mod handlers;
 pub mod job_resrcs;
 pub mod kill_jobs;
 pub mod persist;
+pub mod reply_cache;
 pub mod sched;
 pub mod srun;
 pub mod state;

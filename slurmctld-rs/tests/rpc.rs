@@ -201,6 +201,30 @@ async fn clients_and_a_slurmd_of_three_versions() {
             .expect("the job is listed");
         assert_eq!(j.job_state & 0xff, 1, "{v}: RUNNING");
         assert_eq!(j.nodes.as_deref(), Some("n1"));
+        // A client whose copy is newer than the last change is told so (as
+        // stock, (last_update - 1) >= last_job_update); one as old as the
+        // change gets the listing again.
+        let again = |last_update: i64| {
+            rpc(
+                &ctx,
+                addr,
+                v,
+                Message::RequestJobInfo(JobInfoRequestMsg {
+                    last_update,
+                    show_flags: 0,
+                    job_ids: None,
+                }),
+            )
+        };
+        assert_eq!(
+            again(info.last_update + 1).await,
+            rc_message(slurm_wire::errno::SLURM_NO_CHANGE_IN_DATA),
+            "{v}"
+        );
+        assert!(
+            matches!(again(info.last_update).await, Message::ResponseJobInfo(_)),
+            "{v}"
+        );
 
         // slurmd reports the script's end; the controller asks it to clean up.
         let done = Message::RequestCompleteBatchScript(CompleteBatchScriptMsg {

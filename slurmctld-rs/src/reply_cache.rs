@@ -1,0 +1,353 @@
+//! Encoded replies to the large read RPCs (job, node and partition info),
+//! built once per published snapshot and shared by every client asking for
+//! the same bytes.
+//!
+//! A reply over 100,000 jobs takes most of a second to build and encode; if
+//! each request did that on the async workers, a storm of `squeue`s would
+//! make every other RPC (a ping, a submit) wait behind it. Here a miss is
+//! built on the blocking pool, concurrent requests for the same key wait
+//! for that one build, and the async workers only copy bytes to sockets.
+//!
+//! Entries are tied to the exact snapshot they were built from (the entry
+//! holds the `Arc`, so its address cannot be reused by a newer one): a
+//! request is served bytes only from the snapshot it loaded itself, so a
+//! state change can never be answered with stale bytes. The daemon clears
+//! the cache whenever it publishes a snapshot, so old bodies do not stay in
+//! memory.
+
+use crate::state::Controller;
+use crate::views;
+use slurm_wire::{Message, MsgType, ProtocolVersion};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::OnceCell;
+
+/// Which listing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Query {
+    /// REQUEST_JOB_INFO without job ids (`user: None`), or
+    /// REQUEST_JOB_USER_INFO for one user.
+    Jobs { user: Option<u32> },
+    /// REQUEST_NODE_INFO (all nodes).
+    Nodes,
+    /// REQUEST_PARTITION_INFO.
+    Partitions,
+}
+
+/// Everything the reply's bytes depend on besides the snapshot. The views
+/// do not filter by requester (no PrivateData), so the uid is not part of
+/// it; a view that starts to must add it here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub query: Query,
+    pub version: ProtocolVersion,
+    pub show_flags: u16,
+}
+
+impl Key {
+    pub fn msg_type(&self) -> MsgType {
+        match self.query {
+            Query::Jobs { .. } => MsgType::ResponseJobInfo,
+            Query::Nodes => MsgType::ResponseNodeInfo,
+            Query::Partitions => MsgType::ResponsePartitionInfo,
+        }
+    }
+}
+
+/// The reply message for `key` over snapshot `c`.
+pub fn message(c: &Controller, key: &Key) -> Message {
+    let v = key.version;
+    match key.query {
+        Query::Jobs { user } => {
+            Message::ResponseJobInfo(views::job_info_msg(c, None, user, key.show_flags, v))
+        }
+        Query::Nodes => Message::ResponseNodeInfo(views::node_info_msg(c, v)),
+        Query::Partitions => Message::ResponsePartitionInfo(views::partition_info_msg(c, v)),
+    }
+}
+
+/// The reply body for `key` over snapshot `c`, encoded for `key.version`.
+pub fn encode(c: &Controller, key: &Key) -> Arc<[u8]> {
+    message(c, key).encode_to_vec(key.version).into()
+}
+
+/// Replies larger than this give the memory of their intermediate records
+/// back to the system once encoded.
+const TRIM_ABOVE: usize = 1 << 20;
+
+/// A large listing builds every record before encoding them (tens of MB at
+/// 100,000 jobs) and frees them at once; glibc keeps such freed memory in
+/// the building thread's arena, so the controller's RSS would stay at its
+/// peak. Hand it back.
+fn release_free_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases free memory of the allocator.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Why a reply could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("building the reply failed: {0}")]
+pub struct BuildError(#[from] tokio::task::JoinError);
+
+type Cell = Arc<OnceCell<Arc<[u8]>>>;
+
+struct Slot {
+    snap: Arc<Controller>,
+    key: Key,
+    cell: Cell,
+}
+
+/// Most entries kept: versions x flag sets x listings in use at once.
+const MAX_SLOTS: usize = 16;
+
+#[derive(Default)]
+pub struct ReplyCache {
+    slots: Mutex<Vec<Slot>>,
+    builds: AtomicU64,
+    hits: AtomicU64,
+}
+
+impl ReplyCache {
+    /// Drops every entry (a new snapshot was published). Requests still
+    /// writing a body keep their own reference to it.
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// How many bodies were built, and how many requests were served one
+    /// that another request had built.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.builds.load(Ordering::Relaxed),
+            self.hits.load(Ordering::Relaxed),
+        )
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Slot>> {
+        // A panic elsewhere while holding it leaves the list usable.
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn cell(&self, snap: &Arc<Controller>, key: &Key) -> Cell {
+        let mut slots = self.lock();
+        if let Some(s) = slots
+            .iter()
+            .find(|s| Arc::ptr_eq(&s.snap, snap) && s.key == *key)
+        {
+            return s.cell.clone();
+        }
+        // Entries of other snapshots can no longer be served to anyone
+        // who loads the current one.
+        slots.retain(|s| Arc::ptr_eq(&s.snap, snap));
+        if slots.len() >= MAX_SLOTS {
+            slots.remove(0);
+        }
+        let cell = Cell::default();
+        slots.push(Slot {
+            snap: snap.clone(),
+            key: key.clone(),
+            cell: cell.clone(),
+        });
+        cell
+    }
+
+    /// The encoded reply for `key` over `snap`: cached, or built once on
+    /// the blocking pool while other requests for it wait.
+    pub async fn get(&self, snap: &Arc<Controller>, key: &Key) -> Result<Arc<[u8]>, BuildError> {
+        let cell = self.cell(snap, key);
+        let mut built = false;
+        let body = cell
+            .get_or_try_init(|| {
+                built = true;
+                let (snap, key) = (snap.clone(), key.clone());
+                async move {
+                    tokio::task::spawn_blocking(move || {
+                        let body = encode(&snap, &key);
+                        if body.len() > TRIM_ABOVE {
+                            release_free_memory();
+                        }
+                        body
+                    })
+                    .await
+                }
+            })
+            .await?
+            .clone();
+        let counter = if built { &self.builds } else { &self.hits };
+        counter.fetch_add(1, Ordering::Relaxed);
+        Ok(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::config::ClusterConf;
+    use crate::state::job::UserInfo;
+    use crate::state::{Command, Reply};
+    use slurm_wire::msg::job_desc::JobDescMsg;
+
+    fn ctrl() -> Controller {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+                    NodeName=n[1-2] CPUs=4 RealMemory=1000\n\
+                    PartitionName=debug Nodes=n[1-2] Default=YES State=UP\n";
+        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000)
+    }
+
+    fn submit(c: &mut Controller, uid: u32, name: &str) -> u32 {
+        let desc = JobDescMsg {
+            min_cpus: 1,
+            name: Some(name.into()),
+            script: Some("#!/bin/sh\ntrue\n".into()),
+            // held, so that nothing starts and the test sees pending jobs
+            priority: 0,
+            ..JobDescMsg::unset()
+        };
+        let user = UserInfo {
+            uid,
+            gid: uid,
+            ..Default::default()
+        };
+        match c
+            .apply(
+                1000,
+                Command::Submit {
+                    user,
+                    desc: Box::new(desc),
+                    version: ProtocolVersion::V24_11,
+                },
+            )
+            .0
+        {
+            Reply::Submitted { job_id } => job_id,
+            r => panic!("submit refused: {r:?}"),
+        }
+    }
+
+    fn jobs_key(user: Option<u32>, v: ProtocolVersion, show_flags: u16) -> Key {
+        Key {
+            query: Query::Jobs { user },
+            version: v,
+            show_flags,
+        }
+    }
+
+    fn job_names(body: &[u8], v: ProtocolVersion) -> Vec<String> {
+        match Message::decode(v, MsgType::ResponseJobInfo, body).unwrap() {
+            Message::ResponseJobInfo(m) => m
+                .job_array
+                .into_iter()
+                .map(|j| j.name.unwrap_or_default())
+                .collect(),
+            other => panic!("not job info: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn same_snapshot_is_built_once_and_a_new_one_is_never_served_old_bytes() {
+        let cache = ReplyCache::default();
+        let mut c = ctrl();
+        submit(&mut c, 1000, "first");
+        let s1 = Arc::new(c.clone());
+        let k = jobs_key(None, ProtocolVersion::V24_11, 0);
+        let a = cache.get(&s1, &k).await.unwrap();
+        let b = cache.get(&s1, &k).await.unwrap();
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "the second request is served the same bytes"
+        );
+        assert_eq!(cache.counts(), (1, 1));
+        assert_eq!(
+            &a[..],
+            &encode(&s1, &k)[..],
+            "cached bytes are the direct encoding"
+        );
+
+        // A state change publishes a new snapshot: its readers see the new
+        // job even though the old entry is still cached (no clear here).
+        submit(&mut c, 1000, "second");
+        let s2 = Arc::new(c.clone());
+        let n = cache.get(&s2, &k).await.unwrap();
+        assert_eq!(job_names(&n, k.version).len(), 2);
+        assert_eq!(job_names(&a, k.version), vec!["first".to_string()]);
+        // A reader that still holds the old snapshot gets that snapshot's
+        // bytes, never the new ones.
+        let old = cache.get(&s1, &k).await.unwrap();
+        assert_eq!(job_names(&old, k.version).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn every_input_of_the_bytes_is_part_of_the_key() {
+        let cache = ReplyCache::default();
+        let mut c = ctrl();
+        submit(&mut c, 1000, "alice");
+        submit(&mut c, 1001, "bob");
+        let s = Arc::new(c);
+        let all = cache
+            .get(&s, &jobs_key(None, ProtocolVersion::V24_11, 0))
+            .await
+            .unwrap();
+        let bob = cache
+            .get(&s, &jobs_key(Some(1001), ProtocolVersion::V24_11, 0))
+            .await
+            .unwrap();
+        assert_eq!(job_names(&all, ProtocolVersion::V24_11).len(), 2);
+        assert_eq!(job_names(&bob, ProtocolVersion::V24_11), vec!["bob"]);
+        for v in [ProtocolVersion::V22_05, ProtocolVersion::V24_11] {
+            for flags in [0, views::SHOW_DETAIL] {
+                let k = jobs_key(None, v, flags);
+                let got = cache.get(&s, &k).await.unwrap();
+                assert_eq!(&got[..], &encode(&s, &k)[..], "{v} flags {flags}");
+            }
+        }
+        let v22 = cache
+            .get(&s, &jobs_key(None, ProtocolVersion::V22_05, 0))
+            .await
+            .unwrap();
+        assert_ne!(
+            &v22[..],
+            &all[..],
+            "each protocol version has its own bytes"
+        );
+        for q in [Query::Nodes, Query::Partitions] {
+            let k = Key {
+                query: q,
+                version: ProtocolVersion::V24_11,
+                show_flags: 0,
+            };
+            let got = cache.get(&s, &k).await.unwrap();
+            let m = Message::decode(k.version, k.msg_type(), &got).unwrap();
+            assert_eq!(m, message(&s, &k));
+        }
+    }
+
+    #[tokio::test]
+    async fn concurrent_misses_build_once() {
+        let cache = Arc::new(ReplyCache::default());
+        let mut c = ctrl();
+        for i in 0..50 {
+            submit(&mut c, 1000, &format!("j{i}"));
+        }
+        let s = Arc::new(c);
+        let k = jobs_key(None, ProtocolVersion::V24_11, 0);
+        let tasks: Vec<_> = (0..16)
+            .map(|_| {
+                let (cache, s, k) = (cache.clone(), s.clone(), k.clone());
+                tokio::spawn(async move { cache.get(&s, &k).await.unwrap() })
+            })
+            .collect();
+        let mut bodies = Vec::new();
+        for t in tasks {
+            bodies.push(t.await.unwrap());
+        }
+        assert!(bodies.iter().all(|b| Arc::ptr_eq(b, &bodies[0])));
+        assert_eq!(cache.counts(), (1, 15));
+        cache.clear();
+        cache.get(&s, &k).await.unwrap();
+        assert_eq!(cache.counts().0, 2, "a cleared cache builds again");
+    }
+}
