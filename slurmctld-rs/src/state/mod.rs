@@ -888,6 +888,9 @@ impl Controller {
             oversubscribe: false,
             exclusive_user: false,
             uid: user.uid,
+            req_nodes: None,
+            exc_nodes: None,
+            features: None,
         };
         if !sched::could_ever_fit(&self.conf, part, &req) {
             // What no single node can hold (memory, GRES) is refused by

@@ -865,4 +865,125 @@ mod tests {
         assert_eq!(c.conf.default_partition, None);
         assert_eq!(submit(&mut c), Reply::Rc(ESLURM_DEFAULT_PARTITION_NOT_SET));
     }
+
+    /// Submits as uid 1000 a job `cpus` one-CPU tasks to `part` with
+    /// `f` applied to its description; returns its id.
+    fn submit_with(
+        c: &mut Controller,
+        part: &str,
+        cpus: u32,
+        f: impl FnOnce(&mut JobDescMsg),
+    ) -> u32 {
+        let mut d = JobDescMsg {
+            min_cpus: cpus,
+            num_tasks: cpus,
+            partition: Some(part.into()),
+            script: Some("#!/bin/sh\ntrue\n".into()),
+            ..JobDescMsg::unset()
+        };
+        f(&mut d);
+        let user = UserInfo {
+            uid: 1000,
+            gid: 1000,
+            ..Default::default()
+        };
+        let r = c.apply(
+            1002,
+            Command::Submit {
+                user,
+                desc: Box::new(d),
+                version: V24,
+            },
+        );
+        let Reply::Submitted { job_id } = r.0 else {
+            panic!("submit refused: {:?}", r.0)
+        };
+        job_id
+    }
+
+    fn nodes_of(c: &Controller, id: u32) -> Vec<usize> {
+        c.jobs[&id].alloc.iter().map(|a| a.node).collect()
+    }
+
+    #[test]
+    fn nodelist_exclude_and_constraint_choose_the_nodes() {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+            NodeName=n1 CPUs=4 RealMemory=1000 Feature=slow\n\
+            NodeName=n2 CPUs=4 RealMemory=1000 Feature=fast,big\n\
+            NodeName=n3 CPUs=4 RealMemory=1000 Feature=fast\n\
+            PartitionName=d Nodes=n[1-3] Default=YES\n";
+        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
+        for n in ["n1", "n2", "n3"] {
+            let msg = SlurmNodeRegistrationStatusMsg {
+                node_name: Some(n.into()),
+                cpus: 4,
+                real_memory: 1000,
+                ..Default::default()
+            };
+            c.apply(
+                1000,
+                Command::Register {
+                    msg: Box::new(msg),
+                    version: V24,
+                    uid: 0,
+                },
+            );
+        }
+        let w = submit_with(&mut c, "d", 1, |d| d.req_nodes = Some("n3".into()));
+        assert_eq!(nodes_of(&c, w), [2]);
+        let x = submit_with(&mut c, "d", 1, |d| d.exc_nodes = Some("n[1-2]".into()));
+        assert_eq!(nodes_of(&c, x), [2]);
+        let two = submit_with(&mut c, "d", 2, |d| d.req_nodes = Some("n[1,3]".into()));
+        assert_eq!(nodes_of(&c, two), [0, 2], "every named node, one task each");
+        let big = submit_with(&mut c, "d", 1, |d| d.features = Some("fast&big".into()));
+        assert_eq!(nodes_of(&c, big), [1]);
+        let either = submit_with(&mut c, "d", 1, |d| d.features = Some("big|slow".into()));
+        assert_eq!(nodes_of(&c, either), [0]);
+        let none = submit_with(&mut c, "d", 1, |d| d.features = Some("gpu".into()));
+        assert_eq!(c.jobs[&none].state, JobState::Pending);
+        assert!(sched::features_match("fast,big", Some("big,fast")));
+        assert!(!sched::features_match("fast,big", Some("fast")));
+    }
+
+    #[test]
+    fn a_job_waiting_for_named_nodes_holds_only_those() {
+        let mut c = sharing_cluster(&["n1", "n2"], "PartitionName=d Nodes=n[1-2] Default=YES\n");
+        let full = submit_with(&mut c, "d", 4, |d| d.req_nodes = Some("n1".into()));
+        assert_eq!(nodes_of(&c, full), [0]);
+        let wants_n1 = submit_with(&mut c, "d", 1, |d| d.req_nodes = Some("n1".into()));
+        assert_eq!(c.jobs[&wants_n1].state_reason, job::reason::WAIT_RESOURCES);
+        // Stock fails only the named nodes, so a later job runs on n2.
+        let later = submit_with(&mut c, "d", 1, |_| {});
+        assert_eq!(nodes_of(&c, later), [1]);
+    }
+
+    #[test]
+    fn a_blocked_partition_keeps_overlapping_partitions_off_its_nodes() {
+        let mut c = sharing_cluster(
+            &["n1", "n2"],
+            "PartitionName=a Nodes=n[1-2] Default=YES\nPartitionName=b Nodes=n2\n",
+        );
+        let on_n1 = submit_with(&mut c, "a", 4, |d| d.req_nodes = Some("n1".into()));
+        assert_eq!(nodes_of(&c, on_n1), [0]);
+        let wide = submit_with(&mut c, "a", 8, |d| d.min_nodes = 2);
+        let small_a = submit_with(&mut c, "a", 1, |_| {});
+        let small_b = submit_with(&mut c, "b", 1, |_| {});
+        // Each submit's pass looks at the queue in order (no backfill:
+        // that comes with the periodic pass, and may start them).
+        let r = |c: &Controller, id: u32| (c.jobs[&id].state, c.jobs[&id].state_reason);
+        assert_eq!(
+            r(&c, wide),
+            (JobState::Pending, job::reason::WAIT_RESOURCES)
+        );
+        assert_eq!(
+            r(&c, small_a),
+            (JobState::Pending, job::reason::WAIT_PRIORITY)
+        );
+        // n2 is free, but the blocked job of `a` waits for it.
+        assert_eq!(
+            r(&c, small_b),
+            (JobState::Pending, job::reason::WAIT_RESOURCES)
+        );
+    }
 }
