@@ -354,6 +354,44 @@ fn delete_steps(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// `--nodelist` and `--exclude` choose the nodes; a job waiting for the
+/// nodes it names holds back only those, so a later job runs elsewhere.
+fn nodelist(c: &mut Ctx) -> Result<(), String> {
+    let r = nodelist_steps(c);
+    let undo = clean_up(c);
+    r?;
+    undo
+}
+
+fn nodelist_steps(c: &mut Ctx) -> Result<(), String> {
+    let w = sbatch_as(c, "alice", "-J w -n1 -w n2")?;
+    c.wait_state(&w, "RUNNING", WAIT)?;
+    let x = sbatch_as(c, "alice", "-J x -n1 -x n1")?;
+    c.wait_state(&x, "RUNNING", WAIT)?;
+    let mut rec = String::new();
+    for (what, id) in [("-w n2", &w), ("-x n1", &x)] {
+        rec += &format!("{what}: NodeList={}\n", c.job_field(id, "NodeList")?);
+    }
+    c.record("--nodelist / --exclude placement", &rec);
+    must_contain(
+        "placement",
+        &rec,
+        &["-w n2: NodeList=n2", "-x n1: NodeList=n2"],
+    )?;
+    c.ok(&format!("scancel {w} {x}"))?;
+
+    // n1 full; a job for n1 waits; a later job goes to n2.
+    let full = sbatch_as(c, "alice", "-J full -n16 -w n1")?;
+    c.wait_state(&full, "RUNNING", WAIT)?;
+    let wants = sbatch_as(c, "alice", "-J wants_n1 -n1 -w n1")?;
+    wait_reason(c, &wants, "Resources")?;
+    let later = sbatch_as(c, "bob", "-J later -n1")?;
+    c.wait_state(&later, "RUNNING", WAIT)?;
+    let q = c.ok("squeue -h -o '%j %T %r %N' | sort")?;
+    c.record("squeue (a job waiting for n1, a later one)", &q.stdout);
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -385,6 +423,12 @@ pub fn all() -> Vec<Scenario> {
             about: "scontrol delete partition: root only, refused while in use, the default one too",
             compare: true,
             run: delete,
+        },
+        Scenario {
+            name: "parts_nodelist",
+            about: "--nodelist/--exclude choose nodes; a job waiting for named nodes holds back only those",
+            compare: true,
+            run: nodelist,
         },
     ]
 }

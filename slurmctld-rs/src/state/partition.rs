@@ -149,6 +149,18 @@ fn time_limit(minutes: u32) -> TimeLimit {
 }
 
 impl Controller {
+    /// The partition an administrator's `rpc` names, or the reply that
+    /// refuses it: not an administrator (ESLURM_USER_ID_MISSING, logged
+    /// as stock logs it), or no such partition.
+    fn admin_partition(&self, uid: u32, name: Option<&str>, rpc: &str) -> Result<usize, Reply> {
+        if !self.conf.is_admin(uid) {
+            tracing::error!(uid, "Security violation, {rpc} RPC");
+            return Err(Reply::Rc(ESLURM_USER_ID_MISSING));
+        }
+        name.and_then(|n| self.conf.partition_index(n))
+            .ok_or(Reply::Rc(ESLURM_INVALID_PARTITION_NAME))
+    }
+
     /// REQUEST_UPDATE_PARTITION (administrators only).
     pub(super) fn update_partition(
         &mut self,
@@ -157,12 +169,9 @@ impl Controller {
         m: &UpdatePartMsg,
         fx: &mut Vec<Effect>,
     ) -> Reply {
-        if !self.conf.is_admin(uid) {
-            tracing::error!(uid, "Security violation, UPDATE_PARTITION RPC");
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
-        }
-        let Some(i) = m.name.as_deref().and_then(|n| self.conf.partition_index(n)) else {
-            return Reply::Rc(ESLURM_INVALID_PARTITION_NAME);
+        let i = match self.admin_partition(uid, m.name.as_deref(), "UPDATE_PARTITION") {
+            Ok(i) => i,
+            Err(r) => return r,
         };
         let new_state = if m.state_up == NO_VAL16 {
             None
@@ -216,12 +225,9 @@ impl Controller {
         name: &str,
         fx: &mut Vec<Effect>,
     ) -> Reply {
-        if !self.conf.is_admin(uid) {
-            tracing::error!(uid, "Security violation, DELETE_PARTITION RPC");
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
-        }
-        let Some(i) = self.conf.partition_index(name) else {
-            return Reply::Rc(ESLURM_INVALID_PARTITION_NAME);
+        let i = match self.admin_partition(uid, Some(name), "DELETE_PARTITION") {
+            Ok(i) => i,
+            Err(r) => return r,
         };
         if self
             .jobs
