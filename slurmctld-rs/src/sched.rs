@@ -48,6 +48,31 @@ pub fn node_indexes(conf: &ClusterConf, expr: &str) -> Option<Vec<usize>> {
         .collect()
 }
 
+/// Whether constraint `want` names a feature no node of the cluster has
+/// (stock refuses such a job at submit with ESLURM_INVALID_FEATURE,
+/// unless SchedulerParameters has ignore_constraint_validation).
+pub fn unknown_feature(conf: &ClusterConf, want: &str) -> bool {
+    if want.contains(['[', ']', '(', ')', '*'])
+        || conf
+            .raw
+            .scheduler_parameters
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("ignore_constraint_validation"))
+    {
+        return false;
+    }
+    want.split(['&', ',', '|'])
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .any(|f| {
+            !conf.nodes.iter().any(|d| {
+                d.features
+                    .as_deref()
+                    .is_some_and(|have| have.split(',').any(|h| h.trim() == f))
+            })
+        })
+}
+
 /// Whether a node with features `have` (comma-separated) satisfies the
 /// constraint `want`: alternatives split by `|`, each a list of features
 /// joined by `&` or `,` that must all be there. Forms beyond that

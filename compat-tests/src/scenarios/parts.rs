@@ -120,6 +120,16 @@ fn oversubscribe_steps(c: &mut Ctx) -> Result<(), String> {
     c.record("squeue -p os_yes (YES:2, three sharing jobs)", &q);
     let shown = c.job_field(&y2, "OverSubscribe")?;
     c.record("OverSubscribe of an --oversubscribe job", &shown);
+
+    // scontrol update sets it, in each of its forms.
+    for v in ["FORCE:3", "EXCLUSIVE", "NO", "YES:4"] {
+        c.ok(&format!(
+            "scontrol update partitionname=os_force OverSubscribe={v}"
+        ))?;
+        let o = c.ok("scontrol show partition os_force")?;
+        let shown = field(&o.stdout, "OverSubscribe").unwrap_or_default();
+        c.record(&format!("OverSubscribe after update to {v}"), &shown);
+    }
     Ok(())
 }
 
@@ -227,6 +237,17 @@ fn accounts_steps(c: &mut Ctx) -> Result<(), String> {
     c.wait_state(&d, "RUNNING", WAIT)?;
     let q = settled(c, &d)?;
     c.record("squeue (DenyAccounts=physics, -A physics)", &q);
+
+    // scontrol update sets and lifts the lists.
+    c.ok("scontrol update partitionname=acct_deny DenyAccounts=chem,bio")?;
+    c.ok("scontrol update partitionname=acct_allow AllowAccounts=ALL")?;
+    for p in ["acct_allow", "acct_deny"] {
+        let o = c.ok(&format!("scontrol show partition {p}"))?;
+        c.record(
+            &format!("scontrol show partition {p} after update"),
+            &o.stdout,
+        );
+    }
     Ok(())
 }
 
@@ -354,7 +375,8 @@ fn delete_steps(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
-/// `--nodelist` and `--exclude` choose the nodes; a job waiting for the
+/// `--nodelist` and `--exclude` choose the nodes (a `--constraint` no
+/// node has is refused); a job waiting for the
 /// nodes it names holds back only those, so a later job runs elsewhere.
 fn nodelist(c: &mut Ctx) -> Result<(), String> {
     let r = nodelist_steps(c);
@@ -373,6 +395,12 @@ fn nodelist_steps(c: &mut Ctx) -> Result<(), String> {
         rec += &format!("{what}: NodeList={}\n", c.job_field(id, "NodeList")?);
     }
     c.record("--nodelist / --exclude placement", &rec);
+    refused(
+        c,
+        Some("alice"),
+        "sbatch -C nosuch -o /dev/null --wrap true",
+        "sbatch --constraint of a feature no node has",
+    )?;
     must_contain(
         "placement",
         &rec,

@@ -766,6 +766,13 @@ impl Controller {
         {
             return Reply::Rc(rc);
         }
+        if desc
+            .features
+            .as_deref()
+            .is_some_and(|f| sched::unknown_feature(&self.conf, f))
+        {
+            return Reply::Rc(ESLURM_INVALID_FEATURE);
+        }
         let enforce = self
             .conf
             .raw

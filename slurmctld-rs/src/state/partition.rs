@@ -8,7 +8,7 @@
 use super::config::{ClusterConf, PartDef};
 use super::job::{Job, UserInfo};
 use super::{job, Controller, Effect, Reply, Time};
-use slurm_conf::{MemLimit, PartitionState, TimeLimit};
+use slurm_conf::{MemLimit, OverSubscribe, PartitionState, TimeLimit};
 use slurm_wire::errno::*;
 use slurm_wire::msg::update_part::{state, UpdatePartMsg};
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16};
@@ -130,6 +130,18 @@ pub fn default_mem(p: &PartDef, cluster: Option<MemLimit>) -> Option<(u64, bool)
     }
 }
 
+/// `max_share` as scontrol sends it (0 EXCLUSIVE, 1 NO, N YES:N, FORCE
+/// in the top bit).
+fn over_subscribe_of(max_share: u16) -> OverSubscribe {
+    let n = max_share & 0x7fff;
+    match (n, max_share & 0x8000 != 0) {
+        (0, _) => OverSubscribe::Exclusive,
+        (n, true) => OverSubscribe::Force(n),
+        (1, false) => OverSubscribe::No,
+        (n, false) => OverSubscribe::Yes(n),
+    }
+}
+
 fn state_of(up: u16) -> Option<PartitionState> {
     match up {
         state::UP => Some(PartitionState::Up),
@@ -205,6 +217,16 @@ impl Controller {
             c.priority_tier = m.priority_tier;
         }
         super::mem_limit::update_partition(c, m);
+        if m.max_share != NO_VAL16 {
+            c.over_subscribe = over_subscribe_of(m.max_share);
+        }
+        // AllowAccounts=ALL (or empty) lifts the list; DenyAccounts= too.
+        if let Some(a) = &m.allow_accounts {
+            c.allow_accounts = (!a.is_empty() && !a.eq_ignore_ascii_case("ALL")).then(|| a.clone());
+        }
+        if let Some(d) = &m.deny_accounts {
+            c.deny_accounts = (!d.is_empty()).then(|| d.clone());
+        }
         tracing::info!(partition = %c.name, state = ?c.state, "partition updated");
         self.last_part_update = now;
         self.schedule(now, fx);
@@ -310,6 +332,7 @@ mod tests {
             max_nodes: NO_VAL,
             min_nodes: NO_VAL,
             priority_tier: NO_VAL16,
+            max_share: NO_VAL16,
             ..Default::default()
         };
         // The same second as `submit`: a pass never sees a job from its future.
@@ -496,6 +519,7 @@ mod tests {
             max_nodes: NO_VAL,
             min_nodes: NO_VAL,
             priority_tier: 5,
+            max_share: NO_VAL16,
             ..Default::default()
         };
         let r = c.apply(
@@ -946,8 +970,29 @@ mod tests {
         assert_eq!(nodes_of(&c, big), [1]);
         let either = submit_with(&mut c, "d", 1, |d| d.features = Some("big|slow".into()));
         assert_eq!(nodes_of(&c, either), [0]);
-        let none = submit_with(&mut c, "d", 1, |d| d.features = Some("gpu".into()));
-        assert_eq!(c.jobs[&none].state, JobState::Pending);
+        // A feature no node has is refused at submit.
+        assert!(sched::unknown_feature(&c.conf, "fast&gpu"));
+        assert!(!sched::unknown_feature(&c.conf, "fast|big"));
+        let r = submit_from(&mut c, "d", V24);
+        assert!(matches!(r, Reply::Submitted { .. }));
+        let d = JobDescMsg {
+            min_cpus: 1,
+            features: Some("gpu".into()),
+            script: Some("#!/bin/sh\ntrue\n".into()),
+            ..JobDescMsg::unset()
+        };
+        let r = c.apply(
+            1002,
+            Command::Submit {
+                user: UserInfo::default(),
+                desc: Box::new(d),
+                version: V24,
+            },
+        );
+        assert_eq!(r.0, Reply::Rc(ESLURM_INVALID_FEATURE));
+        // One no free node has waits.
+        let busy = submit_with(&mut c, "d", 4, |d| d.features = Some("big".into()));
+        assert_eq!(c.jobs[&busy].state, JobState::Pending);
         assert!(sched::features_match("fast,big", Some("big,fast")));
         assert!(!sched::features_match("fast,big", Some("fast")));
     }
@@ -991,5 +1036,62 @@ mod tests {
             r(&c, small_b),
             (JobState::Pending, job::reason::WAIT_RESOURCES)
         );
+    }
+
+    #[test]
+    fn update_sets_oversubscribe_and_account_lists() {
+        let mut c = sharing_cluster(&["n1"], "PartitionName=p Nodes=n1 DenyAccounts=x\n");
+        let upd = |c: &mut Controller, f: &dyn Fn(&mut UpdatePartMsg)| {
+            let mut m = UpdatePartMsg {
+                name: Some("p".into()),
+                state_up: NO_VAL16,
+                max_share: NO_VAL16,
+                max_time: NO_VAL,
+                default_time: NO_VAL,
+                max_nodes: NO_VAL,
+                min_nodes: NO_VAL,
+                priority_tier: NO_VAL16,
+                def_mem_per_cpu: slurm_wire::pack::NO_VAL64,
+                max_mem_per_cpu: slurm_wire::pack::NO_VAL64,
+                ..Default::default()
+            };
+            f(&mut m);
+            let r = c.apply(
+                1003,
+                Command::UpdatePartition {
+                    uid: 0,
+                    msg: Box::new(m),
+                },
+            );
+            assert_eq!(r.0, Reply::Rc(SLURM_SUCCESS));
+            c.conf.partitions[0].conf.clone()
+        };
+        let p = upd(&mut c, &|m| m.max_share = 0x8000 | 2);
+        assert_eq!(p.over_subscribe, OverSubscribe::Force(2));
+        assert_eq!(p.deny_accounts.as_deref(), Some("x"), "unset fields stay");
+        let a = submit_shared(&mut c, 1000, "p", 4, NO_VAL16, V24);
+        let b = submit_shared(&mut c, 1000, "p", 4, NO_VAL16, V24);
+        assert_eq!(
+            running(&c, &[a, b]),
+            [true, true],
+            "FORCE:2 applies at once"
+        );
+        for (share, want) in [
+            (0, OverSubscribe::Exclusive),
+            (1, OverSubscribe::No),
+            (4, OverSubscribe::Yes(4)),
+        ] {
+            assert_eq!(upd(&mut c, &|m| m.max_share = share).over_subscribe, want);
+        }
+        let p = upd(&mut c, &|m| {
+            m.allow_accounts = Some("a,b".into());
+            m.deny_accounts = Some(String::new());
+        });
+        assert_eq!(
+            (p.allow_accounts.as_deref(), p.deny_accounts.as_deref()),
+            (Some("a,b"), None)
+        );
+        let p = upd(&mut c, &|m| m.allow_accounts = Some("ALL".into()));
+        assert_eq!(p.allow_accounts, None);
     }
 }
