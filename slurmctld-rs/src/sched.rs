@@ -30,6 +30,69 @@ pub struct Request<'a> {
     pub exclusive_user: bool,
     /// The job's user (ExclusiveUser keeps other users off its nodes).
     pub uid: u32,
+    /// `--nodelist`: nodes that must all be in the allocation.
+    pub req_nodes: Option<&'a str>,
+    /// `--exclude`: nodes it may not use.
+    pub exc_nodes: Option<&'a str>,
+    /// `--constraint`: node features (`a&b`, `a,b`, `a|b`).
+    pub features: Option<&'a str>,
+}
+
+/// Node indexes of hostlist `expr` (None: a name that is not a node,
+/// or a bad expression).
+pub fn node_indexes(conf: &ClusterConf, expr: &str) -> Option<Vec<usize>> {
+    let names = slurm_conf::expand(expr).ok()?;
+    names
+        .iter()
+        .map(|n| conf.node_index.get(n).copied())
+        .collect()
+}
+
+/// Whether constraint `want` names a feature no node of the cluster has
+/// (stock refuses such a job at submit with ESLURM_INVALID_FEATURE,
+/// unless SchedulerParameters has ignore_constraint_validation).
+pub fn unknown_feature(conf: &ClusterConf, want: &str) -> bool {
+    if want.contains(['[', ']', '(', ')', '*'])
+        || conf
+            .raw
+            .scheduler_parameters
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("ignore_constraint_validation"))
+    {
+        return false;
+    }
+    want.split(['&', ',', '|'])
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .any(|f| {
+            !conf.nodes.iter().any(|d| {
+                d.features
+                    .as_deref()
+                    .is_some_and(|have| have.split(',').any(|h| h.trim() == f))
+            })
+        })
+}
+
+/// Whether a node with features `have` (comma-separated) satisfies the
+/// constraint `want`: alternatives split by `|`, each a list of features
+/// joined by `&` or `,` that must all be there. Forms beyond that
+/// (brackets, counts, parentheses) are not checked here.
+pub fn features_match(want: &str, have: Option<&str>) -> bool {
+    if want.contains(['[', ']', '(', ')', '*']) {
+        return true;
+    }
+    let have: Vec<&str> = have
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .collect();
+    want.split('|').any(|alt| {
+        alt.split(['&', ','])
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .all(|f| have.contains(&f))
+    })
 }
 
 /// `JOB_SHARED_NONE`: the `shared` of a job submitted with `--exclusive`.
@@ -112,6 +175,9 @@ impl<'a> Request<'a> {
             oversubscribe: j.desc.shared == JOB_SHARED_OK,
             exclusive_user: j.desc.shared == JOB_SHARED_USER,
             uid: j.user.uid,
+            req_nodes: j.desc.req_nodes.as_deref().filter(|s| !s.is_empty()),
+            exc_nodes: j.desc.exc_nodes.as_deref().filter(|s| !s.is_empty()),
+            features: j.desc.features.as_deref().filter(|s| !s.is_empty()),
         }
     }
 
@@ -237,6 +303,17 @@ fn pick(
     let exclusive = mode == Mode::Whole;
     let exclusive_user = p.conf.exclusive_user || req.exclusive_user;
     let own_part_shares = part_shares(p);
+    // --nodelist must all be usable and taken; --exclude never.
+    let required = match req.req_nodes {
+        Some(r) => node_indexes(conf, r)?,
+        None => Vec::new(),
+    };
+    let excluded = match req.exc_nodes {
+        Some(x) => node_indexes(conf, x).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let min_nodes = req.min_nodes.max(required.len() as u32);
+    let max_nodes = req.max_nodes.max(min_nodes);
     // CPUs this job may use on a node, by mode.
     let usable = |n: &crate::state::node::Node| -> u16 {
         match mode {
@@ -257,6 +334,8 @@ fn pick(
         .filter(|&i| {
             let n = &nodes[i];
             !exclude(i)
+                && !excluded.contains(&i)
+                && req.features.is_none_or(|f| features_match(f, n.def.features.as_deref()))
                 && n.open_to(req.uid)
                 // ExclusiveUser: only nodes empty or held by this user
                 && (!exclusive_user || n.jobs.is_empty() || n.owner == Some(req.uid))
@@ -267,18 +346,22 @@ fn pick(
                 && req.gres.iter().all(|g| n.free_gres(g) >= g.count)
         })
         .collect();
-    // Lowest weight first, then config order (stock's default).
-    cand.sort_by_key(|&i| (nodes[i].def.weight, i));
+    if required.iter().any(|r| !cand.contains(r)) {
+        return None;
+    }
+    // Required nodes first; then lowest weight, then config order
+    // (stock's default).
+    cand.sort_by_key(|&i| (!required.contains(&i), nodes[i].def.weight, i));
     let mut out = Vec::new();
     let mut remaining = req.cpus;
     for i in cand {
-        if out.len() as u32 >= req.max_nodes {
+        if out.len() as u32 >= max_nodes {
             break;
         }
         let n = &nodes[i];
         let k = out.len() as u32;
         // Leave one task's worth for each node still needed to reach min_nodes.
-        let reserve = u32::from(cpt) * req.min_nodes.saturating_sub(k + 1);
+        let reserve = u32::from(cpt) * min_nodes.saturating_sub(k + 1);
         let want = remaining.saturating_sub(reserve).max(u32::from(cpt));
         let mut free = u32::from(usable(n)) / u32::from(cpt) * u32::from(cpt);
         if track_mem && req.mem > 0 && req.mem_per_cpu {
@@ -318,8 +401,10 @@ fn pick(
             gres,
         });
         remaining = remaining.saturating_sub(take);
-        if remaining == 0 && out.len() as u32 >= req.min_nodes {
-            return Some(out);
+        if remaining == 0 && out.len() as u32 >= min_nodes {
+            // (Required nodes come first: one left out is not coming.)
+            let all_required = required.iter().all(|r| out.iter().any(|a| a.node == *r));
+            return all_required.then_some(out);
         }
     }
     None

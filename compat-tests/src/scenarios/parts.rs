@@ -120,6 +120,16 @@ fn oversubscribe_steps(c: &mut Ctx) -> Result<(), String> {
     c.record("squeue -p os_yes (YES:2, three sharing jobs)", &q);
     let shown = c.job_field(&y2, "OverSubscribe")?;
     c.record("OverSubscribe of an --oversubscribe job", &shown);
+
+    // scontrol update sets it, in each of its forms.
+    for v in ["FORCE:3", "EXCLUSIVE", "NO", "YES:4"] {
+        c.ok(&format!(
+            "scontrol update partitionname=os_force OverSubscribe={v}"
+        ))?;
+        let o = c.ok("scontrol show partition os_force")?;
+        let shown = field(&o.stdout, "OverSubscribe").unwrap_or_default();
+        c.record(&format!("OverSubscribe after update to {v}"), &shown);
+    }
     Ok(())
 }
 
@@ -227,6 +237,17 @@ fn accounts_steps(c: &mut Ctx) -> Result<(), String> {
     c.wait_state(&d, "RUNNING", WAIT)?;
     let q = settled(c, &d)?;
     c.record("squeue (DenyAccounts=physics, -A physics)", &q);
+
+    // scontrol update sets and lifts the lists.
+    c.ok("scontrol update partitionname=acct_deny DenyAccounts=chem,bio")?;
+    c.ok("scontrol update partitionname=acct_allow AllowAccounts=ALL")?;
+    for p in ["acct_allow", "acct_deny"] {
+        let o = c.ok(&format!("scontrol show partition {p}"))?;
+        c.record(
+            &format!("scontrol show partition {p} after update"),
+            &o.stdout,
+        );
+    }
     Ok(())
 }
 
@@ -354,6 +375,51 @@ fn delete_steps(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// `--nodelist` and `--exclude` choose the nodes (a `--constraint` no
+/// node has is refused); a job waiting for the
+/// nodes it names holds back only those, so a later job runs elsewhere.
+fn nodelist(c: &mut Ctx) -> Result<(), String> {
+    let r = nodelist_steps(c);
+    let undo = clean_up(c);
+    r?;
+    undo
+}
+
+fn nodelist_steps(c: &mut Ctx) -> Result<(), String> {
+    let w = sbatch_as(c, "alice", "-J w -n1 -w n2")?;
+    c.wait_state(&w, "RUNNING", WAIT)?;
+    let x = sbatch_as(c, "alice", "-J x -n1 -x n1")?;
+    c.wait_state(&x, "RUNNING", WAIT)?;
+    let mut rec = String::new();
+    for (what, id) in [("-w n2", &w), ("-x n1", &x)] {
+        rec += &format!("{what}: NodeList={}\n", c.job_field(id, "NodeList")?);
+    }
+    c.record("--nodelist / --exclude placement", &rec);
+    refused(
+        c,
+        Some("alice"),
+        "sbatch -C nosuch -o /dev/null --wrap true",
+        "sbatch --constraint of a feature no node has",
+    )?;
+    must_contain(
+        "placement",
+        &rec,
+        &["-w n2: NodeList=n2", "-x n1: NodeList=n2"],
+    )?;
+    c.ok(&format!("scancel {w} {x}"))?;
+
+    // n1 full; a job for n1 waits; a later job goes to n2.
+    let full = sbatch_as(c, "alice", "-J full -n16 -w n1")?;
+    c.wait_state(&full, "RUNNING", WAIT)?;
+    let wants = sbatch_as(c, "alice", "-J wants_n1 -n1 -w n1")?;
+    wait_reason(c, &wants, "Resources")?;
+    let later = sbatch_as(c, "bob", "-J later -n1")?;
+    c.wait_state(&later, "RUNNING", WAIT)?;
+    let q = c.ok("squeue -h -o '%j %T %r %N' | sort")?;
+    c.record("squeue (a job waiting for n1, a later one)", &q.stdout);
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -385,6 +451,12 @@ pub fn all() -> Vec<Scenario> {
             about: "scontrol delete partition: root only, refused while in use, the default one too",
             compare: true,
             run: delete,
+        },
+        Scenario {
+            name: "parts_nodelist",
+            about: "--nodelist/--exclude choose nodes; a job waiting for named nodes holds back only those",
+            compare: true,
+            run: nodelist,
         },
     ]
 }

@@ -327,15 +327,38 @@ impl Planner {
         dur: Time,
     ) -> Option<Vec<usize>> {
         let cpt = u32::from(req.cpus_per_task.max(1));
+        // --nodelist first (all of it, or no fit), never --exclude, and
+        // only nodes with the --constraint features.
+        let required = match req.req_nodes {
+            Some(r) => crate::sched::node_indexes(conf, r)?,
+            None => Vec::new(),
+        };
+        let excluded = req
+            .exc_nodes
+            .and_then(|x| crate::sched::node_indexes(conf, x))
+            .unwrap_or_default();
+        let mut order: Vec<usize> = order
+            .iter()
+            .copied()
+            .filter(|i| !excluded.contains(i))
+            .collect();
+        order.sort_by_key(|i| !required.contains(i));
+        let min_nodes = req.min_nodes.max(required.len() as u32);
         let mut out = Vec::new();
         let mut remaining = req.cpus;
-        for &i in order {
-            if out.len() as u32 >= req.max_nodes {
+        for i in order {
+            if out.len() as u32 >= req.max_nodes.max(min_nodes) {
                 break;
             }
             let (Some(a), Some(def)) = (cur.get(&i), conf.nodes.get(i)) else {
                 continue;
             };
+            if req
+                .features
+                .is_some_and(|f| !crate::sched::features_match(f, def.features.as_deref()))
+            {
+                continue;
+            }
             let one = req.mem_on(cpt as u16);
             if a.cpus < cpt
                 || (self.track_mem && one > a.mem)
@@ -357,7 +380,7 @@ impl Planner {
                 continue;
             }
             let k = out.len() as u32;
-            let reserve = cpt * req.min_nodes.saturating_sub(k + 1);
+            let reserve = cpt * min_nodes.saturating_sub(k + 1);
             let want = remaining.saturating_sub(reserve).max(cpt);
             let mut free = a.cpus / cpt * cpt;
             if self.track_mem && req.mem > 0 && req.mem_per_cpu {
@@ -369,8 +392,8 @@ impl Planner {
             }
             out.push(i);
             remaining = remaining.saturating_sub(take.div_ceil(cpt) * cpt);
-            if remaining == 0 && out.len() as u32 >= req.min_nodes {
-                return Some(out);
+            if remaining == 0 && out.len() as u32 >= min_nodes {
+                return required.iter().all(|r| out.contains(r)).then_some(out);
             }
         }
         None

@@ -816,6 +816,13 @@ impl Controller {
         {
             return Reply::Rc(rc);
         }
+        if desc
+            .features
+            .as_deref()
+            .is_some_and(|f| sched::unknown_feature(&self.conf, f))
+        {
+            return Reply::Rc(ESLURM_INVALID_FEATURE);
+        }
         let enforce = self
             .conf
             .raw
@@ -938,6 +945,9 @@ impl Controller {
             oversubscribe: false,
             exclusive_user: false,
             uid: user.uid,
+            req_nodes: None,
+            exc_nodes: None,
+            features: None,
         };
         if !sched::could_ever_fit(&self.conf, part, &req) {
             // What no single node can hold (memory, GRES) is refused by

@@ -8,7 +8,7 @@
 use super::config::{ClusterConf, PartDef};
 use super::job::{Job, UserInfo};
 use super::{job, Controller, Effect, Reply, Time};
-use slurm_conf::{MemLimit, PartitionState, TimeLimit};
+use slurm_conf::{MemLimit, OverSubscribe, PartitionState, TimeLimit};
 use slurm_wire::errno::*;
 use slurm_wire::msg::update_part::{state, UpdatePartMsg};
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16};
@@ -130,6 +130,18 @@ pub fn default_mem(p: &PartDef, cluster: Option<MemLimit>) -> Option<(u64, bool)
     }
 }
 
+/// `max_share` as scontrol sends it (0 EXCLUSIVE, 1 NO, N YES:N, FORCE
+/// in the top bit).
+fn over_subscribe_of(max_share: u16) -> OverSubscribe {
+    let n = max_share & 0x7fff;
+    match (n, max_share & 0x8000 != 0) {
+        (0, _) => OverSubscribe::Exclusive,
+        (n, true) => OverSubscribe::Force(n),
+        (1, false) => OverSubscribe::No,
+        (n, false) => OverSubscribe::Yes(n),
+    }
+}
+
 fn state_of(up: u16) -> Option<PartitionState> {
     match up {
         state::UP => Some(PartitionState::Up),
@@ -149,6 +161,18 @@ fn time_limit(minutes: u32) -> TimeLimit {
 }
 
 impl Controller {
+    /// The partition an administrator's `rpc` names, or the reply that
+    /// refuses it: not an administrator (ESLURM_USER_ID_MISSING, logged
+    /// as stock logs it), or no such partition.
+    fn admin_partition(&self, uid: u32, name: Option<&str>, rpc: &str) -> Result<usize, Reply> {
+        if !self.conf.is_admin(uid) {
+            tracing::error!(uid, "Security violation, {rpc} RPC");
+            return Err(Reply::Rc(ESLURM_USER_ID_MISSING));
+        }
+        name.and_then(|n| self.conf.partition_index(n))
+            .ok_or(Reply::Rc(ESLURM_INVALID_PARTITION_NAME))
+    }
+
     /// REQUEST_UPDATE_PARTITION (administrators only).
     pub(super) fn update_partition(
         &mut self,
@@ -157,12 +181,9 @@ impl Controller {
         m: &UpdatePartMsg,
         fx: &mut Vec<Effect>,
     ) -> Reply {
-        if !self.conf.is_admin(uid) {
-            tracing::error!(uid, "Security violation, UPDATE_PARTITION RPC");
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
-        }
-        let Some(i) = m.name.as_deref().and_then(|n| self.conf.partition_index(n)) else {
-            return Reply::Rc(ESLURM_INVALID_PARTITION_NAME);
+        let i = match self.admin_partition(uid, m.name.as_deref(), "UPDATE_PARTITION") {
+            Ok(i) => i,
+            Err(r) => return r,
         };
         let new_state = if m.state_up == NO_VAL16 {
             None
@@ -196,6 +217,16 @@ impl Controller {
             c.priority_tier = m.priority_tier;
         }
         super::mem_limit::update_partition(c, m);
+        if m.max_share != NO_VAL16 {
+            c.over_subscribe = over_subscribe_of(m.max_share);
+        }
+        // AllowAccounts=ALL (or empty) lifts the list; DenyAccounts= too.
+        if let Some(a) = &m.allow_accounts {
+            c.allow_accounts = (!a.is_empty() && !a.eq_ignore_ascii_case("ALL")).then(|| a.clone());
+        }
+        if let Some(d) = &m.deny_accounts {
+            c.deny_accounts = (!d.is_empty()).then(|| d.clone());
+        }
         tracing::info!(partition = %c.name, state = ?c.state, "partition updated");
         self.last_part_update = now;
         self.schedule(now, fx);
@@ -216,12 +247,9 @@ impl Controller {
         name: &str,
         fx: &mut Vec<Effect>,
     ) -> Reply {
-        if !self.conf.is_admin(uid) {
-            tracing::error!(uid, "Security violation, DELETE_PARTITION RPC");
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
-        }
-        let Some(i) = self.conf.partition_index(name) else {
-            return Reply::Rc(ESLURM_INVALID_PARTITION_NAME);
+        let i = match self.admin_partition(uid, Some(name), "DELETE_PARTITION") {
+            Ok(i) => i,
+            Err(r) => return r,
         };
         if self
             .jobs
@@ -304,6 +332,7 @@ mod tests {
             max_nodes: NO_VAL,
             min_nodes: NO_VAL,
             priority_tier: NO_VAL16,
+            max_share: NO_VAL16,
             ..Default::default()
         };
         // The same second as `submit`: a pass never sees a job from its future.
@@ -490,6 +519,7 @@ mod tests {
             max_nodes: NO_VAL,
             min_nodes: NO_VAL,
             priority_tier: 5,
+            max_share: NO_VAL16,
             ..Default::default()
         };
         let r = c.apply(
@@ -864,5 +894,204 @@ mod tests {
         assert_eq!(delete(&mut c, 0, "b"), Reply::Rc(SLURM_SUCCESS));
         assert_eq!(c.conf.default_partition, None);
         assert_eq!(submit(&mut c), Reply::Rc(ESLURM_DEFAULT_PARTITION_NOT_SET));
+    }
+
+    /// Submits as uid 1000 a job `cpus` one-CPU tasks to `part` with
+    /// `f` applied to its description; returns its id.
+    fn submit_with(
+        c: &mut Controller,
+        part: &str,
+        cpus: u32,
+        f: impl FnOnce(&mut JobDescMsg),
+    ) -> u32 {
+        let mut d = JobDescMsg {
+            min_cpus: cpus,
+            num_tasks: cpus,
+            partition: Some(part.into()),
+            script: Some("#!/bin/sh\ntrue\n".into()),
+            ..JobDescMsg::unset()
+        };
+        f(&mut d);
+        let user = UserInfo {
+            uid: 1000,
+            gid: 1000,
+            ..Default::default()
+        };
+        let r = c.apply(
+            1002,
+            Command::Submit {
+                user,
+                desc: Box::new(d),
+                version: V24,
+            },
+        );
+        let Reply::Submitted { job_id } = r.0 else {
+            panic!("submit refused: {:?}", r.0)
+        };
+        job_id
+    }
+
+    fn nodes_of(c: &Controller, id: u32) -> Vec<usize> {
+        c.jobs[&id].alloc.iter().map(|a| a.node).collect()
+    }
+
+    #[test]
+    fn nodelist_exclude_and_constraint_choose_the_nodes() {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+            NodeName=n1 CPUs=4 RealMemory=1000 Feature=slow\n\
+            NodeName=n2 CPUs=4 RealMemory=1000 Feature=fast,big\n\
+            NodeName=n3 CPUs=4 RealMemory=1000 Feature=fast\n\
+            PartitionName=d Nodes=n[1-3] Default=YES\n";
+        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
+        for n in ["n1", "n2", "n3"] {
+            let msg = SlurmNodeRegistrationStatusMsg {
+                node_name: Some(n.into()),
+                cpus: 4,
+                real_memory: 1000,
+                ..Default::default()
+            };
+            c.apply(
+                1000,
+                Command::Register {
+                    msg: Box::new(msg),
+                    version: V24,
+                    uid: 0,
+                },
+            );
+        }
+        let w = submit_with(&mut c, "d", 1, |d| d.req_nodes = Some("n3".into()));
+        assert_eq!(nodes_of(&c, w), [2]);
+        let x = submit_with(&mut c, "d", 1, |d| d.exc_nodes = Some("n[1-2]".into()));
+        assert_eq!(nodes_of(&c, x), [2]);
+        let two = submit_with(&mut c, "d", 2, |d| d.req_nodes = Some("n[1,3]".into()));
+        assert_eq!(nodes_of(&c, two), [0, 2], "every named node, one task each");
+        let big = submit_with(&mut c, "d", 1, |d| d.features = Some("fast&big".into()));
+        assert_eq!(nodes_of(&c, big), [1]);
+        let either = submit_with(&mut c, "d", 1, |d| d.features = Some("big|slow".into()));
+        assert_eq!(nodes_of(&c, either), [0]);
+        // A feature no node has is refused at submit.
+        assert!(sched::unknown_feature(&c.conf, "fast&gpu"));
+        assert!(!sched::unknown_feature(&c.conf, "fast|big"));
+        let r = submit_from(&mut c, "d", V24);
+        assert!(matches!(r, Reply::Submitted { .. }));
+        let d = JobDescMsg {
+            min_cpus: 1,
+            features: Some("gpu".into()),
+            script: Some("#!/bin/sh\ntrue\n".into()),
+            ..JobDescMsg::unset()
+        };
+        let r = c.apply(
+            1002,
+            Command::Submit {
+                user: UserInfo::default(),
+                desc: Box::new(d),
+                version: V24,
+            },
+        );
+        assert_eq!(r.0, Reply::Rc(ESLURM_INVALID_FEATURE));
+        // One no free node has waits.
+        let busy = submit_with(&mut c, "d", 4, |d| d.features = Some("big".into()));
+        assert_eq!(c.jobs[&busy].state, JobState::Pending);
+        assert!(sched::features_match("fast,big", Some("big,fast")));
+        assert!(!sched::features_match("fast,big", Some("fast")));
+    }
+
+    #[test]
+    fn a_job_waiting_for_named_nodes_holds_only_those() {
+        let mut c = sharing_cluster(&["n1", "n2"], "PartitionName=d Nodes=n[1-2] Default=YES\n");
+        let full = submit_with(&mut c, "d", 4, |d| d.req_nodes = Some("n1".into()));
+        assert_eq!(nodes_of(&c, full), [0]);
+        let wants_n1 = submit_with(&mut c, "d", 1, |d| d.req_nodes = Some("n1".into()));
+        assert_eq!(c.jobs[&wants_n1].state_reason, job::reason::WAIT_RESOURCES);
+        // Stock fails only the named nodes, so a later job runs on n2.
+        let later = submit_with(&mut c, "d", 1, |_| {});
+        assert_eq!(nodes_of(&c, later), [1]);
+    }
+
+    #[test]
+    fn a_blocked_partition_keeps_overlapping_partitions_off_its_nodes() {
+        let mut c = sharing_cluster(
+            &["n1", "n2"],
+            "PartitionName=a Nodes=n[1-2] Default=YES\nPartitionName=b Nodes=n2\n",
+        );
+        let on_n1 = submit_with(&mut c, "a", 4, |d| d.req_nodes = Some("n1".into()));
+        assert_eq!(nodes_of(&c, on_n1), [0]);
+        let wide = submit_with(&mut c, "a", 8, |d| d.min_nodes = 2);
+        let small_a = submit_with(&mut c, "a", 1, |_| {});
+        let small_b = submit_with(&mut c, "b", 1, |_| {});
+        // Each submit's pass looks at the queue in order (no backfill:
+        // that comes with the periodic pass, and may start them).
+        let r = |c: &Controller, id: u32| (c.jobs[&id].state, c.jobs[&id].state_reason);
+        assert_eq!(
+            r(&c, wide),
+            (JobState::Pending, job::reason::WAIT_RESOURCES)
+        );
+        assert_eq!(
+            r(&c, small_a),
+            (JobState::Pending, job::reason::WAIT_PRIORITY)
+        );
+        // n2 is free, but the blocked job of `a` waits for it.
+        assert_eq!(
+            r(&c, small_b),
+            (JobState::Pending, job::reason::WAIT_RESOURCES)
+        );
+    }
+
+    #[test]
+    fn update_sets_oversubscribe_and_account_lists() {
+        let mut c = sharing_cluster(&["n1"], "PartitionName=p Nodes=n1 DenyAccounts=x\n");
+        let upd = |c: &mut Controller, f: &dyn Fn(&mut UpdatePartMsg)| {
+            let mut m = UpdatePartMsg {
+                name: Some("p".into()),
+                state_up: NO_VAL16,
+                max_share: NO_VAL16,
+                max_time: NO_VAL,
+                default_time: NO_VAL,
+                max_nodes: NO_VAL,
+                min_nodes: NO_VAL,
+                priority_tier: NO_VAL16,
+                def_mem_per_cpu: slurm_wire::pack::NO_VAL64,
+                max_mem_per_cpu: slurm_wire::pack::NO_VAL64,
+                ..Default::default()
+            };
+            f(&mut m);
+            let r = c.apply(
+                1003,
+                Command::UpdatePartition {
+                    uid: 0,
+                    msg: Box::new(m),
+                },
+            );
+            assert_eq!(r.0, Reply::Rc(SLURM_SUCCESS));
+            c.conf.partitions[0].conf.clone()
+        };
+        let p = upd(&mut c, &|m| m.max_share = 0x8000 | 2);
+        assert_eq!(p.over_subscribe, OverSubscribe::Force(2));
+        assert_eq!(p.deny_accounts.as_deref(), Some("x"), "unset fields stay");
+        let a = submit_shared(&mut c, 1000, "p", 4, NO_VAL16, V24);
+        let b = submit_shared(&mut c, 1000, "p", 4, NO_VAL16, V24);
+        assert_eq!(
+            running(&c, &[a, b]),
+            [true, true],
+            "FORCE:2 applies at once"
+        );
+        for (share, want) in [
+            (0, OverSubscribe::Exclusive),
+            (1, OverSubscribe::No),
+            (4, OverSubscribe::Yes(4)),
+        ] {
+            assert_eq!(upd(&mut c, &|m| m.max_share = share).over_subscribe, want);
+        }
+        let p = upd(&mut c, &|m| {
+            m.allow_accounts = Some("a,b".into());
+            m.deny_accounts = Some(String::new());
+        });
+        assert_eq!(
+            (p.allow_accounts.as_deref(), p.deny_accounts.as_deref()),
+            (Some("a,b"), None)
+        );
+        let p = upd(&mut c, &|m| m.allow_accounts = Some("ALL".into()));
+        assert_eq!(p.allow_accounts, None);
     }
 }

@@ -177,6 +177,9 @@ impl Controller {
         self.counters
             .schedule_cycle(order.len(), self.jobs.pending_count());
         let mut blocked = vec![false; self.conf.partitions.len()];
+        // Nodes a blocked job waits for: later jobs, of any partition,
+        // may not take them (stock's avail_node_bitmap in schedule()).
+        let mut unavail = vec![false; self.nodes.len()];
         for job_id in order {
             if !self.eligible(job_id, now) {
                 continue;
@@ -202,12 +205,13 @@ impl Controller {
             {
                 // Nothing was freed since it last failed (the full pass
                 // re-tests anyway, in case the job itself changed).
-                blocked[part] = true;
+                self.block_partition(part, &mut blocked, &mut unavail);
                 job::reason::WAIT_RESOURCES
             } else {
                 let j = &self.jobs[&job_id];
                 let req = sched::Request::of(j);
-                match sched::select(&self.conf, &self.nodes, part, &req) {
+                let taken = |i: usize| unavail.get(i).copied().unwrap_or(false);
+                match sched::select_excluding(&self.conf, &self.nodes, part, &req, &taken) {
                     Some(alloc) => {
                         let _ = self.sched.plan.remove(&job_id);
                         self.start_pending(now, job_id, alloc, fx);
@@ -217,10 +221,20 @@ impl Controller {
                         let r = self.no_nodes_reason(job_id);
                         // A job waiting on out-of-service nodes holds back no one.
                         if r == job::reason::WAIT_RESOURCES {
-                            blocked[part] = true;
-                            let n = self.conf.partitions.len();
-                            self.sched.blocked_at.resize(n, None);
-                            self.sched.blocked_at[part] = Some((job_id, self.fingerprint(part)));
+                            if let Some(nodes) = self.required_nodes(job_id) {
+                                // One that names its nodes holds only those.
+                                for i in nodes {
+                                    if let Some(u) = unavail.get_mut(i) {
+                                        *u = true;
+                                    }
+                                }
+                            } else {
+                                self.block_partition(part, &mut blocked, &mut unavail);
+                                let n = self.conf.partitions.len();
+                                self.sched.blocked_at.resize(n, None);
+                                self.sched.blocked_at[part] =
+                                    Some((job_id, self.fingerprint(part)));
+                            }
                         }
                         r
                     }
@@ -228,6 +242,29 @@ impl Controller {
             };
             self.set_wait_reason(now, job_id, reason);
         }
+    }
+
+    /// Marks partition `part` failed for the rest of a pass: its later
+    /// jobs wait with Priority, and no job takes its nodes.
+    fn block_partition(&self, part: usize, blocked: &mut [bool], unavail: &mut [bool]) {
+        if let Some(b) = blocked.get_mut(part) {
+            *b = true;
+        }
+        for &i in self.conf.partitions.get(part).map_or(&[][..], |p| &p.nodes) {
+            if let Some(u) = unavail.get_mut(i) {
+                *u = true;
+            }
+        }
+    }
+
+    /// The `--nodelist` of a job when it names at least as many nodes as
+    /// the job needs (such a job blocks only those nodes, not its
+    /// partition).
+    fn required_nodes(&self, job_id: u32) -> Option<Vec<usize>> {
+        let j = self.jobs.get(&job_id)?;
+        let r = j.desc.req_nodes.as_deref().filter(|r| !r.is_empty())?;
+        let nodes = sched::node_indexes(&self.conf, r)?;
+        (nodes.len() as u32 >= j.min_nodes).then_some(nodes)
     }
 
     /// Plans starts for the head of the queue and starts what fits in the

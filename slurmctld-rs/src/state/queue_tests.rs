@@ -189,3 +189,41 @@ fn snapshots_do_not_see_later_changes() {
     assert_eq!(c.nodes[0].alloc_cpus, 0);
     let _ = NO_VAL;
 }
+
+#[test]
+fn a_planned_start_keeps_to_the_nodes_the_job_names() {
+    let mut c = cluster();
+    let a = job(&mut c, 1001, "low", 4, 1, 10);
+    assert_eq!(c.jobs[&a].alloc[0].node, 0);
+    let d = JobDescMsg {
+        time_limit: 10,
+        num_tasks: 1,
+        min_cpus: 1,
+        req_nodes: Some("n1".into()),
+        script: Some("#!/bin/sh\ntrue\n".into()),
+        ..JobDescMsg::unset()
+    };
+    let Reply::Submitted { job_id: w } = c
+        .apply(
+            1002,
+            Command::Submit {
+                user: UserInfo {
+                    uid: 1000,
+                    gid: 1000,
+                    ..Default::default()
+                },
+                desc: Box::new(d),
+                version: ProtocolVersion::V24_11,
+            },
+        )
+        .0
+    else {
+        panic!("refused")
+    };
+    // n2 is free, but the job named n1: it waits for A, and is planned there.
+    assert_eq!(st(&c, w), (JobState::Pending, reason::WAIT_RESOURCES));
+    c.apply(1010, Command::Tick);
+    assert_eq!(c.jobs[&w].state, JobState::Pending);
+    let p = c.planned(w).expect("planned");
+    assert_eq!((p.start, p.nodes.clone()), (c.jobs[&a].end_time, vec![0]));
+}
