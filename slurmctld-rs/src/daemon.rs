@@ -271,6 +271,8 @@ pub async fn run_loaded(
             // Logging, fsync, applying and saving block this thread: tell
             // the runtime, so that other requests (a ping) move to another
             // worker instead of waiting behind a disk write.
+            // The published snapshot shares every record not changed since.
+            let prev = sh.snapshot();
             let (replies, effects) = slurm_rpc::blocking(|| {
                 let t = now();
                 // Write-ahead: what a client is promised is on disk before it
@@ -314,6 +316,7 @@ pub async fn run_loaded(
                     effects.extend(fx);
                     replies.push((reply, r));
                 }
+                ctrl.stamp_changes(&prev, t);
                 if let Some(s) = store.as_mut() {
                     if snapshot_now || s.snapshot_due() {
                         if let Err(e) = s.snapshot(&ctrl) {

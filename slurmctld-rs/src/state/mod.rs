@@ -270,6 +270,28 @@ pub struct Controller {
 }
 
 impl Controller {
+    /// Stamps the listings that changed since snapshot `prev` but whose
+    /// `last_*_update` was not moved by the command that changed them, so
+    /// that a client polling with `last_update` (`squeue -i`, `sinfo -i`)
+    /// is never told "no change" when there was one. Changes are seen by
+    /// identity: while `prev` is alive, every change copies what it touches.
+    pub fn stamp_changes(&mut self, prev: &Controller, now: Time) {
+        let jobs_changed = !self.jobs.same_records(&prev.jobs)
+            || !self.steps.ptr_eq(&prev.steps)
+            || !self.arrays.recs.ptr_eq(&prev.arrays.recs)
+            || !self.arrays.metas.ptr_eq(&prev.arrays.metas)
+            || !self.deps.ptr_eq(&prev.deps);
+        if jobs_changed && self.last_job_update == prev.last_job_update {
+            self.last_job_update = now;
+        }
+        if !self.nodes.same_records(&prev.nodes) && self.last_node_update == prev.last_node_update {
+            self.last_node_update = now;
+        }
+        if !Arc::ptr_eq(&self.conf, &prev.conf) && self.last_part_update == prev.last_part_update {
+            self.last_part_update = now;
+        }
+    }
+
     /// After a restart: ask every node whose protocol we know to register
     /// again, as stock does, so that its hardware, OS and running jobs are
     /// current (the snapshot keeps only administrative state).

@@ -49,6 +49,12 @@ impl<K: Ord + Clone, V: Clone> Table<K, V> {
     pub fn new() -> Self {
         Self::default()
     }
+    /// Whether both are the very same map (a clone with no change since).
+    /// Any change made while a clone is alive copies what it touches, so
+    /// this is how a batch's changes are seen against the last snapshot.
+    pub fn ptr_eq(&self, other: &Self) -> bool {
+        self.0.ptr_eq(&other.0)
+    }
     pub fn len(&self) -> usize {
         self.0.len()
     }
@@ -171,6 +177,10 @@ impl fmt::Debug for Jobs {
 impl Jobs {
     pub fn new() -> Self {
         Self::default()
+    }
+    /// Whether no job record changed since `other` was cloned from this.
+    pub fn same_records(&self, other: &Self) -> bool {
+        self.map.ptr_eq(&other.map)
     }
     pub fn len(&self) -> usize {
         self.map.len()
@@ -323,6 +333,10 @@ impl fmt::Debug for Nodes {
 }
 
 impl Nodes {
+    /// Whether no node record changed since `other` was cloned from this.
+    pub fn same_records(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| Arc::ptr_eq(a, b))
+    }
     pub fn len(&self) -> usize {
         self.0.len()
     }

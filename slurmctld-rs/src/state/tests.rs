@@ -876,3 +876,43 @@ fn tasks_per_node_in_blocks() {
         "4(x2)"
     );
 }
+
+/// A change that a command made without moving `last_*_update` is stamped
+/// at publish time; no change leaves the stamps alone.
+#[test]
+fn stamp_changes_moves_last_update_only_for_changed_listings() {
+    let mut c = ctrl("");
+    c.apply(10, reg("n1", 4, 1000));
+    c.apply(10, reg("n2", 4, 1000));
+    let prev = c.clone();
+    c.stamp_changes(&prev, 50);
+    assert_eq!(
+        (c.last_job_update, c.last_node_update, c.last_part_update),
+        (
+            prev.last_job_update,
+            prev.last_node_update,
+            prev.last_part_update
+        )
+    );
+
+    // A node record changed behind the stamp's back.
+    let prev = c.clone();
+    c.nodes[0].cpu_load += 7;
+    c.stamp_changes(&prev, 60);
+    assert_eq!(c.last_node_update, 60);
+    assert_eq!(c.last_job_update, prev.last_job_update);
+
+    // A submit stamps jobs itself; the stamp it chose is kept.
+    let prev = c.clone();
+    submit(&mut c, 70, |_| {});
+    let stamped = c.last_job_update;
+    c.stamp_changes(&prev, 80);
+    assert_eq!(c.last_job_update, stamped);
+
+    // A job record changed without a stamp.
+    let prev = c.clone();
+    let id = *c.jobs.iter().next().unwrap().0;
+    c.jobs.get_mut(&id).unwrap().priority += 1;
+    c.stamp_changes(&prev, 90);
+    assert_eq!(c.last_job_update, 90);
+}
