@@ -327,9 +327,10 @@ pub async fn run_loaded(
                 (replies, effects)
             });
             // O(1): the tables are persistent maps of shared records.
-            sh.snap.store(Arc::new(ctrl.clone()));
-            // Nobody loads the old snapshot any more: free its replies.
-            sh.replies.clear();
+            let published = Arc::new(ctrl.clone());
+            // Replies the new snapshot cannot use are freed now.
+            sh.replies.prune(&published);
+            sh.snap.store(published);
             agent.dispatch(&sh, effects);
             for (tx, r) in replies {
                 let _ = tx.send(r);

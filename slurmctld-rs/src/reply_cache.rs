@@ -8,12 +8,14 @@
 //! built on the blocking pool, concurrent requests for the same key wait
 //! for that one build, and the async workers only copy bytes to sockets.
 //!
-//! Entries are tied to the exact snapshot they were built from (the entry
-//! holds the `Arc`, so its address cannot be reused by a newer one): a
-//! request is served bytes only from the snapshot it loaded itself, so a
-//! state change can never be answered with stale bytes. The daemon clears
-//! the cache whenever it publishes a snapshot, so old bodies do not stay in
-//! memory.
+//! An entry holds the snapshot it was built from, and a request is served
+//! it only if its own snapshot has the very same parts that the listing
+//! reads (`same_content`): compared by identity, which is exact because
+//! every change copies what it touches while an older snapshot shares it.
+//! So a state change is never answered with stale bytes, while a batch
+//! that changed nothing the listing shows (a scheduler tick over a held
+//! queue, a ping) keeps the entry. On each publish the daemon prunes the
+//! entries the new snapshot can no longer use.
 
 use crate::state::Controller;
 use crate::views;
@@ -66,6 +68,29 @@ pub fn message(c: &Controller, key: &Key) -> Message {
     }
 }
 
+/// Whether `a` and `b` give the same bytes for `q`: every part of the state
+/// that listing reads (see `views`) is shared, unchanged, by both. A view
+/// that starts to read another part must add it here.
+fn same_content(a: &Controller, b: &Controller, q: &Query) -> bool {
+    Arc::ptr_eq(&a.conf, &b.conf)
+        && match q {
+            Query::Jobs { .. } => {
+                a.last_job_update == b.last_job_update
+                    && a.jobs.same_records(&b.jobs)
+                    // node names, states (ReqNodeNotAvail) and -d detail
+                    && a.nodes.same_records(&b.nodes)
+                    && a.arrays.recs.ptr_eq(&b.arrays.recs)
+                    && a.arrays.metas.ptr_eq(&b.arrays.metas)
+                    && a.deps.ptr_eq(&b.deps)
+                    && a.sched.plan.ptr_eq(&b.sched.plan)
+            }
+            Query::Nodes => {
+                a.last_node_update == b.last_node_update && a.nodes.same_records(&b.nodes)
+            }
+            Query::Partitions => a.last_part_update == b.last_part_update,
+        }
+}
+
 /// The reply body for `key` over snapshot `c`, encoded for `key.version`.
 pub fn encode(c: &Controller, key: &Key) -> Arc<[u8]> {
     message(c, key).encode_to_vec(key.version).into()
@@ -111,10 +136,17 @@ pub struct ReplyCache {
 }
 
 impl ReplyCache {
-    /// Drops every entry (a new snapshot was published). Requests still
-    /// writing a body keep their own reference to it.
+    /// Drops every entry. Requests still writing a body keep their own
+    /// reference to it.
     pub fn clear(&self) {
         self.lock().clear();
+    }
+
+    /// Keeps only the entries that `current` (just published) can be
+    /// served, so that old bodies and snapshots do not stay in memory.
+    pub fn prune(&self, current: &Controller) {
+        self.lock()
+            .retain(|s| same_content(&s.snap, current, &s.key.query));
     }
 
     /// How many bodies were built, and how many requests were served one
@@ -133,15 +165,14 @@ impl ReplyCache {
 
     fn cell(&self, snap: &Arc<Controller>, key: &Key) -> Cell {
         let mut slots = self.lock();
-        if let Some(s) = slots
-            .iter()
-            .find(|s| Arc::ptr_eq(&s.snap, snap) && s.key == *key)
-        {
+        let usable =
+            |s: &Slot| Arc::ptr_eq(&s.snap, snap) || same_content(&s.snap, snap, &s.key.query);
+        if let Some(s) = slots.iter().find(|s| s.key == *key && usable(s)) {
             return s.cell.clone();
         }
-        // Entries of other snapshots can no longer be served to anyone
-        // who loads the current one.
-        slots.retain(|s| Arc::ptr_eq(&s.snap, snap));
+        // Entries this snapshot cannot use are of an older state (or of a
+        // reader still holding one): nobody loading the current one needs them.
+        slots.retain(usable);
         if slots.len() >= MAX_SLOTS {
             slots.remove(0);
         }
@@ -323,6 +354,46 @@ mod tests {
             let m = Message::decode(k.version, k.msg_type(), &got).unwrap();
             assert_eq!(m, message(&s, &k));
         }
+    }
+
+    #[tokio::test]
+    async fn an_unchanged_listing_survives_new_snapshots_and_a_changed_one_does_not() {
+        let cache = ReplyCache::default();
+        let mut c = ctrl();
+        submit(&mut c, 1000, "held");
+        // The first tick plans the queue (backfill), which job info shows.
+        c.apply(1001, Command::Tick);
+        let k = jobs_key(None, ProtocolVersion::V24_11, 0);
+        let s1 = Arc::new(c.clone());
+        let a = cache.get(&s1, &k).await.unwrap();
+
+        // A batch that changed nothing the listing reads (a tick over a
+        // held queue between backfill passes) publishes a new snapshot
+        // that is served the entry.
+        c.apply(1002, Command::Tick);
+        let s2 = Arc::new(c.clone());
+        cache.prune(&s2);
+        let b = cache.get(&s2, &k).await.unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "unchanged jobs: the same bytes");
+        assert_eq!(cache.counts(), (1, 1));
+
+        // A node's record changes: job listings read node states, so the
+        // entry is pruned and rebuilt, and the new bytes are the encoding.
+        c.nodes[0].cpu_load += 1;
+        let s3 = Arc::new(c.clone());
+        cache.prune(&s3);
+        assert_eq!(cache.lock().len(), 0, "the changed snapshot prunes it");
+        let d = cache.get(&s3, &k).await.unwrap();
+        assert_eq!(cache.counts().0, 2);
+        assert_eq!(&d[..], &encode(&s3, &k)[..]);
+
+        // A job's record changes: rebuilt, and the change is in the bytes.
+        let id = *c.jobs.iter().next().unwrap().0;
+        c.jobs.get_mut(&id).unwrap().desc.name = Some("renamed".into());
+        let s4 = Arc::new(c.clone());
+        let e = cache.get(&s4, &k).await.unwrap();
+        assert_eq!(job_names(&e, k.version), vec!["renamed".to_string()]);
+        assert_eq!(cache.counts().0, 3);
     }
 
     #[tokio::test]
