@@ -2,6 +2,7 @@
 
 use super::super::*;
 use super::*;
+use crate::state::testkit::{alice, controller_up, job_id, submit_desc, unset, ALICE};
 use slurm_wire::pack::INFINITE;
 
 const CONF: &str = "\
@@ -11,28 +12,9 @@ SlurmUser=root
 NodeName=n[1-2] CPUs=2 RealMemory=1000
 PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP
 ";
-const ALICE: u32 = 1000;
 
 fn ctrl() -> Controller {
-    let conf = slurm_conf::SlurmConf::parse_str(CONF, "/etc/slurm/slurm.conf").unwrap();
-    let mut c = Controller::new(config::ClusterConf::new(conf, 0).unwrap(), 1000);
-    for n in ["n1", "n2"] {
-        c.apply(
-            1000,
-            Command::Register {
-                msg: Box::new(slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg {
-                    node_name: Some(n.into()),
-                    cpus: 2,
-                    real_memory: 1000,
-                    version: Some("24.11.5".into()),
-                    ..Default::default()
-                }),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
-    }
-    c
+    controller_up(CONF, &["n1", "n2"], 2, 1000)
 }
 
 /// `sbatch --array=SPEC` as alice, held when `hold`.
@@ -45,32 +27,11 @@ fn submit_array(c: &mut Controller, now: Time, spec: &str, hold: bool) -> u32 {
         priority: if hold { 0 } else { NO_VAL },
         ..JobDescMsg::unset()
     };
-    let user = job::UserInfo {
-        uid: ALICE,
-        gid: 1000,
-        name: Some("alice".into()),
-        ..Default::default()
-    };
-    match c
-        .apply(
-            now,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version: ProtocolVersion::V24_11,
-            },
-        )
-        .0
-    {
-        Reply::Submitted { job_id } => job_id,
-        r => panic!("{r:?}"),
-    }
+    job_id(submit_desc(c, now, alice(), ProtocolVersion::V24_11, d).0)
 }
 
 fn upd(f: impl FnOnce(&mut JobDescMsg)) -> Box<JobDescMsg> {
-    let mut d = JobDescMsg::unset();
-    f(&mut d);
-    Box::new(d)
+    Box::new(unset(f))
 }
 
 fn groups(r: Reply) -> Vec<(i32, String)> {

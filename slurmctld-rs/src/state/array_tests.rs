@@ -3,7 +3,9 @@
 use super::super::depend::{WAIT_DEPENDENCY, WAIT_DEP_INVALID};
 use super::super::*;
 use super::*;
-use slurm_wire::msg::launch::BatchJobLaunchMsg;
+use crate::state::testkit::{
+    controller_up, finish, job_id as id, launches, submit, submit_desc, user, wrap,
+};
 
 const CONF: &str = "\
 ClusterName=t
@@ -14,97 +16,7 @@ PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP
 ";
 
 fn ctrl() -> Controller {
-    let conf = slurm_conf::SlurmConf::parse_str(CONF, "/etc/slurm/slurm.conf").unwrap();
-    let mut c = Controller::new(config::ClusterConf::new(conf, 0).unwrap(), 1000);
-    for n in ["n1", "n2"] {
-        c.apply(
-            1000,
-            Command::Register {
-                msg: Box::new(slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg {
-                    node_name: Some(n.into()),
-                    cpus: 4,
-                    real_memory: 1000,
-                    version: Some("24.11.5".into()),
-                    ..Default::default()
-                }),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
-    }
-    c
-}
-
-fn desc(f: impl FnOnce(&mut JobDescMsg)) -> Box<JobDescMsg> {
-    let mut d = JobDescMsg {
-        min_cpus: 1,
-        name: Some("wrap".into()),
-        script: Some("#!/bin/sh\nhostname\n".into()),
-        ..JobDescMsg::unset()
-    };
-    f(&mut d);
-    Box::new(d)
-}
-
-fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> (Reply, Vec<Effect>) {
-    let user = job::UserInfo {
-        uid: 1000,
-        gid: 1000,
-        name: Some("alice".into()),
-        ..Default::default()
-    };
-    c.apply(
-        now,
-        Command::Submit {
-            user,
-            desc: desc(f),
-            version: ProtocolVersion::V24_11,
-        },
-    )
-}
-
-fn id(r: Reply) -> u32 {
-    match r {
-        Reply::Submitted { job_id } => job_id,
-        r => panic!("{r:?}"),
-    }
-}
-
-fn launches(fx: &[Effect]) -> Vec<BatchJobLaunchMsg> {
-    fx.iter()
-        .filter_map(|Effect::Send(o)| match &o.msg {
-            Message::RequestBatchJobLaunch(m) => Some(m.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn finish(c: &mut Controller, now: Time, job_id: u32, rc: u32) -> Vec<Effect> {
-    let node = c.jobs[&job_id]
-        .batch_host
-        .map(|i| c.nodes[i].name().to_string());
-    let (r, mut fx) = c.apply(
-        now,
-        Command::BatchComplete {
-            uid: 0,
-            job_id,
-            job_rc: rc,
-            slurm_rc: 0,
-            node: node.clone(),
-        },
-    );
-    assert_eq!(r, Reply::Rc(0));
-    let (_, more) = c.apply(
-        now,
-        Command::EpilogComplete {
-            uid: 0,
-            job_id,
-            node,
-            rc: 0,
-        },
-    );
-    fx.extend(more);
-    fx
+    controller_up(CONF, &["n1", "n2"], 4, 1000)
 }
 
 fn info(c: &Controller, job_id: u32) -> JobInfo {
@@ -588,18 +500,12 @@ fn arrays_and_dependencies_survive_a_snapshot() {
 #[test]
 fn clients_before_23_02_may_name_an_unknown_job() {
     let mut c = ctrl();
-    let user = job::UserInfo {
-        uid: 1000,
-        gid: 1000,
-        ..Default::default()
-    };
-    let (r, _) = c.apply(
+    let (r, _) = submit_desc(
+        &mut c,
         1001,
-        Command::Submit {
-            user,
-            desc: desc(|d| d.dependency = Some("afterok:999".into())),
-            version: ProtocolVersion::V22_05,
-        },
+        user(1000, 1000),
+        ProtocolVersion::V22_05,
+        wrap(|d| d.dependency = Some("afterok:999".into())),
     );
     // Taken, and the dependency lifted since the job is gone.
     let j = id(r);

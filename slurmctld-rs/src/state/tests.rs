@@ -3,72 +3,17 @@
 use super::*;
 use slurm_wire::msg::kill::KillJobMsg;
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
-
-const CONF: &str = "\
-ClusterName=t
-SlurmctldHost=ctl
-SlurmUser=root
-SlurmdTimeout=300
-ReturnToService=1
-NodeName=n[1-2] CPUs=4 RealMemory=1000
-PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP
-";
+use testkit::{
+    complete, controller, epilog, node_msg, reg, reg_msg, sends, submit_as, SMALL_CLUSTER,
+};
 
 fn ctrl(extra: &str) -> Controller {
-    let text = format!("{CONF}{extra}");
-    let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
-    Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000)
+    controller(&format!("{SMALL_CLUSTER}{extra}"))
 }
 
-fn reg(name: &str, cpus: u16, mem: u64) -> Command {
-    Command::Register {
-        msg: Box::new(SlurmNodeRegistrationStatusMsg {
-            node_name: Some(name.into()),
-            cpus,
-            real_memory: mem,
-            version: Some("24.11.5".into()),
-            ..Default::default()
-        }),
-        version: ProtocolVersion::V24_11,
-        uid: 0,
-    }
-}
-
+/// These tests submit from a 22.05 client.
 fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> (Reply, Vec<Effect>) {
     submit_as(c, now, ProtocolVersion::V22_05, f)
-}
-
-fn submit_as(
-    c: &mut Controller,
-    now: Time,
-    version: ProtocolVersion,
-    f: impl FnOnce(&mut JobDescMsg),
-) -> (Reply, Vec<Effect>) {
-    let mut d = JobDescMsg {
-        min_cpus: 1,
-        name: Some("wrap".into()),
-        script: Some("#!/bin/sh\nhostname\n".into()),
-        ..JobDescMsg::unset()
-    };
-    f(&mut d);
-    let user = UserInfo {
-        uid: 1000,
-        gid: 1000,
-        name: Some("alice".into()),
-        ..Default::default()
-    };
-    c.apply(
-        now,
-        Command::Submit {
-            user,
-            desc: Box::new(d),
-            version,
-        },
-    )
-}
-
-fn sends(fx: &[Effect]) -> Vec<&Outbound> {
-    fx.iter().map(|Effect::Send(o)| o.as_ref()).collect()
 }
 
 fn state(c: &Controller, node: &str) -> u32 {
@@ -119,16 +64,7 @@ fn job_lifecycle_submit_launch_complete_epilog() {
         },
     );
     assert_eq!(r, Reply::Rc(ESLURM_USER_ID_MISSING));
-    let (r, fx) = c.apply(
-        1010,
-        Command::BatchComplete {
-            uid: 0,
-            job_id,
-            job_rc: 0,
-            slurm_rc: 0,
-            node: Some("n1".into()),
-        },
-    );
+    let (r, fx) = complete(&mut c, 1010, job_id, 0, Some("n1".into()));
     assert_eq!(r, Reply::Rc(0));
     let out = sends(&fx);
     assert_eq!(out.len(), 1);
@@ -138,15 +74,7 @@ fn job_lifecycle_submit_launch_complete_epilog() {
     assert_eq!(*job_state, job::bits::COMPLETE | job::bits::COMPLETING);
     assert_eq!(state(&c, "n1"), node::bits::IDLE | node::bits::COMPLETING);
 
-    c.apply(
-        1011,
-        Command::EpilogComplete {
-            uid: 0,
-            job_id,
-            node: Some("n1".into()),
-            rc: 0,
-        },
-    );
+    epilog(&mut c, 1011, job_id, "n1");
     assert_eq!(state(&c, "n1"), node::bits::IDLE);
     assert_eq!(c.jobs[&job_id].state_word(), job::bits::COMPLETE);
     // Purged after MinJobAge (300 s by default).
@@ -164,16 +92,7 @@ fn nonzero_exit_fails_the_job() {
     let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
         panic!()
     };
-    c.apply(
-        1003,
-        Command::BatchComplete {
-            uid: 0,
-            job_id,
-            job_rc: 256,
-            slurm_rc: 0,
-            node: Some("n1".into()),
-        },
-    );
+    complete(&mut c, 1003, job_id, 256, Some("n1".into()));
     assert_eq!(c.jobs[&job_id].state, JobState::Failed);
     assert_eq!(c.jobs[&job_id].exit_code, 256);
 }
@@ -185,16 +104,7 @@ fn sig_oom_ends_the_job_out_of_memory() {
     let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
         panic!()
     };
-    c.apply(
-        1003,
-        Command::BatchComplete {
-            uid: 0,
-            job_id,
-            job_rc: job::SIG_OOM,
-            slurm_rc: 0,
-            node: Some("n1".into()),
-        },
-    );
+    complete(&mut c, 1003, job_id, job::SIG_OOM, Some("n1".into()));
     let j = &c.jobs[&job_id];
     assert_eq!(j.state, JobState::OutOfMemory);
     assert_eq!(j.state_word() & 0xff, job::bits::OOM);
@@ -608,16 +518,7 @@ fn gres_devices_are_allocated_per_node_and_freed() {
     let Reply::Submitted { job_id: j1 } = r1 else {
         panic!("{r1:?}")
     };
-    let (_, fx) = c.apply(
-        1010,
-        Command::BatchComplete {
-            uid: 0,
-            job_id: j1,
-            job_rc: 0,
-            slurm_rc: 0,
-            node: Some("g1".into()),
-        },
-    );
+    let (_, fx) = complete(&mut c, 1010, j1, 0, Some("g1".into()));
     assert_eq!(launch_gres(&fx), vec![(3, "0x07".to_string())]);
     assert_eq!(c.jobs[&j2].state, JobState::Running);
 }
@@ -728,7 +629,7 @@ fn reconfigure_without_a_partition_keeps_its_jobs_listable() {
         },
     );
     // The partition goes; the ended job stays until MinJobAge.
-    let text = CONF.to_string();
+    let text = SMALL_CLUSTER.to_string();
     let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
     c.apply(
         1004,
@@ -741,26 +642,17 @@ fn reconfigure_without_a_partition_keeps_its_jobs_listable() {
 }
 
 fn reg_v(name: &str, version: ProtocolVersion) -> Command {
-    Command::Register {
-        msg: Box::new(SlurmNodeRegistrationStatusMsg {
-            node_name: Some(name.into()),
-            cpus: 4,
-            real_memory: 1000,
-            version: Some("26.05.0".into()),
-            ..Default::default()
-        }),
-        version,
-        uid: 0,
-    }
+    let msg = SlurmNodeRegistrationStatusMsg {
+        version: Some("26.05.0".into()),
+        ..node_msg(name, 4, 1000)
+    };
+    reg_msg(msg, version)
 }
 
 fn launch_of(fx: &[Effect]) -> BatchJobLaunchMsg {
-    sends(fx)
+    testkit::launches(fx)
         .into_iter()
-        .find_map(|o| match &o.msg {
-            Message::RequestBatchJobLaunch(m) => Some(m.clone()),
-            _ => None,
-        })
+        .next()
         .expect("a batch launch")
 }
 

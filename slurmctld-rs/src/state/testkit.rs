@@ -1,0 +1,276 @@
+//! What the controller's tests share: a controller from a config text,
+//! node registration, submission as a user, completion and epilog, and
+//! filters over the effects. Each test keeps its own config text and inputs;
+//! only the plumbing lives here.
+
+use super::config::ClusterConf;
+use super::job::UserInfo;
+use super::{Command, Controller, Effect, Outbound, Reply, Time};
+use slurm_wire::msg::job_desc::JobDescMsg;
+use slurm_wire::msg::launch::BatchJobLaunchMsg;
+use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
+use slurm_wire::pack::NO_VAL;
+use slurm_wire::{Message, ProtocolVersion};
+
+/// The default small cluster: two 4-CPU nodes in one default partition.
+pub(crate) const SMALL_CLUSTER: &str = "\
+ClusterName=t
+SlurmctldHost=ctl
+SlurmUser=root
+SlurmdTimeout=300
+ReturnToService=1
+NodeName=n[1-2] CPUs=4 RealMemory=1000
+PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP
+";
+
+/// The uid (and gid) most tests submit as.
+pub(crate) const ALICE: u32 = 1000;
+
+/// A controller started at 1000 from `conf` (a slurm.conf text).
+pub(crate) fn controller(conf: &str) -> Controller {
+    controller_at(conf, 1000)
+}
+
+/// A controller from `conf`, started at `now`.
+pub(crate) fn controller_at(conf: &str, now: Time) -> Controller {
+    let conf = slurm_conf::SlurmConf::parse_str(conf, "/etc/slurm/slurm.conf").unwrap();
+    Controller::new(ClusterConf::new(conf, 0).unwrap(), now)
+}
+
+/// A registration of `name` as a 24.11.5 slurmd reports it.
+pub(crate) fn reg(name: &str, cpus: u16, mem: u64) -> Command {
+    reg_msg(
+        SlurmNodeRegistrationStatusMsg {
+            version: Some("24.11.5".into()),
+            ..node_msg(name, cpus, mem)
+        },
+        ProtocolVersion::V24_11,
+    )
+}
+
+/// A registration that names no slurmd version, sent in `version`.
+pub(crate) fn reg_bare(name: &str, cpus: u16, mem: u64, version: ProtocolVersion) -> Command {
+    reg_msg(node_msg(name, cpus, mem), version)
+}
+
+/// The registration message of `name` with its hardware and nothing else.
+pub(crate) fn node_msg(name: &str, cpus: u16, mem: u64) -> SlurmNodeRegistrationStatusMsg {
+    SlurmNodeRegistrationStatusMsg {
+        node_name: Some(name.into()),
+        cpus,
+        real_memory: mem,
+        ..Default::default()
+    }
+}
+
+/// `msg` as root's registration command in `version`.
+pub(crate) fn reg_msg(msg: SlurmNodeRegistrationStatusMsg, version: ProtocolVersion) -> Command {
+    Command::Register {
+        msg: Box::new(msg),
+        version,
+        uid: 0,
+    }
+}
+
+/// Applies every command at `now`, ignoring replies.
+pub(crate) fn apply_all(c: &mut Controller, now: Time, cmds: impl IntoIterator<Item = Command>) {
+    for cmd in cmds {
+        c.apply(now, cmd);
+    }
+}
+
+/// A controller from `conf` with `nodes` registered (24.11.5) at 1000.
+pub(crate) fn controller_up(conf: &str, nodes: &[&str], cpus: u16, mem: u64) -> Controller {
+    let mut c = controller(conf);
+    apply_all(&mut c, 1000, nodes.iter().map(|n| reg(n, cpus, mem)));
+    c
+}
+
+/// Alice (1000:1000), named.
+pub(crate) fn alice() -> UserInfo {
+    UserInfo {
+        uid: ALICE,
+        gid: ALICE,
+        name: Some("alice".into()),
+        ..Default::default()
+    }
+}
+
+/// An unnamed user `uid` in group `gid`.
+pub(crate) fn user(uid: u32, gid: u32) -> UserInfo {
+    UserInfo {
+        uid,
+        gid,
+        ..Default::default()
+    }
+}
+
+/// `sbatch --wrap=hostname` as sent, adjusted by `f`.
+pub(crate) fn wrap(f: impl FnOnce(&mut JobDescMsg)) -> JobDescMsg {
+    let mut d = JobDescMsg {
+        min_cpus: 1,
+        name: Some("wrap".into()),
+        script: Some("#!/bin/sh\nhostname\n".into()),
+        ..JobDescMsg::unset()
+    };
+    f(&mut d);
+    d
+}
+
+/// An all-unset description (as `scontrol update` sends) with `f` applied.
+pub(crate) fn unset(f: impl FnOnce(&mut JobDescMsg)) -> JobDescMsg {
+    let mut d = JobDescMsg::unset();
+    f(&mut d);
+    d
+}
+
+/// The submit command for `desc` from `user` in `version`.
+pub(crate) fn submit_cmd(user: UserInfo, desc: JobDescMsg, version: ProtocolVersion) -> Command {
+    Command::Submit {
+        user,
+        desc: Box::new(desc),
+        version,
+    }
+}
+
+/// Submits `desc` as `user` from a `version` client at `now`.
+pub(crate) fn submit_desc(
+    c: &mut Controller,
+    now: Time,
+    user: UserInfo,
+    version: ProtocolVersion,
+    desc: JobDescMsg,
+) -> (Reply, Vec<Effect>) {
+    c.apply(now, submit_cmd(user, desc, version))
+}
+
+/// `sbatch --wrap` as alice from a `version` client, adjusted by `f`.
+pub(crate) fn submit_as(
+    c: &mut Controller,
+    now: Time,
+    version: ProtocolVersion,
+    f: impl FnOnce(&mut JobDescMsg),
+) -> (Reply, Vec<Effect>) {
+    submit_desc(c, now, alice(), version, wrap(f))
+}
+
+/// `sbatch --wrap` as alice from a 24.11 client, adjusted by `f`.
+pub(crate) fn submit(
+    c: &mut Controller,
+    now: Time,
+    f: impl FnOnce(&mut JobDescMsg),
+) -> (Reply, Vec<Effect>) {
+    submit_as(c, now, ProtocolVersion::V24_11, f)
+}
+
+/// The job id of an accepted submission; anything else fails the test.
+pub(crate) fn job_id(r: Reply) -> u32 {
+    match r {
+        Reply::Submitted { job_id } => job_id,
+        r => panic!("submit refused: {r:?}"),
+    }
+}
+
+/// The name of the job's batch host, if it has one.
+pub(crate) fn batch_host(c: &Controller, job_id: u32) -> Option<String> {
+    c.jobs[&job_id]
+        .batch_host
+        .map(|i| c.nodes[i].name().to_string())
+}
+
+/// Root reports the batch script of `job_id` ended with `rc` on `node`.
+pub(crate) fn complete(
+    c: &mut Controller,
+    now: Time,
+    job_id: u32,
+    rc: u32,
+    node: Option<String>,
+) -> (Reply, Vec<Effect>) {
+    c.apply(
+        now,
+        Command::BatchComplete {
+            uid: 0,
+            job_id,
+            job_rc: rc,
+            slurm_rc: 0,
+            node,
+        },
+    )
+}
+
+/// Root reports the epilog of `job_id` on `node` ran cleanly.
+pub(crate) fn epilog(c: &mut Controller, now: Time, job_id: u32, node: &str) -> Vec<Effect> {
+    c.apply(
+        now,
+        Command::EpilogComplete {
+            uid: 0,
+            job_id,
+            node: Some(node.into()),
+            rc: 0,
+        },
+    )
+    .1
+}
+
+/// Completion with `rc` and then the epilog on the batch host; both effects.
+pub(crate) fn finish(c: &mut Controller, now: Time, job_id: u32, rc: u32) -> Vec<Effect> {
+    let node = batch_host(c, job_id);
+    let (r, mut fx) = complete(c, now, job_id, rc, node.clone());
+    assert_eq!(r, Reply::Rc(0));
+    let (_, more) = c.apply(
+        now,
+        Command::EpilogComplete {
+            uid: 0,
+            job_id,
+            node,
+            rc: 0,
+        },
+    );
+    fx.extend(more);
+    fx
+}
+
+/// Root sets `node` to `state` (DOWN, DRAIN ...) with `reason`.
+pub(crate) fn set_node(
+    c: &mut Controller,
+    now: Time,
+    node: &str,
+    state: u32,
+    reason: &str,
+) -> Reply {
+    c.apply(
+        now,
+        Command::UpdateNode {
+            uid: 0,
+            msg: Box::new(UpdateNodeMsg {
+                node_names: Some(node.into()),
+                node_state: state,
+                reason: Some(reason.into()),
+                reason_uid: NO_VAL,
+                ..Default::default()
+            }),
+        },
+    )
+    .0
+}
+
+/// Everything sent to nodes or clients.
+pub(crate) fn sends(fx: &[Effect]) -> Vec<&Outbound> {
+    fx.iter().map(|Effect::Send(o)| o.as_ref()).collect()
+}
+
+/// The messages sent, without their addresses.
+pub(crate) fn msgs(fx: &[Effect]) -> Vec<&Message> {
+    fx.iter().map(|Effect::Send(o)| &o.msg).collect()
+}
+
+/// The batch launches among the effects.
+pub(crate) fn launches(fx: &[Effect]) -> Vec<BatchJobLaunchMsg> {
+    msgs(fx)
+        .into_iter()
+        .filter_map(|m| match m {
+            Message::RequestBatchJobLaunch(m) => Some(m.clone()),
+            _ => None,
+        })
+        .collect()
+}
