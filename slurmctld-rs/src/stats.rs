@@ -247,7 +247,8 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::{Command, Reply};
+    use crate::state::testkit;
+    use crate::state::Command;
 
     #[test]
     fn rpcs_are_tallied_by_type_and_user() {
@@ -283,11 +284,7 @@ mod tests {
         let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
                     NodeName=n1 CPUs=4 RealMemory=1000\n\
                     PartitionName=debug Nodes=n1 Default=YES State=UP\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
-        Controller::new(
-            crate::state::config::ClusterConf::new(conf, 0).unwrap(),
-            1000,
-        )
+        testkit::controller(text)
     }
 
     fn submit(c: &mut Controller, now: i64, cpus: u32) -> u32 {
@@ -297,40 +294,15 @@ mod tests {
             script: Some("#!/bin/sh\ntrue\n".into()),
             ..JobDescMsg::unset()
         };
-        let user = crate::state::job::UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
-        let cmd = Command::Submit {
-            user,
-            desc: Box::new(d),
-            version: ProtocolVersion::V24_11,
-        };
-        match c.apply(now, cmd).0 {
-            Reply::Submitted { job_id } => job_id,
-            r => panic!("{r:?}"),
-        }
+        let user = testkit::user(1000, 1000);
+        let (r, _) = testkit::submit_desc(c, now, user, ProtocolVersion::V24_11, d);
+        testkit::job_id(r)
     }
 
     #[test]
     fn response_reports_job_counts_and_reset_starts_from_zero() {
-        use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
         let mut c = controller();
-        c.apply(
-            1001,
-            Command::Register {
-                msg: Box::new(SlurmNodeRegistrationStatusMsg {
-                    node_name: Some("n1".into()),
-                    cpus: 4,
-                    real_memory: 1000,
-                    version: Some("24.11.5".into()),
-                    ..Default::default()
-                }),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
+        c.apply(1001, testkit::reg("n1", 4, 1000));
         let s = Stats::new(1000, c.counters);
         let a = submit(&mut c, 1002, 4);
         let b = submit(&mut c, 1003, 4);

@@ -2,9 +2,11 @@
 //! the controller is dropped without shutdown, and a new one loads.
 
 use super::*;
-use crate::state::config::ClusterConf;
+use crate::state::testkit::{
+    allocate_cmd, complete_cmd, controller, epilog_cmd, reg_bare, step_req, submit_cmd, user,
+};
 use crate::state::Reply;
-use slurm_wire::pack::{NO_VAL, NO_VAL16};
+use slurm_wire::pack::NO_VAL;
 
 const CONF: &str = "\
 ClusterName=t
@@ -15,8 +17,7 @@ PartitionName=debug Nodes=n[1-2] Default=YES State=UP
 ";
 
 fn fresh() -> Controller {
-    let conf = slurm_conf::SlurmConf::parse_str(CONF, "/etc/slurm/slurm.conf").unwrap();
-    Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000)
+    controller(CONF)
 }
 
 /// What the daemon does per command: log (synced when it must be), apply.
@@ -27,28 +28,19 @@ fn step(s: &mut Store, c: &mut Controller, now: Time, cmd: Command) -> Reply {
 }
 
 fn reg(name: &str) -> Command {
-    Command::Register {
-        msg: Box::new(SlurmNodeRegistrationStatusMsg {
-            node_name: Some(name.into()),
-            cpus: 4,
-            real_memory: 1000,
-            ..Default::default()
-        }),
-        version: ProtocolVersion::V24_11,
-        uid: 0,
-    }
+    reg_bare(name, 4, 1000, ProtocolVersion::V24_11)
 }
 
 fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
-    Command::Submit {
-        user: UserInfo {
+    submit_cmd(
+        UserInfo {
             uid: 2001,
             gid: 100,
             name: Some("alice".into()),
             gids: vec![100, 27],
             ..Default::default()
         },
-        desc: Box::new(JobDescMsg {
+        JobDescMsg {
             num_tasks: cpus,
             min_cpus: cpus,
             name: Some("job".into()),
@@ -57,9 +49,9 @@ fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
             environment: vec![Some("A=1".into())],
             tres_per_node: gres.map(str::to_string),
             ..JobDescMsg::unset()
-        }),
+        },
         version,
-    }
+    )
 }
 
 /// Everything about jobs and nodes that must survive a crash.
@@ -157,18 +149,7 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
     assert_eq!(asked.len(), registered);
 
     // The reloaded usage is real: when job 1 ends, the pending job 3 starts.
-    let r = step(
-        &mut s,
-        &mut c,
-        1010,
-        Command::BatchComplete {
-            uid: 0,
-            job_id: 1,
-            job_rc: 0,
-            slurm_rc: 0,
-            node: Some("n1".into()),
-        },
-    );
+    let r = step(&mut s, &mut c, 1010, complete_cmd(1, 0, Some("n1".into())));
     assert_eq!(r, Reply::Rc(0));
     assert_eq!(c.jobs[&3].state, JobState::Running);
     // New jobs continue the id sequence.
@@ -192,13 +173,7 @@ fn snapshot_then_log_then_crash() {
         &mut s,
         &mut c,
         1020,
-        Command::BatchComplete {
-            uid: 0,
-            job_id: 2,
-            job_rc: 256,
-            slurm_rc: 0,
-            node: Some("n2".into()),
-        },
+        complete_cmd(2, 256, Some("n2".into())),
     );
     let before = fingerprint(&c);
     drop(s);
@@ -381,7 +356,6 @@ fn every_logged_command_round_trips() {
 /// leaves it.
 fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
     use slurm_wire::msg::step::JobStepCreateRequestMsg;
-    use slurm_wire::types::StepId;
     step(s, c, 1001, reg("n1"));
     step(s, c, 1001, reg("n2"));
     let desc = JobDescMsg {
@@ -392,32 +366,13 @@ fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
         other_port: 4001,
         ..JobDescMsg::unset()
     };
-    let user = UserInfo {
-        uid: 2001,
-        gid: 100,
-        ..Default::default()
-    };
-    let cmd = Command::Allocate {
-        user,
-        desc: Box::new(desc),
-        version: ProtocolVersion::V24_11,
-        resp_host: "10.0.0.9".into(),
-    };
+    let cmd = allocate_cmd(user(2001, 100), desc);
     let Reply::Submitted { job_id } = step(s, c, 1002, cmd) else {
         panic!("allocation refused")
     };
     let req = JobStepCreateRequestMsg {
-        step_id: StepId::job(job_id),
-        min_nodes: 2,
-        max_nodes: 2,
-        num_tasks: 2,
-        cpu_count: 2,
-        relative: NO_VAL16,
-        task_dist: crate::state::step::dist::UNKNOWN,
-        host: Some("login".into()),
-        port: 5000,
         name: Some("hostname".into()),
-        ..Default::default()
+        ..step_req(job_id, 2, 2)
     };
     let cmd = Command::StepCreate {
         uid: 2001,
@@ -544,30 +499,9 @@ fn arrays_and_dependencies_survive_a_crash() {
         );
         // The throttle still holds after the reload: when task 0 ends,
         // exactly one more task starts (task 2), and ids go on.
-        step(
-            &mut s,
-            &mut c,
-            1010,
-            Command::BatchComplete {
-                uid: 0,
-                job_id: 2,
-                job_rc: 0,
-                slurm_rc: 0,
-                node: Some("n1".into()),
-            },
-        );
+        step(&mut s, &mut c, 1010, complete_cmd(2, 0, Some("n1".into())));
         assert_eq!(c.arrays.find_task(1, 2), Some(5));
-        step(
-            &mut s,
-            &mut c,
-            1011,
-            Command::EpilogComplete {
-                uid: 0,
-                job_id: 2,
-                node: Some("n1".into()),
-                rc: 0,
-            },
-        );
+        step(&mut s, &mut c, 1011, epilog_cmd(2, Some("n1".into())));
         // afterok:2 is met, and `?` needs only one.
         assert_eq!(c.jobs[&4].state, JobState::Running);
     }
@@ -576,10 +510,7 @@ fn arrays_and_dependencies_survive_a_crash() {
 #[test]
 fn a_deleted_partition_stays_deleted_when_the_log_is_replayed() {
     let conf = format!("{CONF}PartitionName=extra Nodes=n1 OverSubscribe=FORCE:2\n");
-    let fresh2 = || {
-        let c = slurm_conf::SlurmConf::parse_str(&conf, "/etc/slurm/slurm.conf").unwrap();
-        Controller::new(ClusterConf::new(c, 0).unwrap(), 1000)
-    };
+    let fresh2 = || controller(&conf);
     let dir = tempfile::tempdir().unwrap();
     let (mut s, _) = Store::open(dir.path(), fresh2(), false).unwrap();
     let mut c = fresh2();

@@ -295,31 +295,17 @@ mod tests {
     use crate::sched;
     use crate::state::config::ClusterConf;
     use crate::state::job::{JobState, UserInfo};
+    use crate::state::testkit::{self, apply_all, controller, job_id, reg_bare, submit_desc, user};
     use crate::state::Command;
     use slurm_wire::msg::job_desc::JobDescMsg;
-    use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
     use slurm_wire::ProtocolVersion;
 
     fn cluster() -> Controller {
         let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
             NodeName=n1 CPUs=4 RealMemory=1000\n\
             PartitionName=debug Nodes=n1 Default=YES State=UP\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
-        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
-        let msg = SlurmNodeRegistrationStatusMsg {
-            node_name: Some("n1".into()),
-            cpus: 4,
-            real_memory: 1000,
-            ..Default::default()
-        };
-        c.apply(
-            1000,
-            Command::Register {
-                msg: Box::new(msg),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
+        let mut c = controller(text);
+        c.apply(1000, reg_bare("n1", 4, 1000, ProtocolVersion::V24_11));
         c
     }
 
@@ -352,20 +338,7 @@ mod tests {
             script: Some("#!/bin/sh\ntrue\n".into()),
             ..JobDescMsg::unset()
         };
-        let user = UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
-        c.apply(
-            1002,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version: ProtocolVersion::V24_11,
-            },
-        )
-        .0
+        submit_desc(c, 1002, user(1000, 1000), ProtocolVersion::V24_11, d).0
     }
 
     #[test]
@@ -467,26 +440,9 @@ mod tests {
         assert!(!group_allowed(&cc, p, &user(1000, 100, vec![100])));
 
         let mut c = Controller::new(cc, 1000);
-        let msg = SlurmNodeRegistrationStatusMsg {
-            node_name: Some("n1".into()),
-            cpus: 4,
-            real_memory: 1000,
-            ..Default::default()
-        };
-        c.apply(
-            1000,
-            Command::Register {
-                msg: Box::new(msg),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
+        c.apply(1000, reg_bare("n1", 4, 1000, ProtocolVersion::V24_11));
         // 22.05 refuses at submit; later releases accept, and the job waits.
-        let u = UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
+        let u = testkit::user(1000, 1000);
         let p = &c.conf.partitions[0];
         assert_eq!(
             refuses_submit(&c.conf, p, &u, None, ProtocolVersion::V22_05),
@@ -545,24 +501,11 @@ mod tests {
             text += &format!("NodeName={n} CPUs=4 RealMemory=1000\n");
         }
         text += parts;
-        let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
-        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
-        for n in nodes {
-            let msg = SlurmNodeRegistrationStatusMsg {
-                node_name: Some((*n).into()),
-                cpus: 4,
-                real_memory: 1000,
-                ..Default::default()
-            };
-            c.apply(
-                1000,
-                Command::Register {
-                    msg: Box::new(msg),
-                    version: ProtocolVersion::V24_11,
-                    uid: 0,
-                },
-            );
-        }
+        let mut c = controller(&text);
+        let regs = nodes
+            .iter()
+            .map(|n| reg_bare(n, 4, 1000, ProtocolVersion::V24_11));
+        apply_all(&mut c, 1000, regs);
         c
     }
 
@@ -585,23 +528,7 @@ mod tests {
             script: Some("#!/bin/sh\ntrue\n".into()),
             ..JobDescMsg::unset()
         };
-        let user = UserInfo {
-            uid,
-            gid: uid,
-            ..Default::default()
-        };
-        let r = c.apply(
-            1002,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version,
-            },
-        );
-        let Reply::Submitted { job_id } = r.0 else {
-            panic!("submit refused: {:?}", r.0)
-        };
-        job_id
+        job_id(submit_desc(c, 1002, user(uid, uid), version, d).0)
     }
 
     fn cancel(c: &mut Controller, job_id: u32) {
@@ -758,20 +685,7 @@ mod tests {
             script: Some("#!/bin/sh\ntrue\n".into()),
             ..JobDescMsg::unset()
         };
-        let user = UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
-        c.apply(
-            1002,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version,
-            },
-        )
-        .0
+        submit_desc(c, 1002, user(1000, 1000), version, d).0
     }
 
     const LISTS: &str = "PartitionName=acc Nodes=n1 AllowAccounts=physics\n\
@@ -912,23 +826,7 @@ mod tests {
             ..JobDescMsg::unset()
         };
         f(&mut d);
-        let user = UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
-        let r = c.apply(
-            1002,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version: V24,
-            },
-        );
-        let Reply::Submitted { job_id } = r.0 else {
-            panic!("submit refused: {:?}", r.0)
-        };
-        job_id
+        job_id(submit_desc(c, 1002, user(1000, 1000), V24, d).0)
     }
 
     fn nodes_of(c: &Controller, id: u32) -> Vec<usize> {
@@ -942,24 +840,12 @@ mod tests {
             NodeName=n2 CPUs=4 RealMemory=1000 Feature=fast,big\n\
             NodeName=n3 CPUs=4 RealMemory=1000 Feature=fast\n\
             PartitionName=d Nodes=n[1-3] Default=YES\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
-        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
-        for n in ["n1", "n2", "n3"] {
-            let msg = SlurmNodeRegistrationStatusMsg {
-                node_name: Some(n.into()),
-                cpus: 4,
-                real_memory: 1000,
-                ..Default::default()
-            };
-            c.apply(
-                1000,
-                Command::Register {
-                    msg: Box::new(msg),
-                    version: V24,
-                    uid: 0,
-                },
-            );
-        }
+        let mut c = controller(text);
+        apply_all(
+            &mut c,
+            1000,
+            ["n1", "n2", "n3"].map(|n| reg_bare(n, 4, 1000, V24)),
+        );
         let w = submit_with(&mut c, "d", 1, |d| d.req_nodes = Some("n3".into()));
         assert_eq!(nodes_of(&c, w), [2]);
         let x = submit_with(&mut c, "d", 1, |d| d.exc_nodes = Some("n[1-2]".into()));
@@ -981,14 +867,7 @@ mod tests {
             script: Some("#!/bin/sh\ntrue\n".into()),
             ..JobDescMsg::unset()
         };
-        let r = c.apply(
-            1002,
-            Command::Submit {
-                user: UserInfo::default(),
-                desc: Box::new(d),
-                version: V24,
-            },
-        );
+        let r = submit_desc(&mut c, 1002, UserInfo::default(), V24, d);
         assert_eq!(r.0, Reply::Rc(ESLURM_INVALID_FEATURE));
         // One no free node has waits.
         let busy = submit_with(&mut c, "d", 4, |d| d.features = Some("big".into()));

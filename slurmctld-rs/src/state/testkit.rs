@@ -9,7 +9,9 @@ use super::{Command, Controller, Effect, Outbound, Reply, Time};
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
-use slurm_wire::pack::NO_VAL;
+use slurm_wire::msg::step::JobStepCreateRequestMsg;
+use slurm_wire::pack::{NO_VAL, NO_VAL16};
+use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion};
 
 /// The default small cluster: two 4-CPU nodes in one default partition.
@@ -178,7 +180,28 @@ pub(crate) fn batch_host(c: &Controller, job_id: u32) -> Option<String> {
         .map(|i| c.nodes[i].name().to_string())
 }
 
-/// Root reports the batch script of `job_id` ended with `rc` on `node`.
+/// Root's report that the batch script of `job_id` ended with `rc` on `node`.
+pub(crate) fn complete_cmd(job_id: u32, rc: u32, node: Option<String>) -> Command {
+    Command::BatchComplete {
+        uid: 0,
+        job_id,
+        job_rc: rc,
+        slurm_rc: 0,
+        node,
+    }
+}
+
+/// Root's report that the epilog of `job_id` on `node` ran cleanly.
+pub(crate) fn epilog_cmd(job_id: u32, node: Option<String>) -> Command {
+    Command::EpilogComplete {
+        uid: 0,
+        job_id,
+        node,
+        rc: 0,
+    }
+}
+
+/// Applies [`complete_cmd`].
 pub(crate) fn complete(
     c: &mut Controller,
     now: Time,
@@ -186,30 +209,12 @@ pub(crate) fn complete(
     rc: u32,
     node: Option<String>,
 ) -> (Reply, Vec<Effect>) {
-    c.apply(
-        now,
-        Command::BatchComplete {
-            uid: 0,
-            job_id,
-            job_rc: rc,
-            slurm_rc: 0,
-            node,
-        },
-    )
+    c.apply(now, complete_cmd(job_id, rc, node))
 }
 
-/// Root reports the epilog of `job_id` on `node` ran cleanly.
+/// Applies [`epilog_cmd`] for `node`.
 pub(crate) fn epilog(c: &mut Controller, now: Time, job_id: u32, node: &str) -> Vec<Effect> {
-    c.apply(
-        now,
-        Command::EpilogComplete {
-            uid: 0,
-            job_id,
-            node: Some(node.into()),
-            rc: 0,
-        },
-    )
-    .1
+    c.apply(now, epilog_cmd(job_id, Some(node.into()))).1
 }
 
 /// Completion with `rc` and then the epilog on the batch host; both effects.
@@ -217,15 +222,7 @@ pub(crate) fn finish(c: &mut Controller, now: Time, job_id: u32, rc: u32) -> Vec
     let node = batch_host(c, job_id);
     let (r, mut fx) = complete(c, now, job_id, rc, node.clone());
     assert_eq!(r, Reply::Rc(0));
-    let (_, more) = c.apply(
-        now,
-        Command::EpilogComplete {
-            uid: 0,
-            job_id,
-            node,
-            rc: 0,
-        },
-    );
+    let (_, more) = c.apply(now, epilog_cmd(job_id, node));
     fx.extend(more);
     fx
 }
@@ -273,4 +270,42 @@ pub(crate) fn launches(fx: &[Effect]) -> Vec<BatchJobLaunchMsg> {
             _ => None,
         })
         .collect()
+}
+
+/// `salloc`/`srun` asking for `desc` as `user` from a 24.11 client whose
+/// answer goes to 10.0.0.9.
+pub(crate) fn allocate_cmd(user: UserInfo, desc: JobDescMsg) -> Command {
+    Command::Allocate {
+        user,
+        desc: Box::new(desc),
+        version: ProtocolVersion::V24_11,
+        resp_host: "10.0.0.9".into(),
+    }
+}
+
+/// Applies [`allocate_cmd`].
+pub(crate) fn allocate(
+    c: &mut Controller,
+    now: Time,
+    user: UserInfo,
+    desc: JobDescMsg,
+) -> (Reply, Vec<Effect>) {
+    c.apply(now, allocate_cmd(user, desc))
+}
+
+/// An srun step request for `tasks` tasks on `nodes` nodes of `job_id`,
+/// answered at login:5000.
+pub(crate) fn step_req(job_id: u32, nodes: u32, tasks: u32) -> JobStepCreateRequestMsg {
+    JobStepCreateRequestMsg {
+        step_id: StepId::job(job_id),
+        min_nodes: nodes,
+        max_nodes: nodes,
+        num_tasks: tasks,
+        cpu_count: tasks,
+        relative: NO_VAL16,
+        task_dist: super::step::dist::UNKNOWN,
+        host: Some("login".into()),
+        port: 5000,
+        ..Default::default()
+    }
 }
