@@ -309,14 +309,7 @@ mod tests {
         let x = submit(&mut c, 1003, 4);
         assert_eq!(c.jobs[&a].state, JobState::Running);
         assert_eq!(c.jobs[&b].state, JobState::Pending);
-        c.apply(
-            1004,
-            Command::Kill {
-                uid: 1000,
-                job_id: x,
-                signal: crate::state::SIGKILL,
-            },
-        );
+        testkit::kill(&mut c, 1004, 1000, x);
         s.rpc(MsgType::RequestJobInfo, 1000, Duration::from_micros(7));
         let m = s.response(&c, 1005, ProtocolVersion::V24_11);
         let p = &m.parts;

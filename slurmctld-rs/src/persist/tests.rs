@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::state::testkit::{
-    allocate_cmd, complete_cmd, controller, epilog_cmd, reg_bare, step_req, submit_cmd, user,
+    allocate_cmd, complete_cmd, controller, epilog_cmd, kill_cmd, reg_bare, step_req, submit_cmd,
+    user,
 };
 use crate::state::Reply;
 use slurm_wire::pack::NO_VAL;
@@ -108,16 +109,7 @@ fn run_some(s: &mut Store, c: &mut Controller) {
     step(s, c, 1004, submit(2, None, ProtocolVersion::V24_11));
     // another waits, then is cancelled
     step(s, c, 1005, submit(1, None, ProtocolVersion::V24_11));
-    step(
-        s,
-        c,
-        1006,
-        Command::Kill {
-            uid: 2001,
-            job_id: 4,
-            signal: 9,
-        },
-    );
+    step(s, c, 1006, kill_cmd(2001, 4));
     step(s, c, 1007, Command::Tick);
 }
 

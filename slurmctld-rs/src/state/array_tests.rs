@@ -4,7 +4,7 @@ use super::super::depend::{WAIT_DEPENDENCY, WAIT_DEP_INVALID};
 use super::super::*;
 use super::*;
 use crate::state::testkit::{
-    controller_up, finish, job_id as id, launches, submit, submit_desc, user, wrap,
+    self as testkit, controller_up, finish, job_id as id, launches, submit, submit_desc, user, wrap,
 };
 
 const CONF: &str = "\
@@ -200,26 +200,12 @@ fn scancel_of_tasks_pending_running_and_whole_array() {
     // Task 1 started when 0 ended.
     assert_eq!(c.arrays.find_task(a, 1), Some(a + 2));
     // The whole array: meta record and running task.
-    let (r, _) = c.apply(
-        1003,
-        Command::Kill {
-            uid: 1000,
-            job_id: a,
-            signal: SIGKILL,
-        },
-    );
+    let (r, _) = testkit::kill(&mut c, 1003, 1000, a);
     assert_eq!(r, Reply::Rc(0));
     for id in [a, a + 2] {
         assert_eq!(c.jobs[&id].state, JobState::Cancelled, "job {id}");
     }
-    let (r, _) = c.apply(
-        1004,
-        Command::Kill {
-            uid: 1000,
-            job_id: a,
-            signal: SIGKILL,
-        },
-    );
+    let (r, _) = testkit::kill(&mut c, 1004, 1000, a);
     assert_eq!(r, Reply::Rc(ESLURM_ALREADY_DONE));
     // Purged with the jobs.
     c.apply(1004 + 301, Command::Tick);

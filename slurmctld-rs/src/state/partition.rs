@@ -532,14 +532,7 @@ mod tests {
     }
 
     fn cancel(c: &mut Controller, job_id: u32) {
-        c.apply(
-            1003,
-            Command::Kill {
-                uid: 0,
-                job_id,
-                signal: crate::state::SIGKILL,
-            },
-        );
+        testkit::kill(c, 1003, 0, job_id);
     }
 
     fn running(c: &Controller, ids: &[u32]) -> Vec<bool> {

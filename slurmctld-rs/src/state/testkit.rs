@@ -309,3 +309,17 @@ pub(crate) fn step_req(job_id: u32, nodes: u32, tasks: u32) -> JobStepCreateRequ
         ..Default::default()
     }
 }
+
+/// `uid` runs `scancel` (SIGKILL) on `job_id`.
+pub(crate) fn kill_cmd(uid: u32, job_id: u32) -> Command {
+    Command::Kill {
+        uid,
+        job_id,
+        signal: super::SIGKILL,
+    }
+}
+
+/// Applies [`kill_cmd`].
+pub(crate) fn kill(c: &mut Controller, now: Time, uid: u32, job_id: u32) -> (Reply, Vec<Effect>) {
+    c.apply(now, kill_cmd(uid, job_id))
+}

@@ -290,14 +290,7 @@ fn fifo_cpu_accounting_and_queueing() {
     };
     assert_eq!(c.jobs[&small].state, JobState::Pending);
     assert_eq!(c.jobs[&small].state_reason, job::reason::WAIT_PRIORITY);
-    let (_, fx) = c.apply(
-        1020,
-        Command::Kill {
-            uid: 1000,
-            job_id: ids[0],
-            signal: SIGKILL,
-        },
-    );
+    let (_, fx) = testkit::kill(&mut c, 1020, 1000, ids[0]);
     // Terminate for the cancelled job, and launches for the two waiting ones.
     let kinds: Vec<_> = sends(&fx).iter().map(|o| o.purpose.clone()).collect();
     assert!(kinds.contains(&Purpose::Terminate { job_id: ids[0] }));
@@ -363,43 +356,15 @@ fn cancel_is_owner_or_admin_only() {
     let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
         panic!()
     };
-    let (r, _) = c.apply(
-        1003,
-        Command::Kill {
-            uid: 2000,
-            job_id,
-            signal: SIGKILL,
-        },
-    );
+    let (r, _) = testkit::kill(&mut c, 1003, 2000, job_id);
     assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED));
-    let (r, fx) = c.apply(
-        1003,
-        Command::Kill {
-            uid: 1000,
-            job_id,
-            signal: SIGKILL,
-        },
-    );
+    let (r, fx) = testkit::kill(&mut c, 1003, 1000, job_id);
     assert_eq!(r, Reply::Rc(0));
     assert!(fx.is_empty(), "a pending job has no nodes to clean");
     assert_eq!(c.jobs[&job_id].state, JobState::Cancelled);
-    let (r, _) = c.apply(
-        1004,
-        Command::Kill {
-            uid: 0,
-            job_id,
-            signal: SIGKILL,
-        },
-    );
+    let (r, _) = testkit::kill(&mut c, 1004, 0, job_id);
     assert_eq!(r, Reply::Rc(ESLURM_ALREADY_DONE));
-    let (r, _) = c.apply(
-        1004,
-        Command::Kill {
-            uid: 0,
-            job_id: 999,
-            signal: SIGKILL,
-        },
-    );
+    let (r, _) = testkit::kill(&mut c, 1004, 0, 999);
     assert_eq!(r, Reply::Rc(ESLURM_INVALID_JOB_ID));
 }
 
@@ -620,14 +585,7 @@ fn reconfigure_without_a_partition_keeps_its_jobs_listable() {
     else {
         panic!("submit to extra refused")
     };
-    c.apply(
-        1003,
-        Command::Kill {
-            uid: 0,
-            job_id,
-            signal: SIGKILL,
-        },
-    );
+    testkit::kill(&mut c, 1003, 0, job_id);
     // The partition goes; the ended job stays until MinJobAge.
     let text = SMALL_CLUSTER.to_string();
     let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
@@ -730,14 +688,7 @@ fn tasks_per_node_in_blocks() {
             panic!("{r:?}")
         };
         let s = msgs::tasks_per_node(&c.jobs[&job_id]);
-        c.apply(
-            1002,
-            Command::Kill {
-                uid: 0,
-                job_id,
-                signal: SIGKILL,
-            },
-        );
+        testkit::kill(&mut c, 1002, 0, job_id);
         s
     };
     // -n 2 -c 2 on one 4-CPU node.

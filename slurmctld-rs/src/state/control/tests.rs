@@ -389,14 +389,7 @@ fn requeue_in_special_exit_state_until_released() {
         Some("job requeued in special exit state")
     );
     // Cancelled, it is just CANCELLED.
-    c.apply(
-        1050,
-        Command::Kill {
-            uid: 0,
-            job_id: id,
-            signal: crate::state::SIGKILL,
-        },
-    );
+    testkit::kill(&mut c, 1050, 0, id);
     assert_eq!(
         c.jobs[&id].state_word() & !bits::COMPLETING,
         bits::CANCELLED
@@ -728,14 +721,7 @@ fn out_of_service_nodes_give_req_node_not_avail() {
         (j.state_reason, j.state_desc.as_deref()),
         (reason::WAIT_RESOURCES, None)
     );
-    c.apply(
-        1008,
-        Command::Kill {
-            uid: ALICE,
-            job_id: small,
-            signal: crate::state::SIGKILL,
-        },
-    );
+    testkit::kill(&mut c, 1008, ALICE, small);
     epilog(&mut c, 1009, small, "n1");
     assert_eq!(c.jobs[&big].state, JobState::Running);
 }
