@@ -331,9 +331,8 @@ pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::testkit::{controller_at, reg, submit_desc, user};
+    use crate::state::testkit::{controller_at, reg, sparse_desc, submit_desc, user};
     use slurm_wire::msg::job_desc::JobDescMsg;
-    use slurm_wire::pack::{NO_VAL16, NO_VAL64};
     use slurm_wire::ProtocolVersion;
 
     fn ctrl_with_job(name: &str, uid: u32) -> (Controller, u32) {
@@ -343,20 +342,9 @@ mod tests {
             1,
         );
         let d = JobDescMsg {
-            // as clients send it (0 would be --exclusive)
-            shared: slurm_wire::pack::NO_VAL16,
-            time_limit: NO_VAL,
-            min_nodes: NO_VAL,
-            max_nodes: NO_VAL,
-            num_tasks: NO_VAL,
-            min_cpus: 1,
-            cpus_per_task: NO_VAL16,
-            ntasks_per_node: NO_VAL16,
-            pn_min_memory: NO_VAL64,
-            priority: NO_VAL,
             name: Some(name.into()),
             script: Some("#!/bin/sh\n".into()),
-            ..Default::default()
+            ..sparse_desc()
         };
         let (r, _) = submit_desc(&mut c, 2, user(uid, uid), ProtocolVersion::V24_11, d);
         let Reply::Submitted { job_id } = r else {

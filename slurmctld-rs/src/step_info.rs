@@ -147,11 +147,13 @@ pub fn step_info_msg(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::testkit::{allocate, apply_all, controller, reg_bare, step_req, user};
+    use crate::state::testkit::{
+        allocate, apply_all, controller, reg_bare, sparse_desc, step_req, user,
+    };
     use crate::state::{Command, Reply};
     use slurm_wire::msg::job_desc::JobDescMsg;
     use slurm_wire::msg::step::JobStepCreateRequestMsg;
-    use slurm_wire::pack::{NO_VAL16, NO_VAL64};
+    use slurm_wire::pack::NO_VAL16;
 
     /// Two nodes, an interactive allocation on both, one 2-task step.
     fn running_step() -> (Controller, u32) {
@@ -165,21 +167,12 @@ mod tests {
             ["n1", "n2"].map(|n| reg_bare(n, 4, 1000, V::V24_11)),
         );
         let desc = JobDescMsg {
-            // as clients send it (0 would be --exclusive)
-            shared: slurm_wire::pack::NO_VAL16,
-            time_limit: NO_VAL,
             min_nodes: 2,
             max_nodes: 2,
-            num_tasks: NO_VAL,
-            min_cpus: 1,
-            cpus_per_task: NO_VAL16,
-            ntasks_per_node: NO_VAL16,
-            pn_min_memory: NO_VAL64,
-            priority: NO_VAL,
             requeue: NO_VAL16,
             alloc_resp_port: 4000,
             other_port: 4001,
-            ..Default::default()
+            ..sparse_desc()
         };
         let (r, _) = allocate(&mut c, 1001, user(1000, 1000), desc);
         let Reply::Submitted { job_id } = r else {

@@ -21,6 +21,18 @@ fn fresh() -> Controller {
     controller(CONF)
 }
 
+/// A new state directory, its store, and the controller that runs on it.
+fn new_store() -> (tempfile::TempDir, Store, Controller) {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, _) = Store::open(dir.path(), fresh(), false).unwrap();
+    (dir, s, fresh())
+}
+
+/// What a restarted daemon finds in `dir`.
+fn reopen(dir: &Path) -> (Store, Loaded) {
+    Store::open(dir, fresh(), false).unwrap()
+}
+
 /// What the daemon does per command: log (synced when it must be), apply.
 fn step(s: &mut Store, c: &mut Controller, now: Time, cmd: Command) -> Reply {
     let sync = must_sync(&cmd);
@@ -115,9 +127,7 @@ fn run_some(s: &mut Store, c: &mut Controller) {
 
 #[test]
 fn crash_then_reload_keeps_pending_and_running_jobs() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     assert_eq!(c.jobs[&1].state, JobState::Running);
     assert_eq!(c.jobs[&3].state, JobState::Pending);
@@ -126,7 +136,7 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
     drop(s);
     drop(c);
 
-    let (mut s, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (mut s, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 8);
     let mut c = loaded.controller;
     assert_eq!(fingerprint(&c), before);
@@ -156,9 +166,7 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
 
 #[test]
 fn snapshot_then_log_then_crash() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     s.snapshot(&c).unwrap();
     step(
@@ -169,7 +177,7 @@ fn snapshot_then_log_then_crash() {
     );
     let before = fingerprint(&c);
     drop(s);
-    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (_, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 1);
     assert_eq!(fingerprint(&loaded.controller), before);
     assert_eq!(loaded.controller.jobs[&2].state, JobState::Failed);
@@ -177,32 +185,28 @@ fn snapshot_then_log_then_crash() {
 
 #[test]
 fn a_log_already_in_the_snapshot_is_not_replayed_twice() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     let wal = fs::read(dir.path().join(WAL_FILE)).unwrap();
     s.snapshot(&c).unwrap();
     drop(s);
     // As if the crash came between the snapshot's rename and the log's truncation.
     fs::write(dir.path().join(WAL_FILE), wal).unwrap();
-    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (_, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 0);
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
 }
 
 #[test]
 fn torn_tail_is_dropped_and_corruption_inside_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     drop(s);
     let path = dir.path().join(WAL_FILE);
     let full = fs::read(&path).unwrap();
     // half of a last record
     fs::write(&path, &full[..full.len() - 3]).unwrap();
-    let (s, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (s, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 7);
     drop(s);
 
@@ -222,9 +226,7 @@ fn torn_tail_is_dropped_and_corruption_inside_is_an_error() {
 
 #[test]
 fn newer_formats_are_refused_and_clear_starts_fresh() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     s.snapshot(&c).unwrap();
     drop(s);
@@ -378,16 +380,14 @@ fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
 
 #[test]
 fn running_steps_survive_a_snapshot_and_a_crash() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     let job_id = alloc_with_step(&mut s, &mut c);
     assert_eq!(c.steps[&job_id].steps.len(), 1);
     assert!(c.steps[&job_id].srun.is_some());
     // Everything is now in the snapshot only; the log is empty.
     s.snapshot(&c).unwrap();
     drop(s);
-    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (_, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 0);
     assert!(loaded.controller.steps.iter().eq(c.steps.iter()));
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
@@ -395,9 +395,7 @@ fn running_steps_survive_a_snapshot_and_a_crash() {
 
 #[test]
 fn a_format_1_snapshot_without_steps_still_loads() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     s.snapshot(&c).unwrap();
     drop(s);
@@ -411,7 +409,7 @@ fn a_format_1_snapshot_without_steps_still_loads() {
     old.extend_from_slice(&state);
     old.extend_from_slice(&fnv1a(&state).to_be_bytes());
     fs::write(&path, old).unwrap();
-    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (_, loaded) = reopen(dir.path());
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
 }
 
@@ -427,9 +425,7 @@ fn arrays_and_dependencies_survive_a_crash() {
         cmd
     };
     for snapshot_midway in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-        let mut c = fresh();
+        let (dir, mut s, mut c) = new_store();
         step(&mut s, &mut c, 1001, reg("n1"));
         step(&mut s, &mut c, 1001, reg("n2"));
         // Job 1: tasks 0-9, two at a time.
@@ -482,7 +478,7 @@ fn arrays_and_dependencies_survive_a_crash() {
         let before = (fingerprint(&c), c.arrays.clone(), c.deps.clone());
         drop(s);
         drop(c);
-        let (mut s, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+        let (mut s, loaded) = reopen(dir.path());
         let mut c = loaded.controller;
         assert_eq!((fingerprint(&c), c.arrays.clone(), c.deps.clone()), before);
         assert_eq!(

@@ -309,6 +309,14 @@ mod tests {
         c
     }
 
+    fn update_part(c: &mut Controller, now: Time, uid: u32, msg: UpdatePartMsg) -> Reply {
+        let cmd = Command::UpdatePartition {
+            uid,
+            msg: Box::new(msg),
+        };
+        c.apply(now, cmd).0
+    }
+
     fn set(c: &mut Controller, uid: u32, up: u16) -> Reply {
         let msg = UpdatePartMsg {
             name: Some("debug".into()),
@@ -322,14 +330,7 @@ mod tests {
             ..Default::default()
         };
         // The same second as `submit`: a pass never sees a job from its future.
-        c.apply(
-            1002,
-            Command::UpdatePartition {
-                uid,
-                msg: Box::new(msg),
-            },
-        )
-        .0
+        update_part(c, 1002, uid, msg)
     }
 
     fn submit(c: &mut Controller) -> Reply {
@@ -354,14 +355,8 @@ mod tests {
             state_up: state::DOWN,
             ..Default::default()
         };
-        let r = c.apply(
-            1001,
-            Command::UpdatePartition {
-                uid: 0,
-                msg: Box::new(msg),
-            },
-        );
-        assert_eq!(r.0, Reply::Rc(ESLURM_INVALID_PARTITION_NAME));
+        let r = update_part(&mut c, 1001, 0, msg);
+        assert_eq!(r, Reply::Rc(ESLURM_INVALID_PARTITION_NAME));
     }
 
     #[test]
@@ -478,14 +473,8 @@ mod tests {
             max_share: NO_VAL16,
             ..Default::default()
         };
-        let r = c.apply(
-            1001,
-            Command::UpdatePartition {
-                uid: 0,
-                msg: Box::new(msg),
-            },
-        );
-        assert_eq!(r.0, Reply::Rc(SLURM_SUCCESS));
+        let r = update_part(&mut c, 1001, 0, msg);
+        assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
         let p = &c.conf.partitions[0];
         assert_eq!(p.max_time(), 30);
         assert_eq!(p.default_time(), NO_VAL);
@@ -928,14 +917,8 @@ mod tests {
                 ..Default::default()
             };
             f(&mut m);
-            let r = c.apply(
-                1003,
-                Command::UpdatePartition {
-                    uid: 0,
-                    msg: Box::new(m),
-                },
-            );
-            assert_eq!(r.0, Reply::Rc(SLURM_SUCCESS));
+            let r = update_part(c, 1003, 0, m);
+            assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
             c.conf.partitions[0].conf.clone()
         };
         let p = upd(&mut c, &|m| m.max_share = 0x8000 | 2);

@@ -10,7 +10,7 @@ use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
 use slurm_wire::msg::step::JobStepCreateRequestMsg;
-use slurm_wire::pack::{NO_VAL, NO_VAL16};
+use slurm_wire::pack::{NO_VAL, NO_VAL16, NO_VAL64};
 use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion};
 
@@ -124,6 +124,24 @@ pub(crate) fn unset(f: impl FnOnce(&mut JobDescMsg)) -> JobDescMsg {
     let mut d = JobDescMsg::unset();
     f(&mut d);
     d
+}
+
+/// The few fields older tests set by hand where `JobDescMsg::unset()` would
+/// leave them unset (`shared` 0 would be --exclusive); the rest stay zero.
+pub(crate) fn sparse_desc() -> JobDescMsg {
+    JobDescMsg {
+        shared: NO_VAL16,
+        time_limit: NO_VAL,
+        min_nodes: NO_VAL,
+        max_nodes: NO_VAL,
+        num_tasks: NO_VAL,
+        min_cpus: 1,
+        cpus_per_task: NO_VAL16,
+        ntasks_per_node: NO_VAL16,
+        pn_min_memory: NO_VAL64,
+        priority: NO_VAL,
+        ..Default::default()
+    }
 }
 
 /// The submit command for `desc` from `user` in `version`.

@@ -219,38 +219,14 @@ fn exclusive_user_keeps_other_users_off_the_nodes() {
     c.apply(1001, reg("n2", 4, 1000));
     let submit_by = |c: &mut Controller, uid: u32, part: &str| {
         let mut d = JobDescMsg {
-            time_limit: NO_VAL,
-            min_nodes: NO_VAL,
-            max_nodes: NO_VAL,
-            num_tasks: NO_VAL,
-            min_cpus: 1,
-            cpus_per_task: NO_VAL16,
-            ntasks_per_node: NO_VAL16,
-            pn_min_memory: NO_VAL64,
-            priority: NO_VAL,
             requeue: NO_VAL16,
-            shared: NO_VAL16,
             script: Some("#!/bin/sh\n".into()),
-            ..Default::default()
+            ..testkit::sparse_desc()
         };
         d.partition = Some(part.into());
-        let user = UserInfo {
-            uid,
-            gid: uid,
-            ..Default::default()
-        };
-        let (r, _) = c.apply(
-            1002,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version: ProtocolVersion::V24_11,
-            },
-        );
-        let Reply::Submitted { job_id } = r else {
-            panic!("{r:?}")
-        };
-        job_id
+        let user = testkit::user(uid, uid);
+        let (r, _) = testkit::submit_desc(c, 1002, user, ProtocolVersion::V24_11, d);
+        testkit::job_id(r)
     };
     let node_of = |c: &Controller, id: u32| c.jobs[&id].alloc.first().map(|a| a.node);
     let a1 = submit_by(&mut c, 1000, "eu");
