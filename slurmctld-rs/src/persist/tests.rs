@@ -4,7 +4,7 @@
 use super::*;
 use crate::state::testkit::{
     allocate_cmd, complete_cmd, controller, epilog_cmd, kill_cmd, reg_bare, step_req, submit_cmd,
-    user,
+    update_job_cmd, user,
 };
 use crate::state::Reply;
 use slurm_wire::pack::NO_VAL;
@@ -460,15 +460,9 @@ fn arrays_and_dependencies_survive_a_crash() {
             &mut s,
             &mut c,
             1005,
-            Command::UpdateJob {
-                uid: 2001,
-                job_id: 4,
-                desc: Box::new(JobDescMsg {
-                    dependency: Some("afterany:1?afterok:2".into()),
-                    ..JobDescMsg::unset()
-                }),
-                version: ProtocolVersion::V24_11,
-            },
+            update_job_cmd(2001, 4, |d| {
+                d.dependency = Some("afterany:1?afterok:2".into())
+            }),
         );
         assert_eq!(
             c.arrays.task_of(2).map(|r| (r.array_job_id, r.task_id)),

@@ -2,7 +2,7 @@
 
 use super::super::*;
 use super::*;
-use crate::state::testkit::{alice, controller_up, job_id, submit_desc, unset, ALICE};
+use crate::state::testkit::{alice, controller_up, job_id, submit_desc, unset, update_job, ALICE};
 use slurm_wire::pack::INFINITE;
 
 const CONF: &str = "\
@@ -126,30 +126,14 @@ fn a_plain_array_id_reaches_every_record() {
     // Four tasks run (2 nodes x 2 CPUs), two wait in the meta record.
     let running = c.arrays.members(id).len();
     assert_eq!(running, 5, "four task records and the meta record");
-    let (r, _) = c.apply(
-        1010,
-        Command::UpdateJob {
-            uid: 0,
-            job_id: id,
-            desc: upd(|d| d.time_limit = 5),
-            version: ProtocolVersion::V24_11,
-        },
-    );
+    let (r, _) = update_job(&mut c, 1010, 0, id, |d| d.time_limit = 5);
     assert_eq!(groups(r), vec![(SLURM_SUCCESS, "1-6".to_string())]);
     for t in 1..=6 {
         assert_eq!(rec(&c, id, t).time_limit, 5, "task {t}");
     }
     // A user may not raise the limit of running tasks: those refuse,
     // the pending ones (up to MaxTime) accept.
-    let (r, _) = c.apply(
-        1011,
-        Command::UpdateJob {
-            uid: ALICE,
-            job_id: id,
-            desc: upd(|d| d.time_limit = 30),
-            version: ProtocolVersion::V24_11,
-        },
-    );
+    let (r, _) = update_job(&mut c, 1011, ALICE, id, |d| d.time_limit = 30);
     assert_eq!(
         groups(r),
         vec![
@@ -159,15 +143,7 @@ fn a_plain_array_id_reaches_every_record() {
     );
     // A task's own id is that task only.
     let t1 = rec(&c, id, 1).job_id;
-    let (r, _) = c.apply(
-        1012,
-        Command::UpdateJob {
-            uid: 0,
-            job_id: t1,
-            desc: upd(|d| d.time_limit = 4),
-            version: ProtocolVersion::V24_11,
-        },
-    );
+    let (r, _) = update_job(&mut c, 1012, 0, t1, |d| d.time_limit = 4);
     assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
     assert_eq!(
         (rec(&c, id, 1).time_limit, rec(&c, id, 2).time_limit),

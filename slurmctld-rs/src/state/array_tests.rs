@@ -393,19 +393,7 @@ fn update_dependency_while_pending() {
     })
     .0);
     let upd = |c: &mut Controller, uid: u32, job_id: u32, s: &str| {
-        c.apply(
-            1002,
-            Command::UpdateJob {
-                uid,
-                job_id,
-                desc: Box::new(JobDescMsg {
-                    dependency: Some(s.into()),
-                    ..JobDescMsg::unset()
-                }),
-                version: ProtocolVersion::V24_11,
-            },
-        )
-        .0
+        testkit::update_job(c, 1002, uid, job_id, |d| d.dependency = Some(s.into())).0
     };
     assert_eq!(
         upd(&mut c, 1000, j2, &format!("afterok:{j3}")),
@@ -467,15 +455,7 @@ fn arrays_and_dependencies_survive_a_snapshot() {
             tasks: vec![1, 2],
             signal: SIGKILL,
         },
-        Command::UpdateJob {
-            uid: 1000,
-            job_id: dep,
-            desc: Box::new(JobDescMsg {
-                dependency: Some("afterany:1".into()),
-                ..JobDescMsg::unset()
-            }),
-            version: ProtocolVersion::V24_11,
-        },
+        testkit::update_job_cmd(1000, dep, |d| d.dependency = Some("afterany:1".into())),
     ] {
         let b = crate::persist::encode_command(&cmd).unwrap();
         let back = crate::persist::decode_command(&b).unwrap();

@@ -341,3 +341,25 @@ pub(crate) fn kill_cmd(uid: u32, job_id: u32) -> Command {
 pub(crate) fn kill(c: &mut Controller, now: Time, uid: u32, job_id: u32) -> (Reply, Vec<Effect>) {
     c.apply(now, kill_cmd(uid, job_id))
 }
+
+/// `scontrol update job` from a 24.11 client as `uid`: an unset
+/// description with `f` applied.
+pub(crate) fn update_job_cmd(uid: u32, job_id: u32, f: impl FnOnce(&mut JobDescMsg)) -> Command {
+    Command::UpdateJob {
+        uid,
+        job_id,
+        desc: Box::new(unset(f)),
+        version: ProtocolVersion::V24_11,
+    }
+}
+
+/// Applies [`update_job_cmd`].
+pub(crate) fn update_job(
+    c: &mut Controller,
+    now: Time,
+    uid: u32,
+    job_id: u32,
+    f: impl FnOnce(&mut JobDescMsg),
+) -> (Reply, Vec<Effect>) {
+    c.apply(now, update_job_cmd(uid, job_id, f))
+}

@@ -3,7 +3,7 @@
 use super::*;
 use crate::state::job::reason;
 use crate::state::testkit::{
-    self, controller, epilog, job_id, msgs, node_msg, reg_msg, set_node, unset, ALICE,
+    self, controller, epilog, job_id, msgs, node_msg, reg_msg, set_node, update_job, ALICE,
     SMALL_CLUSTER,
 };
 use crate::state::{Command, Controller, Time};
@@ -42,17 +42,7 @@ fn update(
     job_id: u32,
     f: impl FnOnce(&mut JobDescMsg),
 ) -> Reply {
-    let d = unset(f);
-    c.apply(
-        now,
-        Command::UpdateJob {
-            uid,
-            job_id,
-            desc: Box::new(d),
-            version: ProtocolVersion::V24_11,
-        },
-    )
-    .0
+    update_job(c, now, uid, job_id, f).0
 }
 
 fn hold(c: &mut Controller, now: Time, uid: u32, job_id: u32) -> Reply {
