@@ -387,7 +387,7 @@ mod tests {
             NodeName=n1 CPUs=4 RealMemory=1000\n\
             PartitionName=a Nodes=n1 Default=YES DefMemPerCPU=100 MaxMemPerCPU=1000\n\
             PartitionName=b Nodes=n1\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let conf = testkit::slurm_conf(text);
         let cluster = conf.def_mem;
         let c = ClusterConf::new(conf, 0).unwrap();
         assert_eq!(default_mem(&c.partitions[0], cluster), Some((100, true)));
@@ -408,8 +408,7 @@ mod tests {
         let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
             NodeName=n1 CPUs=4 RealMemory=1000\n\
             PartitionName=p Nodes=n1 Default=YES AllowGroups=wheel,nosuch State=UP\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
-        let mut cc = ClusterConf::new(conf, 0).unwrap();
+        let mut cc = testkit::cluster_conf(text);
         assert_eq!(cc.partitions[0].allow_gids, Some(vec![]));
         cc.resolve_allow_groups(|n| (n == "wheel").then_some(10));
         assert_eq!(cc.partitions[0].allow_gids, Some(vec![10]));

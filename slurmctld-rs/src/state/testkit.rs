@@ -35,8 +35,17 @@ pub(crate) fn controller(conf: &str) -> Controller {
 
 /// A controller from `conf`, started at `now`.
 pub(crate) fn controller_at(conf: &str, now: Time) -> Controller {
-    let conf = slurm_conf::SlurmConf::parse_str(conf, "/etc/slurm/slurm.conf").unwrap();
-    Controller::new(ClusterConf::new(conf, 0).unwrap(), now)
+    Controller::new(cluster_conf(conf), now)
+}
+
+/// `text` parsed as /etc/slurm/slurm.conf.
+pub(crate) fn slurm_conf(text: &str) -> slurm_conf::SlurmConf {
+    slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap()
+}
+
+/// The controller's view of the slurm.conf `text`.
+pub(crate) fn cluster_conf(text: &str) -> ClusterConf {
+    ClusterConf::new(slurm_conf(text), 0).unwrap()
 }
 
 /// A registration of `name` as a 24.11.5 slurmd reports it.

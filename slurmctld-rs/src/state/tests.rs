@@ -563,12 +563,8 @@ fn reconfigure_without_a_partition_keeps_its_jobs_listable() {
     };
     testkit::kill(&mut c, 1003, 0, job_id);
     // The partition goes; the ended job stays until MinJobAge.
-    let text = SMALL_CLUSTER.to_string();
-    let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
-    c.apply(
-        1004,
-        Command::Reconfigure(Box::new(ClusterConf::new(conf, 0).unwrap())),
-    );
+    let conf = testkit::cluster_conf(SMALL_CLUSTER);
+    c.apply(1004, Command::Reconfigure(Box::new(conf)));
     let j = &c.jobs[&job_id];
     assert!(j.part < c.conf.partitions.len());
     let m = crate::views::job_info_msg(&c, None, None, 0, ProtocolVersion::V24_11);
