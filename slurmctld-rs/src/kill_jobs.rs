@@ -331,7 +331,7 @@ pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::testkit::{controller_at, reg, sparse_desc, submit_desc, user};
+    use crate::state::testkit::{controller_at, job_id, reg, sparse_desc, submit_desc, user};
     use slurm_wire::msg::job_desc::JobDescMsg;
     use slurm_wire::ProtocolVersion;
 
@@ -347,9 +347,7 @@ mod tests {
             ..sparse_desc()
         };
         let (r, _) = submit_desc(&mut c, 2, user(uid, uid), ProtocolVersion::V24_11, d);
-        let Reply::Submitted { job_id } = r else {
-            panic!("{r:?}")
-        };
+        let job_id = job_id(r);
         (c, job_id)
     }
 
@@ -502,9 +500,7 @@ mod tests {
             ..JobDescMsg::unset()
         };
         let (r, _) = submit_desc(&mut c, 3, user(2001, 2001), ProtocolVersion::V24_11, d);
-        let Reply::Submitted { job_id: a } = r else {
-            panic!("{r:?}")
-        };
+        let a = job_id(r);
         register(&mut c);
         let tasks = |v: &[u32]| v.iter().copied().collect();
         let mut out = Vec::new();

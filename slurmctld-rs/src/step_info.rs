@@ -148,7 +148,7 @@ pub fn step_info_msg(
 mod tests {
     use super::*;
     use crate::state::testkit::{
-        allocate, apply_all, controller, reg_bare, sparse_desc, step_req, user,
+        allocate, apply_all, controller, job_id, reg_bare, sparse_desc, step_req, user,
     };
     use crate::state::{Command, Reply};
     use slurm_wire::msg::job_desc::JobDescMsg;
@@ -175,9 +175,7 @@ mod tests {
             ..sparse_desc()
         };
         let (r, _) = allocate(&mut c, 1001, user(1000, 1000), desc);
-        let Reply::Submitted { job_id } = r else {
-            panic!("{r:?}")
-        };
+        let job_id = job_id(r);
         let req = JobStepCreateRequestMsg {
             name: Some("sleep".into()),
             ..step_req(job_id, 2, 2)

@@ -162,9 +162,7 @@ fn a_planned_start_keeps_to_the_nodes_the_job_names() {
         ..JobDescMsg::unset()
     };
     let (r, _) = submit_desc(&mut c, 1002, user(1000, 1000), ProtocolVersion::V24_11, d);
-    let Reply::Submitted { job_id: w } = r else {
-        panic!("refused")
-    };
+    let w = job_id(r);
     // n2 is free, but the job named n1: it waits for A, and is planned there.
     assert_eq!(st(&c, w), (JobState::Pending, reason::WAIT_RESOURCES));
     c.apply(1010, Command::Tick);

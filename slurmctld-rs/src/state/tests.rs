@@ -16,6 +16,11 @@ fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> (Re
     submit_as(c, now, ProtocolVersion::V22_05, f)
 }
 
+/// [`submit`], and the id of the job it accepted.
+fn submitted(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> u32 {
+    testkit::job_id(submit(c, now, f).0)
+}
+
 fn state(c: &Controller, node: &str) -> u32 {
     c.nodes[c.node_index(node).unwrap()].state_word()
 }
@@ -29,9 +34,7 @@ fn job_lifecycle_submit_launch_complete_epilog() {
     assert_eq!(state(&c, "n1"), node::bits::IDLE);
 
     let (r, fx) = submit(&mut c, 1002, |_| {});
-    let Reply::Submitted { job_id } = r else {
-        panic!("{r:?}")
-    };
+    let job_id = testkit::job_id(r);
     let out = sends(&fx);
     assert_eq!(out.len(), 1);
     let Message::RequestBatchJobLaunch(BatchJobLaunchMsg {
@@ -89,9 +92,7 @@ fn job_lifecycle_submit_launch_complete_epilog() {
 fn nonzero_exit_fails_the_job() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
-        panic!()
-    };
+    let job_id = submitted(&mut c, 1002, |_| {});
     complete(&mut c, 1003, job_id, 256, Some("n1".into()));
     assert_eq!(c.jobs[&job_id].state, JobState::Failed);
     assert_eq!(c.jobs[&job_id].exit_code, 256);
@@ -101,9 +102,7 @@ fn nonzero_exit_fails_the_job() {
 fn sig_oom_ends_the_job_out_of_memory() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
-        panic!()
-    };
+    let job_id = submitted(&mut c, 1002, |_| {});
     complete(&mut c, 1003, job_id, job::SIG_OOM, Some("n1".into()));
     let j = &c.jobs[&job_id];
     assert_eq!(j.state, JobState::OutOfMemory);
@@ -119,26 +118,22 @@ fn ntasks_per_node_gives_each_node_its_tasks() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
     c.apply(1001, reg("n2", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+    let job_id = submitted(&mut c, 1002, |d| {
         d.min_nodes = 2;
         d.max_nodes = 2;
         d.ntasks_per_node = 2;
-    }) else {
-        panic!()
-    };
+    });
     let j = &c.jobs[&job_id];
     assert_eq!(j.state, JobState::Running);
     assert_eq!(j.num_tasks, 4);
     let cpus: Vec<(usize, u16)> = j.alloc.iter().map(|a| (a.node, a.cpus)).collect();
     assert_eq!(cpus, vec![(0, 2), (1, 2)]);
     // without it, the same 4 CPUs on 2 nodes fill the first node first
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1003, |d| {
+    let job_id = submitted(&mut c, 1003, |d| {
         d.min_nodes = 2;
         d.max_nodes = 2;
         d.num_tasks = 4;
-    }) else {
-        panic!()
-    };
+    });
     let cpus: Vec<u16> = c.jobs[&job_id].alloc.iter().map(|a| a.cpus).collect();
     assert_eq!(cpus.iter().sum::<u16>(), 4);
 }
@@ -149,15 +144,11 @@ fn exclusive_jobs_take_whole_nodes_and_share_none() {
     c.apply(1001, reg("n1", 4, 1000));
     c.apply(1001, reg("n2", 4, 1000));
     // a 1-CPU job on n1, then an --exclusive one: it takes all of n2
-    let (Reply::Submitted { job_id: small }, _) = submit(&mut c, 1002, |_| {}) else {
-        panic!()
-    };
+    let small = submitted(&mut c, 1002, |_| {});
     assert_eq!(c.jobs[&small].alloc[0].node, 0);
-    let (Reply::Submitted { job_id: excl }, _) = submit(&mut c, 1003, |d| {
+    let excl = submitted(&mut c, 1003, |d| {
         d.shared = crate::sched::JOB_SHARED_NONE;
-    }) else {
-        panic!()
-    };
+    });
     let a: Vec<(usize, u16)> = c.jobs[&excl]
         .alloc
         .iter()
@@ -172,21 +163,17 @@ fn exclusive_jobs_take_whole_nodes_and_share_none() {
     assert_eq!(shared(&c, excl), Some(0));
     assert_eq!(shared(&c, small), Some(NO_VAL16));
     // another exclusive job finds no empty node and waits
-    let (Reply::Submitted { job_id: waits }, _) = submit(&mut c, 1004, |d| {
+    let waits = submitted(&mut c, 1004, |d| {
         d.shared = crate::sched::JOB_SHARED_NONE;
-    }) else {
-        panic!()
-    };
+    });
     assert_eq!(c.jobs[&waits].state, JobState::Pending);
     // in an OverSubscribe=EXCLUSIVE partition every job is exclusive
     let mut c = ctrl("PartitionName=excl Nodes=n[1-2] OverSubscribe=EXCLUSIVE State=UP\n");
     c.apply(1001, reg("n1", 4, 1000));
     c.apply(1001, reg("n2", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+    let job_id = submitted(&mut c, 1002, |d| {
         d.partition = Some("excl".into());
-    }) else {
-        panic!()
-    };
+    });
     assert_eq!(c.jobs[&job_id].alloc[0].cpus, 4);
     let info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11, 0);
     assert_eq!(info.details.map(|d| d.shared), Some(0));
@@ -196,13 +183,11 @@ fn exclusive_jobs_take_whole_nodes_and_share_none() {
 fn max_mem_per_cpu_raises_cpus_per_task() {
     let mut c = ctrl("PartitionName=m Nodes=n[1-2] MaxMemPerCPU=100 State=UP\n");
     c.apply(1001, reg("n1", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+    let job_id = submitted(&mut c, 1002, |d| {
         d.partition = Some("m".into());
         d.num_tasks = 1;
         d.pn_min_memory = 250 | MEM_PER_CPU;
-    }) else {
-        panic!()
-    };
+    });
     let j = &c.jobs[&job_id];
     // 250 MB per CPU over a 100 MB limit: 3 CPUs of 84 MB
     assert_eq!(
@@ -261,9 +246,7 @@ fn fifo_cpu_accounting_and_queueing() {
     assert_eq!(c.jobs[&ids[2]].state, JobState::Pending);
     assert_eq!(c.jobs[&ids[2]].state_reason, job::reason::WAIT_RESOURCES);
     // A small later job must not overtake it (FIFO, no backfill yet).
-    let (Reply::Submitted { job_id: small }, _) = submit(&mut c, 1010, |_| {}) else {
-        panic!()
-    };
+    let small = submitted(&mut c, 1010, |_| {});
     assert_eq!(c.jobs[&small].state, JobState::Pending);
     assert_eq!(c.jobs[&small].state_reason, job::reason::WAIT_PRIORITY);
     let (_, fx) = testkit::kill(&mut c, 1020, 1000, ids[0]);
@@ -311,9 +294,7 @@ fn submit_errors_match_stock() {
     let r = submit(&mut c, 1002, |d| d.pn_min_memory = 2000).0;
     assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
     // Over MaxTime: pending with PartitionTimeLimit by default ...
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| d.time_limit = 61) else {
-        panic!()
-    };
+    let job_id = submitted(&mut c, 1002, |d| d.time_limit = 61);
     assert_eq!(
         c.jobs[&job_id].state_reason,
         job::reason::WAIT_PART_TIME_LIMIT
@@ -329,9 +310,7 @@ fn submit_errors_match_stock() {
 #[test]
 fn cancel_is_owner_or_admin_only() {
     let mut c = ctrl("");
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
-        panic!()
-    };
+    let job_id = submitted(&mut c, 1002, |_| {});
     let (r, _) = testkit::kill(&mut c, 1003, 2000, job_id);
     assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED));
     let (r, fx) = testkit::kill(&mut c, 1003, 1000, job_id);
@@ -348,9 +327,7 @@ fn cancel_is_owner_or_admin_only() {
 fn node_timeout_downs_node_fails_jobs_and_returns_on_registration() {
     let mut c = ctrl("");
     c.apply(1000, reg("n1", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1001, |_| {}) else {
-        panic!()
-    };
+    let job_id = submitted(&mut c, 1001, |_| {});
     // Pings go out every SlurmdTimeout/3.
     let (_, fx) = c.apply(1100, Command::Tick);
     assert!(sends(&fx)
@@ -451,14 +428,10 @@ fn gres_devices_are_allocated_per_node_and_freed() {
     // No a100 is left: the next one waits for resources.
     let (r2, fx) = submit(&mut c, 1004, gpu("gres/gpu:a100:3"));
     assert!(launch_gres(&fx).is_empty());
-    let Reply::Submitted { job_id: j2 } = r2 else {
-        panic!("{r2:?}")
-    };
+    let j2 = testkit::job_id(r2);
     assert_eq!(c.jobs[&j2].state_reason, job::reason::WAIT_RESOURCES);
     // The first job ends: its devices go to the waiting one.
-    let Reply::Submitted { job_id: j1 } = r1 else {
-        panic!("{r1:?}")
-    };
+    let j1 = testkit::job_id(r1);
     let (_, fx) = complete(&mut c, 1010, j1, 0, Some("g1".into()));
     assert_eq!(launch_gres(&fx), vec![(3, "0x07".to_string())]);
     assert_eq!(c.jobs[&j2].state, JobState::Running);
@@ -477,9 +450,7 @@ fn job_info_carries_per_node_gres_detail() {
     };
     let (_, _) = submit(&mut c, 1002, gpu("gres/gpu:a100:1"));
     // untyped: takes a100 indexes 1-2, shown with the node's type
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1003, gpu("gres:gpu:2")) else {
-        panic!()
-    };
+    let job_id = submitted(&mut c, 1003, gpu("gres:gpu:2"));
     use crate::views::SHOW_DETAIL;
     // Without SHOW_DETAIL (plain `scontrol show job`) stock sends neither.
     let plain_info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11, 0);
@@ -516,11 +487,9 @@ fn job_info_carries_per_node_gres_detail() {
         );
     }
     // a job without GRES has no detail strings
-    let (Reply::Submitted { job_id: plain }, _) = submit(&mut c, 1004, |d| {
+    let plain = submitted(&mut c, 1004, |d| {
         d.partition = Some("gpu".into());
-    }) else {
-        panic!()
-    };
+    });
     let info = crate::views::job_info(&c, &c.jobs[&plain], ProtocolVersion::V24_11, SHOW_DETAIL);
     assert!(info.gres_detail_str.is_empty());
     assert!(info.job_resrcs.is_some());
@@ -599,9 +568,7 @@ fn launch_to_26_05_carries_sluid_and_sharing_mode() {
     let mut c = ctrl("PartitionName=excl Nodes=n2 OverSubscribe=EXCLUSIVE\n");
     c.apply(1000, reg_v("n1", ProtocolVersion::V26_05));
     let (r, fx) = submit(&mut c, 1001, |_| {});
-    let Reply::Submitted { job_id } = r else {
-        panic!("{r:?}")
-    };
+    let job_id = testkit::job_id(r);
     let m = launch_of(&fx);
     assert_eq!(env_of(&m, "SLURM_JOB_OVERSUBSCRIBE"), Some("NO"));
     assert_eq!(env_of(&m, "SLURM_JOB_EXCLUSIVE"), Some("NO"));
@@ -627,9 +594,7 @@ fn launch_to_26_05_carries_sluid_and_sharing_mode() {
 
     // Jobs of one second differ; the sluid survives a restart.
     let (r, _) = submit(&mut c, 1004, |d| d.priority = 0);
-    let Reply::Submitted { job_id: other } = r else {
-        panic!("{r:?}")
-    };
+    let other = testkit::job_id(r);
     let a = msgs::job_sluid(&c.conf, &c.jobs[&other]);
     assert_ne!(a, msgs::job_sluid(&c.conf, &c.jobs[&(other - 1)]));
     let snap = crate::persist::encode_state(&c);
@@ -656,9 +621,7 @@ fn tasks_per_node_in_blocks() {
     c.apply(1000, reg("n2", 4, 1000));
     let mut job = |f: &dyn Fn(&mut JobDescMsg)| {
         let (r, _) = submit(&mut c, 1001, |d| f(d));
-        let Reply::Submitted { job_id } = r else {
-            panic!("{r:?}")
-        };
+        let job_id = testkit::job_id(r);
         let s = msgs::tasks_per_node(&c.jobs[&job_id]);
         testkit::kill(&mut c, 1002, 0, job_id);
         s
