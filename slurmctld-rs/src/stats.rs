@@ -291,8 +291,7 @@ mod tests {
         use slurm_wire::msg::job_desc::JobDescMsg;
         let d = JobDescMsg {
             min_cpus: cpus,
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
+            ..testkit::true_job()
         };
         let user = testkit::user(1000, 1000);
         let (r, _) = testkit::submit_desc(c, now, user, ProtocolVersion::V24_11, d);
@@ -337,16 +336,7 @@ mod tests {
         assert_eq!(m.rpc_type_size, 0);
         // Pending/running are a census, not counters.
         assert_eq!(m.parts.jobs_pending, 1);
-        c.apply(
-            1008,
-            Command::BatchComplete {
-                uid: 0,
-                job_id: a,
-                job_rc: 0,
-                slurm_rc: 0,
-                node: Some("n1".into()),
-            },
-        );
+        testkit::complete(&mut c, 1008, a, 0, Some("n1".into()));
         let m = s.response(&c, 1009, ProtocolVersion::V26_05);
         assert_eq!(m.parts.jobs_completed, 1);
 

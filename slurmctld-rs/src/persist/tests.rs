@@ -261,24 +261,9 @@ fn every_logged_command_round_trips() {
             }),
         },
         submit(3, Some("gres/gpu:1"), ProtocolVersion::V26_05),
-        Command::Kill {
-            uid: 1,
-            job_id: 2,
-            signal: 9,
-        },
-        Command::BatchComplete {
-            uid: 0,
-            job_id: 3,
-            job_rc: 1,
-            slurm_rc: 0,
-            node: None,
-        },
-        Command::EpilogComplete {
-            uid: 0,
-            job_id: 3,
-            node: Some("n1".into()),
-            rc: 0,
-        },
+        kill_cmd(1, 2),
+        complete_cmd(3, 1, None),
+        epilog_cmd(3, Some("n1".into())),
         Command::TerminateDone {
             job_id: 3,
             node: "n1".into(),

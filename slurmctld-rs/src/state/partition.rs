@@ -295,7 +295,9 @@ mod tests {
     use crate::sched;
     use crate::state::config::ClusterConf;
     use crate::state::job::{JobState, UserInfo};
-    use crate::state::testkit::{self, apply_all, controller, job_id, reg_bare, submit_desc, user};
+    use crate::state::testkit::{
+        self, apply_all, controller, job_id, reg_bare, submit_desc, true_job, user,
+    };
     use crate::state::Command;
     use slurm_wire::msg::job_desc::JobDescMsg;
     use slurm_wire::ProtocolVersion;
@@ -334,11 +336,7 @@ mod tests {
     }
 
     fn submit(c: &mut Controller) -> Reply {
-        let d = JobDescMsg {
-            min_cpus: 1,
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
-        };
+        let d = true_job();
         submit_desc(c, 1002, user(1000, 1000), ProtocolVersion::V24_11, d).0
     }
 
@@ -513,8 +511,7 @@ mod tests {
             num_tasks: cpus,
             shared,
             partition: Some(part.into()),
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
+            ..true_job()
         };
         job_id(submit_desc(c, 1002, user(uid, uid), version, d).0)
     }
@@ -661,10 +658,8 @@ mod tests {
     /// Submits one CPU as uid 1000 to `part` from a `version` client.
     fn submit_from(c: &mut Controller, part: &str, version: ProtocolVersion) -> Reply {
         let d = JobDescMsg {
-            min_cpus: 1,
             partition: Some(part.into()),
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
+            ..true_job()
         };
         submit_desc(c, 1002, user(1000, 1000), version, d).0
     }
@@ -803,8 +798,7 @@ mod tests {
             min_cpus: cpus,
             num_tasks: cpus,
             partition: Some(part.into()),
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
+            ..true_job()
         };
         f(&mut d);
         job_id(submit_desc(c, 1002, user(1000, 1000), V24, d).0)
@@ -843,10 +837,8 @@ mod tests {
         let r = submit_from(&mut c, "d", V24);
         assert!(matches!(r, Reply::Submitted { .. }));
         let d = JobDescMsg {
-            min_cpus: 1,
             features: Some("gpu".into()),
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
+            ..true_job()
         };
         let r = submit_desc(&mut c, 1002, UserInfo::default(), V24, d);
         assert_eq!(r.0, Reply::Rc(ESLURM_INVALID_FEATURE));

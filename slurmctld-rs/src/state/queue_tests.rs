@@ -3,7 +3,7 @@
 use super::super::job::{reason, JobState};
 use super::super::{Command, Controller, Reply, Time};
 use crate::state::testkit::{
-    apply_all, batch_host, complete, controller, job_id, reg_bare, submit_desc, user,
+    apply_all, batch_host, complete, controller, job_id, reg_bare, submit_desc, true_job, user,
 };
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::NO_VAL;
@@ -35,9 +35,7 @@ fn job(c: &mut Controller, now: Time, part: &str, tasks: u32, nodes: u32, minute
         min_nodes: if nodes == 0 { NO_VAL } else { nodes },
         max_nodes: if nodes == 0 { NO_VAL } else { nodes },
         num_tasks: tasks,
-        min_cpus: 1,
-        script: Some("#!/bin/sh\ntrue\n".into()),
-        ..JobDescMsg::unset()
+        ..true_job()
     };
     job_id(submit_desc(c, now, user(1000, 1000), ProtocolVersion::V24_11, d).0)
 }
@@ -156,10 +154,8 @@ fn a_planned_start_keeps_to_the_nodes_the_job_names() {
     let d = JobDescMsg {
         time_limit: 10,
         num_tasks: 1,
-        min_cpus: 1,
         req_nodes: Some("n1".into()),
-        script: Some("#!/bin/sh\ntrue\n".into()),
-        ..JobDescMsg::unset()
+        ..true_job()
     };
     let (r, _) = submit_desc(&mut c, 1002, user(1000, 1000), ProtocolVersion::V24_11, d);
     let w = job_id(r);

@@ -128,6 +128,15 @@ pub(crate) fn wrap(f: impl FnOnce(&mut JobDescMsg)) -> JobDescMsg {
     d
 }
 
+/// A one-CPU batch job whose script is `true`, otherwise unset.
+pub(crate) fn true_job() -> JobDescMsg {
+    JobDescMsg {
+        min_cpus: 1,
+        script: Some("#!/bin/sh\ntrue\n".into()),
+        ..JobDescMsg::unset()
+    }
+}
+
 /// An all-unset description (as `scontrol update` sends) with `f` applied.
 pub(crate) fn unset(f: impl FnOnce(&mut JobDescMsg)) -> JobDescMsg {
     let mut d = JobDescMsg::unset();
