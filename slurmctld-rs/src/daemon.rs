@@ -434,8 +434,7 @@ mod tests {
              PartitionName=debug Nodes=n1 Default=YES State=UP\n",
             dir.display()
         );
-        let conf = SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
-        ClusterConf::new(conf, 0).unwrap()
+        crate::state::testkit::cluster_conf(&text)
     }
 
     fn with_one_job(dir: &Path) {

@@ -331,69 +331,29 @@ pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::job::UserInfo;
+    use crate::state::testkit::{controller_at, job_id, reg, sparse_desc, submit_desc, user};
     use slurm_wire::msg::job_desc::JobDescMsg;
-    use slurm_wire::pack::{NO_VAL16, NO_VAL64};
     use slurm_wire::ProtocolVersion;
 
     fn ctrl_with_job(name: &str, uid: u32) -> (Controller, u32) {
-        let conf = slurm_conf::SlurmConf::parse_str(
+        let mut c = controller_at(
             "ClusterName=t\nSlurmctldHost=ctl\nNodeName=n1 CPUs=4 RealMemory=1000\n\
              PartitionName=debug Nodes=n1 Default=YES\nPartitionName=other Nodes=n1\n",
-            "/etc/slurm/slurm.conf",
-        )
-        .unwrap();
-        let mut c = Controller::new(crate::state::config::ClusterConf::new(conf, 0).unwrap(), 1);
+            1,
+        );
         let d = JobDescMsg {
-            // as clients send it (0 would be --exclusive)
-            shared: slurm_wire::pack::NO_VAL16,
-            time_limit: NO_VAL,
-            min_nodes: NO_VAL,
-            max_nodes: NO_VAL,
-            num_tasks: NO_VAL,
-            min_cpus: 1,
-            cpus_per_task: NO_VAL16,
-            ntasks_per_node: NO_VAL16,
-            pn_min_memory: NO_VAL64,
-            priority: NO_VAL,
             name: Some(name.into()),
             script: Some("#!/bin/sh\n".into()),
-            ..Default::default()
+            ..sparse_desc()
         };
-        let (r, _) = c.apply(
-            2,
-            Command::Submit {
-                user: UserInfo {
-                    uid,
-                    gid: uid,
-                    ..Default::default()
-                },
-                desc: Box::new(d),
-                version: ProtocolVersion::V24_11,
-            },
-        );
-        let Reply::Submitted { job_id } = r else {
-            panic!("{r:?}")
-        };
+        let (r, _) = submit_desc(&mut c, 2, user(uid, uid), ProtocolVersion::V24_11, d);
+        let job_id = job_id(r);
         (c, job_id)
     }
 
     /// Registers n1, so that pending jobs start.
     fn register(c: &mut Controller) {
-        c.apply(
-            4,
-            Command::Register {
-                msg: Box::new(slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg {
-                    node_name: Some("n1".into()),
-                    cpus: 4,
-                    real_memory: 1000,
-                    version: Some("24.11.5".into()),
-                    ..Default::default()
-                }),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
+        c.apply(4, reg("n1", 4, 1000));
     }
 
     fn msg() -> KillJobsMsg {
@@ -539,21 +499,8 @@ mod tests {
             array_inx: Some("1-4".into()),
             ..JobDescMsg::unset()
         };
-        let (r, _) = c.apply(
-            3,
-            Command::Submit {
-                user: UserInfo {
-                    uid: 2001,
-                    gid: 2001,
-                    ..Default::default()
-                },
-                desc: Box::new(d),
-                version: ProtocolVersion::V24_11,
-            },
-        );
-        let Reply::Submitted { job_id: a } = r else {
-            panic!("{r:?}")
-        };
+        let (r, _) = submit_desc(&mut c, 3, user(2001, 2001), ProtocolVersion::V24_11, d);
+        let a = job_id(r);
         register(&mut c);
         let tasks = |v: &[u32]| v.iter().copied().collect();
         let mut out = Vec::new();

@@ -216,17 +216,14 @@ impl ReplyCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::config::ClusterConf;
-    use crate::state::job::UserInfo;
-    use crate::state::{Command, Reply};
+    use crate::state::testkit::{controller, job_id, submit_desc, user};
     use slurm_wire::msg::job_desc::JobDescMsg;
 
     fn ctrl() -> Controller {
         let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
                     NodeName=n[1-2] CPUs=4 RealMemory=1000\n\
                     PartitionName=debug Nodes=n[1-2] Default=YES State=UP\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
-        Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000)
+        controller(text)
     }
 
     fn submit(c: &mut Controller, uid: u32, name: &str) -> u32 {
@@ -238,25 +235,8 @@ mod tests {
             priority: 0,
             ..JobDescMsg::unset()
         };
-        let user = UserInfo {
-            uid,
-            gid: uid,
-            ..Default::default()
-        };
-        match c
-            .apply(
-                1000,
-                Command::Submit {
-                    user,
-                    desc: Box::new(desc),
-                    version: ProtocolVersion::V24_11,
-                },
-            )
-            .0
-        {
-            Reply::Submitted { job_id } => job_id,
-            r => panic!("submit refused: {r:?}"),
-        }
+        let (r, _) = submit_desc(c, 1000, user(uid, uid), ProtocolVersion::V24_11, desc);
+        job_id(r)
     }
 
     fn jobs_key(user: Option<u32>, v: ProtocolVersion, show_flags: u16) -> Key {

@@ -247,7 +247,8 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::{Command, Reply};
+    use crate::state::testkit;
+    use crate::state::Command;
 
     #[test]
     fn rpcs_are_tallied_by_type_and_user() {
@@ -283,68 +284,31 @@ mod tests {
         let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
                     NodeName=n1 CPUs=4 RealMemory=1000\n\
                     PartitionName=debug Nodes=n1 Default=YES State=UP\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
-        Controller::new(
-            crate::state::config::ClusterConf::new(conf, 0).unwrap(),
-            1000,
-        )
+        testkit::controller(text)
     }
 
     fn submit(c: &mut Controller, now: i64, cpus: u32) -> u32 {
         use slurm_wire::msg::job_desc::JobDescMsg;
         let d = JobDescMsg {
             min_cpus: cpus,
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
+            ..testkit::true_job()
         };
-        let user = crate::state::job::UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
-        let cmd = Command::Submit {
-            user,
-            desc: Box::new(d),
-            version: ProtocolVersion::V24_11,
-        };
-        match c.apply(now, cmd).0 {
-            Reply::Submitted { job_id } => job_id,
-            r => panic!("{r:?}"),
-        }
+        let user = testkit::user(1000, 1000);
+        let (r, _) = testkit::submit_desc(c, now, user, ProtocolVersion::V24_11, d);
+        testkit::job_id(r)
     }
 
     #[test]
     fn response_reports_job_counts_and_reset_starts_from_zero() {
-        use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
         let mut c = controller();
-        c.apply(
-            1001,
-            Command::Register {
-                msg: Box::new(SlurmNodeRegistrationStatusMsg {
-                    node_name: Some("n1".into()),
-                    cpus: 4,
-                    real_memory: 1000,
-                    version: Some("24.11.5".into()),
-                    ..Default::default()
-                }),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
+        c.apply(1001, testkit::reg("n1", 4, 1000));
         let s = Stats::new(1000, c.counters);
         let a = submit(&mut c, 1002, 4);
         let b = submit(&mut c, 1003, 4);
         let x = submit(&mut c, 1003, 4);
         assert_eq!(c.jobs[&a].state, JobState::Running);
         assert_eq!(c.jobs[&b].state, JobState::Pending);
-        c.apply(
-            1004,
-            Command::Kill {
-                uid: 1000,
-                job_id: x,
-                signal: crate::state::SIGKILL,
-            },
-        );
+        testkit::kill(&mut c, 1004, 1000, x);
         s.rpc(MsgType::RequestJobInfo, 1000, Duration::from_micros(7));
         let m = s.response(&c, 1005, ProtocolVersion::V24_11);
         let p = &m.parts;
@@ -372,16 +336,7 @@ mod tests {
         assert_eq!(m.rpc_type_size, 0);
         // Pending/running are a census, not counters.
         assert_eq!(m.parts.jobs_pending, 1);
-        c.apply(
-            1008,
-            Command::BatchComplete {
-                uid: 0,
-                job_id: a,
-                job_rc: 0,
-                slurm_rc: 0,
-                node: Some("n1".into()),
-            },
-        );
+        testkit::complete(&mut c, 1008, a, 0, Some("n1".into()));
         let m = s.response(&c, 1009, ProtocolVersion::V26_05);
         assert_eq!(m.parts.jobs_completed, 1);
 

@@ -147,83 +147,38 @@ pub fn step_info_msg(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::config::ClusterConf;
-    use crate::state::job::UserInfo;
+    use crate::state::testkit::{
+        allocate, apply_all, controller, job_id, reg_bare, sparse_desc, step_req, user,
+    };
     use crate::state::{Command, Reply};
     use slurm_wire::msg::job_desc::JobDescMsg;
-    use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
     use slurm_wire::msg::step::JobStepCreateRequestMsg;
-    use slurm_wire::pack::{NO_VAL16, NO_VAL64};
+    use slurm_wire::pack::NO_VAL16;
 
     /// Two nodes, an interactive allocation on both, one 2-task step.
     fn running_step() -> (Controller, u32) {
         let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
             NodeName=n[1-2] CPUs=4 RealMemory=1000\n\
             PartitionName=debug Nodes=n[1-2] Default=YES State=UP\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
-        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
-        for n in ["n1", "n2"] {
-            let msg = SlurmNodeRegistrationStatusMsg {
-                node_name: Some(n.into()),
-                cpus: 4,
-                real_memory: 1000,
-                ..Default::default()
-            };
-            c.apply(
-                1000,
-                Command::Register {
-                    msg: Box::new(msg),
-                    version: V::V24_11,
-                    uid: 0,
-                },
-            );
-        }
+        let mut c = controller(text);
+        apply_all(
+            &mut c,
+            1000,
+            ["n1", "n2"].map(|n| reg_bare(n, 4, 1000, V::V24_11)),
+        );
         let desc = JobDescMsg {
-            // as clients send it (0 would be --exclusive)
-            shared: slurm_wire::pack::NO_VAL16,
-            time_limit: NO_VAL,
             min_nodes: 2,
             max_nodes: 2,
-            num_tasks: NO_VAL,
-            min_cpus: 1,
-            cpus_per_task: NO_VAL16,
-            ntasks_per_node: NO_VAL16,
-            pn_min_memory: NO_VAL64,
-            priority: NO_VAL,
             requeue: NO_VAL16,
             alloc_resp_port: 4000,
             other_port: 4001,
-            ..Default::default()
+            ..sparse_desc()
         };
-        let user = UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
-        let (r, _) = c.apply(
-            1001,
-            Command::Allocate {
-                user,
-                desc: Box::new(desc),
-                version: V::V24_11,
-                resp_host: "10.0.0.9".into(),
-            },
-        );
-        let Reply::Submitted { job_id } = r else {
-            panic!("{r:?}")
-        };
+        let (r, _) = allocate(&mut c, 1001, user(1000, 1000), desc);
+        let job_id = job_id(r);
         let req = JobStepCreateRequestMsg {
-            step_id: StepId::job(job_id),
-            min_nodes: 2,
-            max_nodes: 2,
-            num_tasks: 2,
-            cpu_count: 2,
-            relative: NO_VAL16,
-            task_dist: crate::state::step::dist::UNKNOWN,
-            host: Some("login".into()),
             name: Some("sleep".into()),
-            port: 5000,
-            ..Default::default()
+            ..step_req(job_id, 2, 2)
         };
         let (r, _) = c.apply(
             1002,

@@ -2,9 +2,12 @@
 //! the controller is dropped without shutdown, and a new one loads.
 
 use super::*;
-use crate::state::config::ClusterConf;
+use crate::state::testkit::{
+    allocate_cmd, complete_cmd, controller, epilog_cmd, kill_cmd, reg_bare, step_req, submit_cmd,
+    update_job_cmd, user,
+};
 use crate::state::Reply;
-use slurm_wire::pack::{NO_VAL, NO_VAL16};
+use slurm_wire::pack::NO_VAL;
 
 const CONF: &str = "\
 ClusterName=t
@@ -15,8 +18,19 @@ PartitionName=debug Nodes=n[1-2] Default=YES State=UP
 ";
 
 fn fresh() -> Controller {
-    let conf = slurm_conf::SlurmConf::parse_str(CONF, "/etc/slurm/slurm.conf").unwrap();
-    Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000)
+    controller(CONF)
+}
+
+/// A new state directory, its store, and the controller that runs on it.
+fn new_store() -> (tempfile::TempDir, Store, Controller) {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, _) = Store::open(dir.path(), fresh(), false).unwrap();
+    (dir, s, fresh())
+}
+
+/// What a restarted daemon finds in `dir`.
+fn reopen(dir: &Path) -> (Store, Loaded) {
+    Store::open(dir, fresh(), false).unwrap()
 }
 
 /// What the daemon does per command: log (synced when it must be), apply.
@@ -27,28 +41,19 @@ fn step(s: &mut Store, c: &mut Controller, now: Time, cmd: Command) -> Reply {
 }
 
 fn reg(name: &str) -> Command {
-    Command::Register {
-        msg: Box::new(SlurmNodeRegistrationStatusMsg {
-            node_name: Some(name.into()),
-            cpus: 4,
-            real_memory: 1000,
-            ..Default::default()
-        }),
-        version: ProtocolVersion::V24_11,
-        uid: 0,
-    }
+    reg_bare(name, 4, 1000, ProtocolVersion::V24_11)
 }
 
 fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
-    Command::Submit {
-        user: UserInfo {
+    submit_cmd(
+        UserInfo {
             uid: 2001,
             gid: 100,
             name: Some("alice".into()),
             gids: vec![100, 27],
             ..Default::default()
         },
-        desc: Box::new(JobDescMsg {
+        JobDescMsg {
             num_tasks: cpus,
             min_cpus: cpus,
             name: Some("job".into()),
@@ -57,9 +62,9 @@ fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
             environment: vec![Some("A=1".into())],
             tres_per_node: gres.map(str::to_string),
             ..JobDescMsg::unset()
-        }),
+        },
         version,
-    }
+    )
 }
 
 /// Everything about jobs and nodes that must survive a crash.
@@ -116,24 +121,13 @@ fn run_some(s: &mut Store, c: &mut Controller) {
     step(s, c, 1004, submit(2, None, ProtocolVersion::V24_11));
     // another waits, then is cancelled
     step(s, c, 1005, submit(1, None, ProtocolVersion::V24_11));
-    step(
-        s,
-        c,
-        1006,
-        Command::Kill {
-            uid: 2001,
-            job_id: 4,
-            signal: 9,
-        },
-    );
+    step(s, c, 1006, kill_cmd(2001, 4));
     step(s, c, 1007, Command::Tick);
 }
 
 #[test]
 fn crash_then_reload_keeps_pending_and_running_jobs() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     assert_eq!(c.jobs[&1].state, JobState::Running);
     assert_eq!(c.jobs[&3].state, JobState::Pending);
@@ -142,7 +136,7 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
     drop(s);
     drop(c);
 
-    let (mut s, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (mut s, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 8);
     let mut c = loaded.controller;
     assert_eq!(fingerprint(&c), before);
@@ -157,18 +151,7 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
     assert_eq!(asked.len(), registered);
 
     // The reloaded usage is real: when job 1 ends, the pending job 3 starts.
-    let r = step(
-        &mut s,
-        &mut c,
-        1010,
-        Command::BatchComplete {
-            uid: 0,
-            job_id: 1,
-            job_rc: 0,
-            slurm_rc: 0,
-            node: Some("n1".into()),
-        },
-    );
+    let r = step(&mut s, &mut c, 1010, complete_cmd(1, 0, Some("n1".into())));
     assert_eq!(r, Reply::Rc(0));
     assert_eq!(c.jobs[&3].state, JobState::Running);
     // New jobs continue the id sequence.
@@ -183,26 +166,18 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
 
 #[test]
 fn snapshot_then_log_then_crash() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     s.snapshot(&c).unwrap();
     step(
         &mut s,
         &mut c,
         1020,
-        Command::BatchComplete {
-            uid: 0,
-            job_id: 2,
-            job_rc: 256,
-            slurm_rc: 0,
-            node: Some("n2".into()),
-        },
+        complete_cmd(2, 256, Some("n2".into())),
     );
     let before = fingerprint(&c);
     drop(s);
-    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (_, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 1);
     assert_eq!(fingerprint(&loaded.controller), before);
     assert_eq!(loaded.controller.jobs[&2].state, JobState::Failed);
@@ -210,32 +185,28 @@ fn snapshot_then_log_then_crash() {
 
 #[test]
 fn a_log_already_in_the_snapshot_is_not_replayed_twice() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     let wal = fs::read(dir.path().join(WAL_FILE)).unwrap();
     s.snapshot(&c).unwrap();
     drop(s);
     // As if the crash came between the snapshot's rename and the log's truncation.
     fs::write(dir.path().join(WAL_FILE), wal).unwrap();
-    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (_, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 0);
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
 }
 
 #[test]
 fn torn_tail_is_dropped_and_corruption_inside_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     drop(s);
     let path = dir.path().join(WAL_FILE);
     let full = fs::read(&path).unwrap();
     // half of a last record
     fs::write(&path, &full[..full.len() - 3]).unwrap();
-    let (s, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (s, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 7);
     drop(s);
 
@@ -255,9 +226,7 @@ fn torn_tail_is_dropped_and_corruption_inside_is_an_error() {
 
 #[test]
 fn newer_formats_are_refused_and_clear_starts_fresh() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     s.snapshot(&c).unwrap();
     drop(s);
@@ -292,24 +261,9 @@ fn every_logged_command_round_trips() {
             }),
         },
         submit(3, Some("gres/gpu:1"), ProtocolVersion::V26_05),
-        Command::Kill {
-            uid: 1,
-            job_id: 2,
-            signal: 9,
-        },
-        Command::BatchComplete {
-            uid: 0,
-            job_id: 3,
-            job_rc: 1,
-            slurm_rc: 0,
-            node: None,
-        },
-        Command::EpilogComplete {
-            uid: 0,
-            job_id: 3,
-            node: Some("n1".into()),
-            rc: 0,
-        },
+        kill_cmd(1, 2),
+        complete_cmd(3, 1, None),
+        epilog_cmd(3, Some("n1".into())),
         Command::TerminateDone {
             job_id: 3,
             node: "n1".into(),
@@ -381,7 +335,6 @@ fn every_logged_command_round_trips() {
 /// leaves it.
 fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
     use slurm_wire::msg::step::JobStepCreateRequestMsg;
-    use slurm_wire::types::StepId;
     step(s, c, 1001, reg("n1"));
     step(s, c, 1001, reg("n2"));
     let desc = JobDescMsg {
@@ -392,32 +345,13 @@ fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
         other_port: 4001,
         ..JobDescMsg::unset()
     };
-    let user = UserInfo {
-        uid: 2001,
-        gid: 100,
-        ..Default::default()
-    };
-    let cmd = Command::Allocate {
-        user,
-        desc: Box::new(desc),
-        version: ProtocolVersion::V24_11,
-        resp_host: "10.0.0.9".into(),
-    };
+    let cmd = allocate_cmd(user(2001, 100), desc);
     let Reply::Submitted { job_id } = step(s, c, 1002, cmd) else {
         panic!("allocation refused")
     };
     let req = JobStepCreateRequestMsg {
-        step_id: StepId::job(job_id),
-        min_nodes: 2,
-        max_nodes: 2,
-        num_tasks: 2,
-        cpu_count: 2,
-        relative: NO_VAL16,
-        task_dist: crate::state::step::dist::UNKNOWN,
-        host: Some("login".into()),
-        port: 5000,
         name: Some("hostname".into()),
-        ..Default::default()
+        ..step_req(job_id, 2, 2)
     };
     let cmd = Command::StepCreate {
         uid: 2001,
@@ -431,16 +365,14 @@ fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
 
 #[test]
 fn running_steps_survive_a_snapshot_and_a_crash() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     let job_id = alloc_with_step(&mut s, &mut c);
     assert_eq!(c.steps[&job_id].steps.len(), 1);
     assert!(c.steps[&job_id].srun.is_some());
     // Everything is now in the snapshot only; the log is empty.
     s.snapshot(&c).unwrap();
     drop(s);
-    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (_, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 0);
     assert!(loaded.controller.steps.iter().eq(c.steps.iter()));
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
@@ -448,9 +380,7 @@ fn running_steps_survive_a_snapshot_and_a_crash() {
 
 #[test]
 fn a_format_1_snapshot_without_steps_still_loads() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-    let mut c = fresh();
+    let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
     s.snapshot(&c).unwrap();
     drop(s);
@@ -464,7 +394,7 @@ fn a_format_1_snapshot_without_steps_still_loads() {
     old.extend_from_slice(&state);
     old.extend_from_slice(&fnv1a(&state).to_be_bytes());
     fs::write(&path, old).unwrap();
-    let (_, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+    let (_, loaded) = reopen(dir.path());
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
 }
 
@@ -480,9 +410,7 @@ fn arrays_and_dependencies_survive_a_crash() {
         cmd
     };
     for snapshot_midway in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut s, _) = Store::open(dir.path(), fresh(), false).unwrap();
-        let mut c = fresh();
+        let (dir, mut s, mut c) = new_store();
         step(&mut s, &mut c, 1001, reg("n1"));
         step(&mut s, &mut c, 1001, reg("n2"));
         // Job 1: tasks 0-9, two at a time.
@@ -517,15 +445,9 @@ fn arrays_and_dependencies_survive_a_crash() {
             &mut s,
             &mut c,
             1005,
-            Command::UpdateJob {
-                uid: 2001,
-                job_id: 4,
-                desc: Box::new(JobDescMsg {
-                    dependency: Some("afterany:1?afterok:2".into()),
-                    ..JobDescMsg::unset()
-                }),
-                version: ProtocolVersion::V24_11,
-            },
+            update_job_cmd(2001, 4, |d| {
+                d.dependency = Some("afterany:1?afterok:2".into())
+            }),
         );
         assert_eq!(
             c.arrays.task_of(2).map(|r| (r.array_job_id, r.task_id)),
@@ -535,7 +457,7 @@ fn arrays_and_dependencies_survive_a_crash() {
         let before = (fingerprint(&c), c.arrays.clone(), c.deps.clone());
         drop(s);
         drop(c);
-        let (mut s, loaded) = Store::open(dir.path(), fresh(), false).unwrap();
+        let (mut s, loaded) = reopen(dir.path());
         let mut c = loaded.controller;
         assert_eq!((fingerprint(&c), c.arrays.clone(), c.deps.clone()), before);
         assert_eq!(
@@ -544,30 +466,9 @@ fn arrays_and_dependencies_survive_a_crash() {
         );
         // The throttle still holds after the reload: when task 0 ends,
         // exactly one more task starts (task 2), and ids go on.
-        step(
-            &mut s,
-            &mut c,
-            1010,
-            Command::BatchComplete {
-                uid: 0,
-                job_id: 2,
-                job_rc: 0,
-                slurm_rc: 0,
-                node: Some("n1".into()),
-            },
-        );
+        step(&mut s, &mut c, 1010, complete_cmd(2, 0, Some("n1".into())));
         assert_eq!(c.arrays.find_task(1, 2), Some(5));
-        step(
-            &mut s,
-            &mut c,
-            1011,
-            Command::EpilogComplete {
-                uid: 0,
-                job_id: 2,
-                node: Some("n1".into()),
-                rc: 0,
-            },
-        );
+        step(&mut s, &mut c, 1011, epilog_cmd(2, Some("n1".into())));
         // afterok:2 is met, and `?` needs only one.
         assert_eq!(c.jobs[&4].state, JobState::Running);
     }
@@ -576,10 +477,7 @@ fn arrays_and_dependencies_survive_a_crash() {
 #[test]
 fn a_deleted_partition_stays_deleted_when_the_log_is_replayed() {
     let conf = format!("{CONF}PartitionName=extra Nodes=n1 OverSubscribe=FORCE:2\n");
-    let fresh2 = || {
-        let c = slurm_conf::SlurmConf::parse_str(&conf, "/etc/slurm/slurm.conf").unwrap();
-        Controller::new(ClusterConf::new(c, 0).unwrap(), 1000)
-    };
+    let fresh2 = || controller(&conf);
     let dir = tempfile::tempdir().unwrap();
     let (mut s, _) = Store::open(dir.path(), fresh2(), false).unwrap();
     let mut c = fresh2();

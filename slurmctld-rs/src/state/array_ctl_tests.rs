@@ -2,6 +2,7 @@
 
 use super::super::*;
 use super::*;
+use crate::state::testkit::{alice, controller_up, job_id, submit_desc, unset, update_job, ALICE};
 use slurm_wire::pack::INFINITE;
 
 const CONF: &str = "\
@@ -11,28 +12,9 @@ SlurmUser=root
 NodeName=n[1-2] CPUs=2 RealMemory=1000
 PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP
 ";
-const ALICE: u32 = 1000;
 
 fn ctrl() -> Controller {
-    let conf = slurm_conf::SlurmConf::parse_str(CONF, "/etc/slurm/slurm.conf").unwrap();
-    let mut c = Controller::new(config::ClusterConf::new(conf, 0).unwrap(), 1000);
-    for n in ["n1", "n2"] {
-        c.apply(
-            1000,
-            Command::Register {
-                msg: Box::new(slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg {
-                    node_name: Some(n.into()),
-                    cpus: 2,
-                    real_memory: 1000,
-                    version: Some("24.11.5".into()),
-                    ..Default::default()
-                }),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
-    }
-    c
+    controller_up(CONF, &["n1", "n2"], 2, 1000)
 }
 
 /// `sbatch --array=SPEC` as alice, held when `hold`.
@@ -45,32 +27,11 @@ fn submit_array(c: &mut Controller, now: Time, spec: &str, hold: bool) -> u32 {
         priority: if hold { 0 } else { NO_VAL },
         ..JobDescMsg::unset()
     };
-    let user = job::UserInfo {
-        uid: ALICE,
-        gid: 1000,
-        name: Some("alice".into()),
-        ..Default::default()
-    };
-    match c
-        .apply(
-            now,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version: ProtocolVersion::V24_11,
-            },
-        )
-        .0
-    {
-        Reply::Submitted { job_id } => job_id,
-        r => panic!("{r:?}"),
-    }
+    job_id(submit_desc(c, now, alice(), ProtocolVersion::V24_11, d).0)
 }
 
 fn upd(f: impl FnOnce(&mut JobDescMsg)) -> Box<JobDescMsg> {
-    let mut d = JobDescMsg::unset();
-    f(&mut d);
-    Box::new(d)
+    Box::new(unset(f))
 }
 
 fn groups(r: Reply) -> Vec<(i32, String)> {
@@ -165,30 +126,14 @@ fn a_plain_array_id_reaches_every_record() {
     // Four tasks run (2 nodes x 2 CPUs), two wait in the meta record.
     let running = c.arrays.members(id).len();
     assert_eq!(running, 5, "four task records and the meta record");
-    let (r, _) = c.apply(
-        1010,
-        Command::UpdateJob {
-            uid: 0,
-            job_id: id,
-            desc: upd(|d| d.time_limit = 5),
-            version: ProtocolVersion::V24_11,
-        },
-    );
+    let (r, _) = update_job(&mut c, 1010, 0, id, |d| d.time_limit = 5);
     assert_eq!(groups(r), vec![(SLURM_SUCCESS, "1-6".to_string())]);
     for t in 1..=6 {
         assert_eq!(rec(&c, id, t).time_limit, 5, "task {t}");
     }
     // A user may not raise the limit of running tasks: those refuse,
     // the pending ones (up to MaxTime) accept.
-    let (r, _) = c.apply(
-        1011,
-        Command::UpdateJob {
-            uid: ALICE,
-            job_id: id,
-            desc: upd(|d| d.time_limit = 30),
-            version: ProtocolVersion::V24_11,
-        },
-    );
+    let (r, _) = update_job(&mut c, 1011, ALICE, id, |d| d.time_limit = 30);
     assert_eq!(
         groups(r),
         vec![
@@ -198,15 +143,7 @@ fn a_plain_array_id_reaches_every_record() {
     );
     // A task's own id is that task only.
     let t1 = rec(&c, id, 1).job_id;
-    let (r, _) = c.apply(
-        1012,
-        Command::UpdateJob {
-            uid: 0,
-            job_id: t1,
-            desc: upd(|d| d.time_limit = 4),
-            version: ProtocolVersion::V24_11,
-        },
-    );
+    let (r, _) = update_job(&mut c, 1012, 0, t1, |d| d.time_limit = 4);
     assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
     assert_eq!(
         (rec(&c, id, 1).time_limit, rec(&c, id, 2).time_limit),

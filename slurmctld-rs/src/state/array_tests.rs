@@ -3,7 +3,9 @@
 use super::super::depend::{WAIT_DEPENDENCY, WAIT_DEP_INVALID};
 use super::super::*;
 use super::*;
-use slurm_wire::msg::launch::BatchJobLaunchMsg;
+use crate::state::testkit::{
+    self as testkit, controller_up, finish, job_id as id, launches, submit, submit_desc, user, wrap,
+};
 
 const CONF: &str = "\
 ClusterName=t
@@ -14,97 +16,7 @@ PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP
 ";
 
 fn ctrl() -> Controller {
-    let conf = slurm_conf::SlurmConf::parse_str(CONF, "/etc/slurm/slurm.conf").unwrap();
-    let mut c = Controller::new(config::ClusterConf::new(conf, 0).unwrap(), 1000);
-    for n in ["n1", "n2"] {
-        c.apply(
-            1000,
-            Command::Register {
-                msg: Box::new(slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg {
-                    node_name: Some(n.into()),
-                    cpus: 4,
-                    real_memory: 1000,
-                    version: Some("24.11.5".into()),
-                    ..Default::default()
-                }),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
-    }
-    c
-}
-
-fn desc(f: impl FnOnce(&mut JobDescMsg)) -> Box<JobDescMsg> {
-    let mut d = JobDescMsg {
-        min_cpus: 1,
-        name: Some("wrap".into()),
-        script: Some("#!/bin/sh\nhostname\n".into()),
-        ..JobDescMsg::unset()
-    };
-    f(&mut d);
-    Box::new(d)
-}
-
-fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> (Reply, Vec<Effect>) {
-    let user = job::UserInfo {
-        uid: 1000,
-        gid: 1000,
-        name: Some("alice".into()),
-        ..Default::default()
-    };
-    c.apply(
-        now,
-        Command::Submit {
-            user,
-            desc: desc(f),
-            version: ProtocolVersion::V24_11,
-        },
-    )
-}
-
-fn id(r: Reply) -> u32 {
-    match r {
-        Reply::Submitted { job_id } => job_id,
-        r => panic!("{r:?}"),
-    }
-}
-
-fn launches(fx: &[Effect]) -> Vec<BatchJobLaunchMsg> {
-    fx.iter()
-        .filter_map(|Effect::Send(o)| match &o.msg {
-            Message::RequestBatchJobLaunch(m) => Some(m.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn finish(c: &mut Controller, now: Time, job_id: u32, rc: u32) -> Vec<Effect> {
-    let node = c.jobs[&job_id]
-        .batch_host
-        .map(|i| c.nodes[i].name().to_string());
-    let (r, mut fx) = c.apply(
-        now,
-        Command::BatchComplete {
-            uid: 0,
-            job_id,
-            job_rc: rc,
-            slurm_rc: 0,
-            node: node.clone(),
-        },
-    );
-    assert_eq!(r, Reply::Rc(0));
-    let (_, more) = c.apply(
-        now,
-        Command::EpilogComplete {
-            uid: 0,
-            job_id,
-            node,
-            rc: 0,
-        },
-    );
-    fx.extend(more);
-    fx
+    controller_up(CONF, &["n1", "n2"], 4, 1000)
 }
 
 fn info(c: &Controller, job_id: u32) -> JobInfo {
@@ -288,26 +200,12 @@ fn scancel_of_tasks_pending_running_and_whole_array() {
     // Task 1 started when 0 ended.
     assert_eq!(c.arrays.find_task(a, 1), Some(a + 2));
     // The whole array: meta record and running task.
-    let (r, _) = c.apply(
-        1003,
-        Command::Kill {
-            uid: 1000,
-            job_id: a,
-            signal: SIGKILL,
-        },
-    );
+    let (r, _) = testkit::kill(&mut c, 1003, 1000, a);
     assert_eq!(r, Reply::Rc(0));
     for id in [a, a + 2] {
         assert_eq!(c.jobs[&id].state, JobState::Cancelled, "job {id}");
     }
-    let (r, _) = c.apply(
-        1004,
-        Command::Kill {
-            uid: 1000,
-            job_id: a,
-            signal: SIGKILL,
-        },
-    );
+    let (r, _) = testkit::kill(&mut c, 1004, 1000, a);
     assert_eq!(r, Reply::Rc(ESLURM_ALREADY_DONE));
     // Purged with the jobs.
     c.apply(1004 + 301, Command::Tick);
@@ -495,19 +393,7 @@ fn update_dependency_while_pending() {
     })
     .0);
     let upd = |c: &mut Controller, uid: u32, job_id: u32, s: &str| {
-        c.apply(
-            1002,
-            Command::UpdateJob {
-                uid,
-                job_id,
-                desc: Box::new(JobDescMsg {
-                    dependency: Some(s.into()),
-                    ..JobDescMsg::unset()
-                }),
-                version: ProtocolVersion::V24_11,
-            },
-        )
-        .0
+        testkit::update_job(c, 1002, uid, job_id, |d| d.dependency = Some(s.into())).0
     };
     assert_eq!(
         upd(&mut c, 1000, j2, &format!("afterok:{j3}")),
@@ -569,15 +455,7 @@ fn arrays_and_dependencies_survive_a_snapshot() {
             tasks: vec![1, 2],
             signal: SIGKILL,
         },
-        Command::UpdateJob {
-            uid: 1000,
-            job_id: dep,
-            desc: Box::new(JobDescMsg {
-                dependency: Some("afterany:1".into()),
-                ..JobDescMsg::unset()
-            }),
-            version: ProtocolVersion::V24_11,
-        },
+        testkit::update_job_cmd(1000, dep, |d| d.dependency = Some("afterany:1".into())),
     ] {
         let b = crate::persist::encode_command(&cmd).unwrap();
         let back = crate::persist::decode_command(&b).unwrap();
@@ -588,18 +466,12 @@ fn arrays_and_dependencies_survive_a_snapshot() {
 #[test]
 fn clients_before_23_02_may_name_an_unknown_job() {
     let mut c = ctrl();
-    let user = job::UserInfo {
-        uid: 1000,
-        gid: 1000,
-        ..Default::default()
-    };
-    let (r, _) = c.apply(
+    let (r, _) = submit_desc(
+        &mut c,
         1001,
-        Command::Submit {
-            user,
-            desc: desc(|d| d.dependency = Some("afterok:999".into())),
-            version: ProtocolVersion::V22_05,
-        },
+        user(1000, 1000),
+        ProtocolVersion::V22_05,
+        wrap(|d| d.dependency = Some("afterok:999".into())),
     );
     // Taken, and the dependency lifted since the job is gone.
     let j = id(r);

@@ -135,7 +135,7 @@ mod tests {
         use slurm_wire::msg::update_part::UpdatePartMsg;
         let text =
             "ClusterName=t\nSlurmctldHost=ctl\nNodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let conf = crate::state::testkit::slurm_conf(text);
         let mut c = conf.partitions[0].clone();
         let mut m = UpdatePartMsg {
             max_mem_per_cpu: 100 | MEM_PER_CPU,

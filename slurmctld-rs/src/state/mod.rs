@@ -18,6 +18,8 @@ pub mod partition;
 pub mod queue;
 pub mod step;
 pub mod table;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 use crate::sched;
 use config::ClusterConf;

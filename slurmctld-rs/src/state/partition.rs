@@ -295,32 +295,28 @@ mod tests {
     use crate::sched;
     use crate::state::config::ClusterConf;
     use crate::state::job::{JobState, UserInfo};
+    use crate::state::testkit::{
+        self, apply_all, controller, job_id, reg_bare, submit_desc, true_job, user,
+    };
     use crate::state::Command;
     use slurm_wire::msg::job_desc::JobDescMsg;
-    use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
     use slurm_wire::ProtocolVersion;
 
     fn cluster() -> Controller {
         let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
             NodeName=n1 CPUs=4 RealMemory=1000\n\
             PartitionName=debug Nodes=n1 Default=YES State=UP\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
-        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
-        let msg = SlurmNodeRegistrationStatusMsg {
-            node_name: Some("n1".into()),
-            cpus: 4,
-            real_memory: 1000,
-            ..Default::default()
-        };
-        c.apply(
-            1000,
-            Command::Register {
-                msg: Box::new(msg),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
+        let mut c = controller(text);
+        c.apply(1000, reg_bare("n1", 4, 1000, ProtocolVersion::V24_11));
         c
+    }
+
+    fn update_part(c: &mut Controller, now: Time, uid: u32, msg: UpdatePartMsg) -> Reply {
+        let cmd = Command::UpdatePartition {
+            uid,
+            msg: Box::new(msg),
+        };
+        c.apply(now, cmd).0
     }
 
     fn set(c: &mut Controller, uid: u32, up: u16) -> Reply {
@@ -336,36 +332,12 @@ mod tests {
             ..Default::default()
         };
         // The same second as `submit`: a pass never sees a job from its future.
-        c.apply(
-            1002,
-            Command::UpdatePartition {
-                uid,
-                msg: Box::new(msg),
-            },
-        )
-        .0
+        update_part(c, 1002, uid, msg)
     }
 
     fn submit(c: &mut Controller) -> Reply {
-        let d = JobDescMsg {
-            min_cpus: 1,
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
-        };
-        let user = UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
-        c.apply(
-            1002,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version: ProtocolVersion::V24_11,
-            },
-        )
-        .0
+        let d = true_job();
+        submit_desc(c, 1002, user(1000, 1000), ProtocolVersion::V24_11, d).0
     }
 
     #[test]
@@ -381,14 +353,8 @@ mod tests {
             state_up: state::DOWN,
             ..Default::default()
         };
-        let r = c.apply(
-            1001,
-            Command::UpdatePartition {
-                uid: 0,
-                msg: Box::new(msg),
-            },
-        );
-        assert_eq!(r.0, Reply::Rc(ESLURM_INVALID_PARTITION_NAME));
+        let r = update_part(&mut c, 1001, 0, msg);
+        assert_eq!(r, Reply::Rc(ESLURM_INVALID_PARTITION_NAME));
     }
 
     #[test]
@@ -419,7 +385,7 @@ mod tests {
             NodeName=n1 CPUs=4 RealMemory=1000\n\
             PartitionName=a Nodes=n1 Default=YES DefMemPerCPU=100 MaxMemPerCPU=1000\n\
             PartitionName=b Nodes=n1\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
+        let conf = testkit::slurm_conf(text);
         let cluster = conf.def_mem;
         let c = ClusterConf::new(conf, 0).unwrap();
         assert_eq!(default_mem(&c.partitions[0], cluster), Some((100, true)));
@@ -440,8 +406,7 @@ mod tests {
         let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
             NodeName=n1 CPUs=4 RealMemory=1000\n\
             PartitionName=p Nodes=n1 Default=YES AllowGroups=wheel,nosuch State=UP\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
-        let mut cc = ClusterConf::new(conf, 0).unwrap();
+        let mut cc = testkit::cluster_conf(text);
         assert_eq!(cc.partitions[0].allow_gids, Some(vec![]));
         cc.resolve_allow_groups(|n| (n == "wheel").then_some(10));
         assert_eq!(cc.partitions[0].allow_gids, Some(vec![10]));
@@ -467,26 +432,9 @@ mod tests {
         assert!(!group_allowed(&cc, p, &user(1000, 100, vec![100])));
 
         let mut c = Controller::new(cc, 1000);
-        let msg = SlurmNodeRegistrationStatusMsg {
-            node_name: Some("n1".into()),
-            cpus: 4,
-            real_memory: 1000,
-            ..Default::default()
-        };
-        c.apply(
-            1000,
-            Command::Register {
-                msg: Box::new(msg),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
+        c.apply(1000, reg_bare("n1", 4, 1000, ProtocolVersion::V24_11));
         // 22.05 refuses at submit; later releases accept, and the job waits.
-        let u = UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
+        let u = testkit::user(1000, 1000);
         let p = &c.conf.partitions[0];
         assert_eq!(
             refuses_submit(&c.conf, p, &u, None, ProtocolVersion::V22_05),
@@ -522,14 +470,8 @@ mod tests {
             max_share: NO_VAL16,
             ..Default::default()
         };
-        let r = c.apply(
-            1001,
-            Command::UpdatePartition {
-                uid: 0,
-                msg: Box::new(msg),
-            },
-        );
-        assert_eq!(r.0, Reply::Rc(SLURM_SUCCESS));
+        let r = update_part(&mut c, 1001, 0, msg);
+        assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
         let p = &c.conf.partitions[0];
         assert_eq!(p.max_time(), 30);
         assert_eq!(p.default_time(), NO_VAL);
@@ -545,24 +487,11 @@ mod tests {
             text += &format!("NodeName={n} CPUs=4 RealMemory=1000\n");
         }
         text += parts;
-        let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
-        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
-        for n in nodes {
-            let msg = SlurmNodeRegistrationStatusMsg {
-                node_name: Some((*n).into()),
-                cpus: 4,
-                real_memory: 1000,
-                ..Default::default()
-            };
-            c.apply(
-                1000,
-                Command::Register {
-                    msg: Box::new(msg),
-                    version: ProtocolVersion::V24_11,
-                    uid: 0,
-                },
-            );
-        }
+        let mut c = controller(&text);
+        let regs = nodes
+            .iter()
+            .map(|n| reg_bare(n, 4, 1000, ProtocolVersion::V24_11));
+        apply_all(&mut c, 1000, regs);
         c
     }
 
@@ -582,37 +511,13 @@ mod tests {
             num_tasks: cpus,
             shared,
             partition: Some(part.into()),
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
+            ..true_job()
         };
-        let user = UserInfo {
-            uid,
-            gid: uid,
-            ..Default::default()
-        };
-        let r = c.apply(
-            1002,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version,
-            },
-        );
-        let Reply::Submitted { job_id } = r.0 else {
-            panic!("submit refused: {:?}", r.0)
-        };
-        job_id
+        job_id(submit_desc(c, 1002, user(uid, uid), version, d).0)
     }
 
     fn cancel(c: &mut Controller, job_id: u32) {
-        c.apply(
-            1003,
-            Command::Kill {
-                uid: 0,
-                job_id,
-                signal: crate::state::SIGKILL,
-            },
-        );
+        testkit::kill(c, 1003, 0, job_id);
     }
 
     fn running(c: &Controller, ids: &[u32]) -> Vec<bool> {
@@ -753,25 +658,10 @@ mod tests {
     /// Submits one CPU as uid 1000 to `part` from a `version` client.
     fn submit_from(c: &mut Controller, part: &str, version: ProtocolVersion) -> Reply {
         let d = JobDescMsg {
-            min_cpus: 1,
             partition: Some(part.into()),
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
+            ..true_job()
         };
-        let user = UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
-        c.apply(
-            1002,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version,
-            },
-        )
-        .0
+        submit_desc(c, 1002, user(1000, 1000), version, d).0
     }
 
     const LISTS: &str = "PartitionName=acc Nodes=n1 AllowAccounts=physics\n\
@@ -908,27 +798,10 @@ mod tests {
             min_cpus: cpus,
             num_tasks: cpus,
             partition: Some(part.into()),
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
+            ..true_job()
         };
         f(&mut d);
-        let user = UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
-        let r = c.apply(
-            1002,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version: V24,
-            },
-        );
-        let Reply::Submitted { job_id } = r.0 else {
-            panic!("submit refused: {:?}", r.0)
-        };
-        job_id
+        job_id(submit_desc(c, 1002, user(1000, 1000), V24, d).0)
     }
 
     fn nodes_of(c: &Controller, id: u32) -> Vec<usize> {
@@ -942,24 +815,12 @@ mod tests {
             NodeName=n2 CPUs=4 RealMemory=1000 Feature=fast,big\n\
             NodeName=n3 CPUs=4 RealMemory=1000 Feature=fast\n\
             PartitionName=d Nodes=n[1-3] Default=YES\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
-        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
-        for n in ["n1", "n2", "n3"] {
-            let msg = SlurmNodeRegistrationStatusMsg {
-                node_name: Some(n.into()),
-                cpus: 4,
-                real_memory: 1000,
-                ..Default::default()
-            };
-            c.apply(
-                1000,
-                Command::Register {
-                    msg: Box::new(msg),
-                    version: V24,
-                    uid: 0,
-                },
-            );
-        }
+        let mut c = controller(text);
+        apply_all(
+            &mut c,
+            1000,
+            ["n1", "n2", "n3"].map(|n| reg_bare(n, 4, 1000, V24)),
+        );
         let w = submit_with(&mut c, "d", 1, |d| d.req_nodes = Some("n3".into()));
         assert_eq!(nodes_of(&c, w), [2]);
         let x = submit_with(&mut c, "d", 1, |d| d.exc_nodes = Some("n[1-2]".into()));
@@ -976,19 +837,10 @@ mod tests {
         let r = submit_from(&mut c, "d", V24);
         assert!(matches!(r, Reply::Submitted { .. }));
         let d = JobDescMsg {
-            min_cpus: 1,
             features: Some("gpu".into()),
-            script: Some("#!/bin/sh\ntrue\n".into()),
-            ..JobDescMsg::unset()
+            ..true_job()
         };
-        let r = c.apply(
-            1002,
-            Command::Submit {
-                user: UserInfo::default(),
-                desc: Box::new(d),
-                version: V24,
-            },
-        );
+        let r = submit_desc(&mut c, 1002, UserInfo::default(), V24, d);
         assert_eq!(r.0, Reply::Rc(ESLURM_INVALID_FEATURE));
         // One no free node has waits.
         let busy = submit_with(&mut c, "d", 4, |d| d.features = Some("big".into()));
@@ -1056,14 +908,8 @@ mod tests {
                 ..Default::default()
             };
             f(&mut m);
-            let r = c.apply(
-                1003,
-                Command::UpdatePartition {
-                    uid: 0,
-                    msg: Box::new(m),
-                },
-            );
-            assert_eq!(r.0, Reply::Rc(SLURM_SUCCESS));
+            let r = update_part(c, 1003, 0, m);
+            assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
             c.conf.partitions[0].conf.clone()
         };
         let p = upd(&mut c, &|m| m.max_share = 0x8000 | 2);

@@ -1,10 +1,11 @@
 //! Priority order, Resources/Priority reasons and backfill, with a virtual clock.
 
-use super::super::job::{reason, JobState, UserInfo};
+use super::super::job::{reason, JobState};
 use super::super::{Command, Controller, Reply, Time};
-use crate::state::config::ClusterConf;
+use crate::state::testkit::{
+    apply_all, batch_host, complete, controller, job_id, reg_bare, submit_desc, true_job, user,
+};
 use slurm_wire::msg::job_desc::JobDescMsg;
-use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::ProtocolVersion;
 
@@ -19,23 +20,9 @@ PartitionName=high Nodes=n[1-2] MaxTime=60 State=UP PriorityTier=2
 ";
 
 fn cluster() -> Controller {
-    let conf = slurm_conf::SlurmConf::parse_str(CONF, "/etc/slurm/slurm.conf").unwrap();
-    let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
-    for n in ["n1", "n2"] {
-        c.apply(
-            1000,
-            Command::Register {
-                msg: Box::new(SlurmNodeRegistrationStatusMsg {
-                    node_name: Some(n.into()),
-                    cpus: 4,
-                    real_memory: 1000,
-                    ..Default::default()
-                }),
-                version: ProtocolVersion::V24_11,
-                uid: 0,
-            },
-        );
-    }
+    let mut c = controller(CONF);
+    let regs = ["n1", "n2"].map(|n| reg_bare(n, 4, 1000, ProtocolVersion::V24_11));
+    apply_all(&mut c, 1000, regs);
     c
 }
 
@@ -48,45 +35,14 @@ fn job(c: &mut Controller, now: Time, part: &str, tasks: u32, nodes: u32, minute
         min_nodes: if nodes == 0 { NO_VAL } else { nodes },
         max_nodes: if nodes == 0 { NO_VAL } else { nodes },
         num_tasks: tasks,
-        min_cpus: 1,
-        script: Some("#!/bin/sh\ntrue\n".into()),
-        ..JobDescMsg::unset()
+        ..true_job()
     };
-    let user = UserInfo {
-        uid: 1000,
-        gid: 1000,
-        ..Default::default()
-    };
-    match c
-        .apply(
-            now,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version: ProtocolVersion::V24_11,
-            },
-        )
-        .0
-    {
-        Reply::Submitted { job_id } => job_id,
-        r => panic!("{r:?}"),
-    }
+    job_id(submit_desc(c, now, user(1000, 1000), ProtocolVersion::V24_11, d).0)
 }
 
 fn finish(c: &mut Controller, now: Time, job_id: u32) {
-    let node = c.jobs[&job_id]
-        .batch_host
-        .map(|i| c.nodes[i].name().to_string());
-    let r = c.apply(
-        now,
-        Command::BatchComplete {
-            uid: 0,
-            job_id,
-            job_rc: 0,
-            slurm_rc: 0,
-            node,
-        },
-    );
+    let node = batch_host(c, job_id);
+    let r = complete(c, now, job_id, 0, node);
     assert_eq!(r.0, Reply::Rc(0));
 }
 
@@ -198,28 +154,11 @@ fn a_planned_start_keeps_to_the_nodes_the_job_names() {
     let d = JobDescMsg {
         time_limit: 10,
         num_tasks: 1,
-        min_cpus: 1,
         req_nodes: Some("n1".into()),
-        script: Some("#!/bin/sh\ntrue\n".into()),
-        ..JobDescMsg::unset()
+        ..true_job()
     };
-    let Reply::Submitted { job_id: w } = c
-        .apply(
-            1002,
-            Command::Submit {
-                user: UserInfo {
-                    uid: 1000,
-                    gid: 1000,
-                    ..Default::default()
-                },
-                desc: Box::new(d),
-                version: ProtocolVersion::V24_11,
-            },
-        )
-        .0
-    else {
-        panic!("refused")
-    };
+    let (r, _) = submit_desc(&mut c, 1002, user(1000, 1000), ProtocolVersion::V24_11, d);
+    let w = job_id(r);
     // n2 is free, but the job named n1: it waits for A, and is planned there.
     assert_eq!(st(&c, w), (JobState::Pending, reason::WAIT_RESOURCES));
     c.apply(1010, Command::Tick);

@@ -596,37 +596,21 @@ mod tests {
         assert!(layout(&[], 3, dist::BLOCK).tids.is_empty());
     }
 
-    use crate::state::config::ClusterConf;
-    use crate::state::job::UserInfo;
+    use crate::state::testkit::{self, apply_all, controller, reg_bare, user};
     use crate::state::{Command, Reply};
     use slurm_wire::msg::job_desc::JobDescMsg;
-    use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
 
     fn cluster() -> Controller {
         let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
             NodeName=n[1-2] CPUs=4 RealMemory=1000\n\
             PartitionName=debug Nodes=n[1-2] Default=YES State=UP\n";
-        let conf = slurm_conf::SlurmConf::parse_str(text, "/etc/slurm/slurm.conf").unwrap();
-        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000);
-        for (n, v) in [
+        let mut c = controller(text);
+        let regs = [
             ("n1", ProtocolVersion::V26_05),
             ("n2", ProtocolVersion::V24_11),
-        ] {
-            let msg = SlurmNodeRegistrationStatusMsg {
-                node_name: Some(n.into()),
-                cpus: 4,
-                real_memory: 1000,
-                ..Default::default()
-            };
-            c.apply(
-                1000,
-                Command::Register {
-                    msg: Box::new(msg),
-                    version: v,
-                    uid: 0,
-                },
-            );
-        }
+        ]
+        .map(|(n, v)| reg_bare(n, 4, 1000, v));
+        apply_all(&mut c, 1000, regs);
         c
     }
 
@@ -641,35 +625,11 @@ mod tests {
             script: Some("ignored for an allocation".into()),
             ..JobDescMsg::unset()
         };
-        let user = UserInfo {
-            uid: 1000,
-            gid: 1000,
-            ..Default::default()
-        };
-        c.apply(
-            1001,
-            Command::Allocate {
-                user,
-                desc: Box::new(desc),
-                version: ProtocolVersion::V24_11,
-                resp_host: "10.0.0.9".into(),
-            },
-        )
+        testkit::allocate(c, 1001, user(1000, 1000), desc)
     }
 
     fn step_req(job_id: u32, nodes: u32, tasks: u32) -> Box<JobStepCreateRequestMsg> {
-        Box::new(JobStepCreateRequestMsg {
-            step_id: StepId::job(job_id),
-            min_nodes: nodes,
-            max_nodes: nodes,
-            num_tasks: tasks,
-            cpu_count: tasks,
-            relative: NO_VAL16,
-            task_dist: dist::UNKNOWN,
-            host: Some("login".into()),
-            port: 5000,
-            ..Default::default()
-        })
+        Box::new(testkit::step_req(job_id, nodes, tasks))
     }
 
     fn sends(fx: &[Effect]) -> Vec<(String, String)> {
@@ -684,9 +644,7 @@ mod tests {
     fn interactive_allocation_and_step_life() {
         let mut c = cluster();
         let (r, fx) = allocate(&mut c, 2, NO_VAL);
-        let Reply::Submitted { job_id } = r else {
-            panic!("{r:?}")
-        };
+        let job_id = testkit::job_id(r);
         // Granted at once: no batch launch, no deferred grant.
         assert!(sends(&fx).is_empty(), "{:?}", sends(&fx));
         assert_eq!(c.jobs[&job_id].state, JobState::Running);

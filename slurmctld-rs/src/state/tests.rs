@@ -3,72 +3,22 @@
 use super::*;
 use slurm_wire::msg::kill::KillJobMsg;
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
-
-const CONF: &str = "\
-ClusterName=t
-SlurmctldHost=ctl
-SlurmUser=root
-SlurmdTimeout=300
-ReturnToService=1
-NodeName=n[1-2] CPUs=4 RealMemory=1000
-PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP
-";
+use testkit::{
+    complete, controller, epilog, node_msg, reg, reg_msg, sends, submit_as, SMALL_CLUSTER,
+};
 
 fn ctrl(extra: &str) -> Controller {
-    let text = format!("{CONF}{extra}");
-    let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
-    Controller::new(ClusterConf::new(conf, 0).unwrap(), 1000)
+    controller(&format!("{SMALL_CLUSTER}{extra}"))
 }
 
-fn reg(name: &str, cpus: u16, mem: u64) -> Command {
-    Command::Register {
-        msg: Box::new(SlurmNodeRegistrationStatusMsg {
-            node_name: Some(name.into()),
-            cpus,
-            real_memory: mem,
-            version: Some("24.11.5".into()),
-            ..Default::default()
-        }),
-        version: ProtocolVersion::V24_11,
-        uid: 0,
-    }
-}
-
+/// These tests submit from a 22.05 client.
 fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> (Reply, Vec<Effect>) {
     submit_as(c, now, ProtocolVersion::V22_05, f)
 }
 
-fn submit_as(
-    c: &mut Controller,
-    now: Time,
-    version: ProtocolVersion,
-    f: impl FnOnce(&mut JobDescMsg),
-) -> (Reply, Vec<Effect>) {
-    let mut d = JobDescMsg {
-        min_cpus: 1,
-        name: Some("wrap".into()),
-        script: Some("#!/bin/sh\nhostname\n".into()),
-        ..JobDescMsg::unset()
-    };
-    f(&mut d);
-    let user = UserInfo {
-        uid: 1000,
-        gid: 1000,
-        name: Some("alice".into()),
-        ..Default::default()
-    };
-    c.apply(
-        now,
-        Command::Submit {
-            user,
-            desc: Box::new(d),
-            version,
-        },
-    )
-}
-
-fn sends(fx: &[Effect]) -> Vec<&Outbound> {
-    fx.iter().map(|Effect::Send(o)| o.as_ref()).collect()
+/// [`submit`], and the id of the job it accepted.
+fn submitted(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> u32 {
+    testkit::job_id(submit(c, now, f).0)
 }
 
 fn state(c: &Controller, node: &str) -> u32 {
@@ -84,9 +34,7 @@ fn job_lifecycle_submit_launch_complete_epilog() {
     assert_eq!(state(&c, "n1"), node::bits::IDLE);
 
     let (r, fx) = submit(&mut c, 1002, |_| {});
-    let Reply::Submitted { job_id } = r else {
-        panic!("{r:?}")
-    };
+    let job_id = testkit::job_id(r);
     let out = sends(&fx);
     assert_eq!(out.len(), 1);
     let Message::RequestBatchJobLaunch(BatchJobLaunchMsg {
@@ -119,16 +67,7 @@ fn job_lifecycle_submit_launch_complete_epilog() {
         },
     );
     assert_eq!(r, Reply::Rc(ESLURM_USER_ID_MISSING));
-    let (r, fx) = c.apply(
-        1010,
-        Command::BatchComplete {
-            uid: 0,
-            job_id,
-            job_rc: 0,
-            slurm_rc: 0,
-            node: Some("n1".into()),
-        },
-    );
+    let (r, fx) = complete(&mut c, 1010, job_id, 0, Some("n1".into()));
     assert_eq!(r, Reply::Rc(0));
     let out = sends(&fx);
     assert_eq!(out.len(), 1);
@@ -138,15 +77,7 @@ fn job_lifecycle_submit_launch_complete_epilog() {
     assert_eq!(*job_state, job::bits::COMPLETE | job::bits::COMPLETING);
     assert_eq!(state(&c, "n1"), node::bits::IDLE | node::bits::COMPLETING);
 
-    c.apply(
-        1011,
-        Command::EpilogComplete {
-            uid: 0,
-            job_id,
-            node: Some("n1".into()),
-            rc: 0,
-        },
-    );
+    epilog(&mut c, 1011, job_id, "n1");
     assert_eq!(state(&c, "n1"), node::bits::IDLE);
     assert_eq!(c.jobs[&job_id].state_word(), job::bits::COMPLETE);
     // Purged after MinJobAge (300 s by default).
@@ -161,19 +92,8 @@ fn job_lifecycle_submit_launch_complete_epilog() {
 fn nonzero_exit_fails_the_job() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
-        panic!()
-    };
-    c.apply(
-        1003,
-        Command::BatchComplete {
-            uid: 0,
-            job_id,
-            job_rc: 256,
-            slurm_rc: 0,
-            node: Some("n1".into()),
-        },
-    );
+    let job_id = submitted(&mut c, 1002, |_| {});
+    complete(&mut c, 1003, job_id, 256, Some("n1".into()));
     assert_eq!(c.jobs[&job_id].state, JobState::Failed);
     assert_eq!(c.jobs[&job_id].exit_code, 256);
 }
@@ -182,19 +102,8 @@ fn nonzero_exit_fails_the_job() {
 fn sig_oom_ends_the_job_out_of_memory() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
-        panic!()
-    };
-    c.apply(
-        1003,
-        Command::BatchComplete {
-            uid: 0,
-            job_id,
-            job_rc: job::SIG_OOM,
-            slurm_rc: 0,
-            node: Some("n1".into()),
-        },
-    );
+    let job_id = submitted(&mut c, 1002, |_| {});
+    complete(&mut c, 1003, job_id, job::SIG_OOM, Some("n1".into()));
     let j = &c.jobs[&job_id];
     assert_eq!(j.state, JobState::OutOfMemory);
     assert_eq!(j.state_word() & 0xff, job::bits::OOM);
@@ -209,26 +118,22 @@ fn ntasks_per_node_gives_each_node_its_tasks() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
     c.apply(1001, reg("n2", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+    let job_id = submitted(&mut c, 1002, |d| {
         d.min_nodes = 2;
         d.max_nodes = 2;
         d.ntasks_per_node = 2;
-    }) else {
-        panic!()
-    };
+    });
     let j = &c.jobs[&job_id];
     assert_eq!(j.state, JobState::Running);
     assert_eq!(j.num_tasks, 4);
     let cpus: Vec<(usize, u16)> = j.alloc.iter().map(|a| (a.node, a.cpus)).collect();
     assert_eq!(cpus, vec![(0, 2), (1, 2)]);
     // without it, the same 4 CPUs on 2 nodes fill the first node first
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1003, |d| {
+    let job_id = submitted(&mut c, 1003, |d| {
         d.min_nodes = 2;
         d.max_nodes = 2;
         d.num_tasks = 4;
-    }) else {
-        panic!()
-    };
+    });
     let cpus: Vec<u16> = c.jobs[&job_id].alloc.iter().map(|a| a.cpus).collect();
     assert_eq!(cpus.iter().sum::<u16>(), 4);
 }
@@ -239,15 +144,11 @@ fn exclusive_jobs_take_whole_nodes_and_share_none() {
     c.apply(1001, reg("n1", 4, 1000));
     c.apply(1001, reg("n2", 4, 1000));
     // a 1-CPU job on n1, then an --exclusive one: it takes all of n2
-    let (Reply::Submitted { job_id: small }, _) = submit(&mut c, 1002, |_| {}) else {
-        panic!()
-    };
+    let small = submitted(&mut c, 1002, |_| {});
     assert_eq!(c.jobs[&small].alloc[0].node, 0);
-    let (Reply::Submitted { job_id: excl }, _) = submit(&mut c, 1003, |d| {
+    let excl = submitted(&mut c, 1003, |d| {
         d.shared = crate::sched::JOB_SHARED_NONE;
-    }) else {
-        panic!()
-    };
+    });
     let a: Vec<(usize, u16)> = c.jobs[&excl]
         .alloc
         .iter()
@@ -262,21 +163,17 @@ fn exclusive_jobs_take_whole_nodes_and_share_none() {
     assert_eq!(shared(&c, excl), Some(0));
     assert_eq!(shared(&c, small), Some(NO_VAL16));
     // another exclusive job finds no empty node and waits
-    let (Reply::Submitted { job_id: waits }, _) = submit(&mut c, 1004, |d| {
+    let waits = submitted(&mut c, 1004, |d| {
         d.shared = crate::sched::JOB_SHARED_NONE;
-    }) else {
-        panic!()
-    };
+    });
     assert_eq!(c.jobs[&waits].state, JobState::Pending);
     // in an OverSubscribe=EXCLUSIVE partition every job is exclusive
     let mut c = ctrl("PartitionName=excl Nodes=n[1-2] OverSubscribe=EXCLUSIVE State=UP\n");
     c.apply(1001, reg("n1", 4, 1000));
     c.apply(1001, reg("n2", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+    let job_id = submitted(&mut c, 1002, |d| {
         d.partition = Some("excl".into());
-    }) else {
-        panic!()
-    };
+    });
     assert_eq!(c.jobs[&job_id].alloc[0].cpus, 4);
     let info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11, 0);
     assert_eq!(info.details.map(|d| d.shared), Some(0));
@@ -286,13 +183,11 @@ fn exclusive_jobs_take_whole_nodes_and_share_none() {
 fn max_mem_per_cpu_raises_cpus_per_task() {
     let mut c = ctrl("PartitionName=m Nodes=n[1-2] MaxMemPerCPU=100 State=UP\n");
     c.apply(1001, reg("n1", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| {
+    let job_id = submitted(&mut c, 1002, |d| {
         d.partition = Some("m".into());
         d.num_tasks = 1;
         d.pn_min_memory = 250 | MEM_PER_CPU;
-    }) else {
-        panic!()
-    };
+    });
     let j = &c.jobs[&job_id];
     // 250 MB per CPU over a 100 MB limit: 3 CPUs of 84 MB
     assert_eq!(
@@ -309,38 +204,14 @@ fn exclusive_user_keeps_other_users_off_the_nodes() {
     c.apply(1001, reg("n2", 4, 1000));
     let submit_by = |c: &mut Controller, uid: u32, part: &str| {
         let mut d = JobDescMsg {
-            time_limit: NO_VAL,
-            min_nodes: NO_VAL,
-            max_nodes: NO_VAL,
-            num_tasks: NO_VAL,
-            min_cpus: 1,
-            cpus_per_task: NO_VAL16,
-            ntasks_per_node: NO_VAL16,
-            pn_min_memory: NO_VAL64,
-            priority: NO_VAL,
             requeue: NO_VAL16,
-            shared: NO_VAL16,
             script: Some("#!/bin/sh\n".into()),
-            ..Default::default()
+            ..testkit::sparse_desc()
         };
         d.partition = Some(part.into());
-        let user = UserInfo {
-            uid,
-            gid: uid,
-            ..Default::default()
-        };
-        let (r, _) = c.apply(
-            1002,
-            Command::Submit {
-                user,
-                desc: Box::new(d),
-                version: ProtocolVersion::V24_11,
-            },
-        );
-        let Reply::Submitted { job_id } = r else {
-            panic!("{r:?}")
-        };
-        job_id
+        let user = testkit::user(uid, uid);
+        let (r, _) = testkit::submit_desc(c, 1002, user, ProtocolVersion::V24_11, d);
+        testkit::job_id(r)
     };
     let node_of = |c: &Controller, id: u32| c.jobs[&id].alloc.first().map(|a| a.node);
     let a1 = submit_by(&mut c, 1000, "eu");
@@ -375,19 +246,10 @@ fn fifo_cpu_accounting_and_queueing() {
     assert_eq!(c.jobs[&ids[2]].state, JobState::Pending);
     assert_eq!(c.jobs[&ids[2]].state_reason, job::reason::WAIT_RESOURCES);
     // A small later job must not overtake it (FIFO, no backfill yet).
-    let (Reply::Submitted { job_id: small }, _) = submit(&mut c, 1010, |_| {}) else {
-        panic!()
-    };
+    let small = submitted(&mut c, 1010, |_| {});
     assert_eq!(c.jobs[&small].state, JobState::Pending);
     assert_eq!(c.jobs[&small].state_reason, job::reason::WAIT_PRIORITY);
-    let (_, fx) = c.apply(
-        1020,
-        Command::Kill {
-            uid: 1000,
-            job_id: ids[0],
-            signal: SIGKILL,
-        },
-    );
+    let (_, fx) = testkit::kill(&mut c, 1020, 1000, ids[0]);
     // Terminate for the cancelled job, and launches for the two waiting ones.
     let kinds: Vec<_> = sends(&fx).iter().map(|o| o.purpose.clone()).collect();
     assert!(kinds.contains(&Purpose::Terminate { job_id: ids[0] }));
@@ -432,9 +294,7 @@ fn submit_errors_match_stock() {
     let r = submit(&mut c, 1002, |d| d.pn_min_memory = 2000).0;
     assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
     // Over MaxTime: pending with PartitionTimeLimit by default ...
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |d| d.time_limit = 61) else {
-        panic!()
-    };
+    let job_id = submitted(&mut c, 1002, |d| d.time_limit = 61);
     assert_eq!(
         c.jobs[&job_id].state_reason,
         job::reason::WAIT_PART_TIME_LIMIT
@@ -450,46 +310,16 @@ fn submit_errors_match_stock() {
 #[test]
 fn cancel_is_owner_or_admin_only() {
     let mut c = ctrl("");
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1002, |_| {}) else {
-        panic!()
-    };
-    let (r, _) = c.apply(
-        1003,
-        Command::Kill {
-            uid: 2000,
-            job_id,
-            signal: SIGKILL,
-        },
-    );
+    let job_id = submitted(&mut c, 1002, |_| {});
+    let (r, _) = testkit::kill(&mut c, 1003, 2000, job_id);
     assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED));
-    let (r, fx) = c.apply(
-        1003,
-        Command::Kill {
-            uid: 1000,
-            job_id,
-            signal: SIGKILL,
-        },
-    );
+    let (r, fx) = testkit::kill(&mut c, 1003, 1000, job_id);
     assert_eq!(r, Reply::Rc(0));
     assert!(fx.is_empty(), "a pending job has no nodes to clean");
     assert_eq!(c.jobs[&job_id].state, JobState::Cancelled);
-    let (r, _) = c.apply(
-        1004,
-        Command::Kill {
-            uid: 0,
-            job_id,
-            signal: SIGKILL,
-        },
-    );
+    let (r, _) = testkit::kill(&mut c, 1004, 0, job_id);
     assert_eq!(r, Reply::Rc(ESLURM_ALREADY_DONE));
-    let (r, _) = c.apply(
-        1004,
-        Command::Kill {
-            uid: 0,
-            job_id: 999,
-            signal: SIGKILL,
-        },
-    );
+    let (r, _) = testkit::kill(&mut c, 1004, 0, 999);
     assert_eq!(r, Reply::Rc(ESLURM_INVALID_JOB_ID));
 }
 
@@ -497,9 +327,7 @@ fn cancel_is_owner_or_admin_only() {
 fn node_timeout_downs_node_fails_jobs_and_returns_on_registration() {
     let mut c = ctrl("");
     c.apply(1000, reg("n1", 4, 1000));
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1001, |_| {}) else {
-        panic!()
-    };
+    let job_id = submitted(&mut c, 1001, |_| {});
     // Pings go out every SlurmdTimeout/3.
     let (_, fx) = c.apply(1100, Command::Tick);
     assert!(sends(&fx)
@@ -600,24 +428,11 @@ fn gres_devices_are_allocated_per_node_and_freed() {
     // No a100 is left: the next one waits for resources.
     let (r2, fx) = submit(&mut c, 1004, gpu("gres/gpu:a100:3"));
     assert!(launch_gres(&fx).is_empty());
-    let Reply::Submitted { job_id: j2 } = r2 else {
-        panic!("{r2:?}")
-    };
+    let j2 = testkit::job_id(r2);
     assert_eq!(c.jobs[&j2].state_reason, job::reason::WAIT_RESOURCES);
     // The first job ends: its devices go to the waiting one.
-    let Reply::Submitted { job_id: j1 } = r1 else {
-        panic!("{r1:?}")
-    };
-    let (_, fx) = c.apply(
-        1010,
-        Command::BatchComplete {
-            uid: 0,
-            job_id: j1,
-            job_rc: 0,
-            slurm_rc: 0,
-            node: Some("g1".into()),
-        },
-    );
+    let j1 = testkit::job_id(r1);
+    let (_, fx) = complete(&mut c, 1010, j1, 0, Some("g1".into()));
     assert_eq!(launch_gres(&fx), vec![(3, "0x07".to_string())]);
     assert_eq!(c.jobs[&j2].state, JobState::Running);
 }
@@ -635,9 +450,7 @@ fn job_info_carries_per_node_gres_detail() {
     };
     let (_, _) = submit(&mut c, 1002, gpu("gres/gpu:a100:1"));
     // untyped: takes a100 indexes 1-2, shown with the node's type
-    let (Reply::Submitted { job_id }, _) = submit(&mut c, 1003, gpu("gres:gpu:2")) else {
-        panic!()
-    };
+    let job_id = submitted(&mut c, 1003, gpu("gres:gpu:2"));
     use crate::views::SHOW_DETAIL;
     // Without SHOW_DETAIL (plain `scontrol show job`) stock sends neither.
     let plain_info = crate::views::job_info(&c, &c.jobs[&job_id], ProtocolVersion::V24_11, 0);
@@ -674,11 +487,9 @@ fn job_info_carries_per_node_gres_detail() {
         );
     }
     // a job without GRES has no detail strings
-    let (Reply::Submitted { job_id: plain }, _) = submit(&mut c, 1004, |d| {
+    let plain = submitted(&mut c, 1004, |d| {
         d.partition = Some("gpu".into());
-    }) else {
-        panic!()
-    };
+    });
     let info = crate::views::job_info(&c, &c.jobs[&plain], ProtocolVersion::V24_11, SHOW_DETAIL);
     assert!(info.gres_detail_str.is_empty());
     assert!(info.job_resrcs.is_some());
@@ -719,21 +530,10 @@ fn reconfigure_without_a_partition_keeps_its_jobs_listable() {
     else {
         panic!("submit to extra refused")
     };
-    c.apply(
-        1003,
-        Command::Kill {
-            uid: 0,
-            job_id,
-            signal: SIGKILL,
-        },
-    );
+    testkit::kill(&mut c, 1003, 0, job_id);
     // The partition goes; the ended job stays until MinJobAge.
-    let text = CONF.to_string();
-    let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
-    c.apply(
-        1004,
-        Command::Reconfigure(Box::new(ClusterConf::new(conf, 0).unwrap())),
-    );
+    let conf = testkit::cluster_conf(SMALL_CLUSTER);
+    c.apply(1004, Command::Reconfigure(Box::new(conf)));
     let j = &c.jobs[&job_id];
     assert!(j.part < c.conf.partitions.len());
     let m = crate::views::job_info_msg(&c, None, None, 0, ProtocolVersion::V24_11);
@@ -741,26 +541,17 @@ fn reconfigure_without_a_partition_keeps_its_jobs_listable() {
 }
 
 fn reg_v(name: &str, version: ProtocolVersion) -> Command {
-    Command::Register {
-        msg: Box::new(SlurmNodeRegistrationStatusMsg {
-            node_name: Some(name.into()),
-            cpus: 4,
-            real_memory: 1000,
-            version: Some("26.05.0".into()),
-            ..Default::default()
-        }),
-        version,
-        uid: 0,
-    }
+    let msg = SlurmNodeRegistrationStatusMsg {
+        version: Some("26.05.0".into()),
+        ..node_msg(name, 4, 1000)
+    };
+    reg_msg(msg, version)
 }
 
 fn launch_of(fx: &[Effect]) -> BatchJobLaunchMsg {
-    sends(fx)
+    testkit::launches(fx)
         .into_iter()
-        .find_map(|o| match &o.msg {
-            Message::RequestBatchJobLaunch(m) => Some(m.clone()),
-            _ => None,
-        })
+        .next()
         .expect("a batch launch")
 }
 
@@ -777,9 +568,7 @@ fn launch_to_26_05_carries_sluid_and_sharing_mode() {
     let mut c = ctrl("PartitionName=excl Nodes=n2 OverSubscribe=EXCLUSIVE\n");
     c.apply(1000, reg_v("n1", ProtocolVersion::V26_05));
     let (r, fx) = submit(&mut c, 1001, |_| {});
-    let Reply::Submitted { job_id } = r else {
-        panic!("{r:?}")
-    };
+    let job_id = testkit::job_id(r);
     let m = launch_of(&fx);
     assert_eq!(env_of(&m, "SLURM_JOB_OVERSUBSCRIBE"), Some("NO"));
     assert_eq!(env_of(&m, "SLURM_JOB_EXCLUSIVE"), Some("NO"));
@@ -805,9 +594,7 @@ fn launch_to_26_05_carries_sluid_and_sharing_mode() {
 
     // Jobs of one second differ; the sluid survives a restart.
     let (r, _) = submit(&mut c, 1004, |d| d.priority = 0);
-    let Reply::Submitted { job_id: other } = r else {
-        panic!("{r:?}")
-    };
+    let other = testkit::job_id(r);
     let a = msgs::job_sluid(&c.conf, &c.jobs[&other]);
     assert_ne!(a, msgs::job_sluid(&c.conf, &c.jobs[&(other - 1)]));
     let snap = crate::persist::encode_state(&c);
@@ -834,18 +621,9 @@ fn tasks_per_node_in_blocks() {
     c.apply(1000, reg("n2", 4, 1000));
     let mut job = |f: &dyn Fn(&mut JobDescMsg)| {
         let (r, _) = submit(&mut c, 1001, |d| f(d));
-        let Reply::Submitted { job_id } = r else {
-            panic!("{r:?}")
-        };
+        let job_id = testkit::job_id(r);
         let s = msgs::tasks_per_node(&c.jobs[&job_id]);
-        c.apply(
-            1002,
-            Command::Kill {
-                uid: 0,
-                job_id,
-                signal: SIGKILL,
-            },
-        );
+        testkit::kill(&mut c, 1002, 0, job_id);
         s
     };
     // -n 2 -c 2 on one 4-CPU node.

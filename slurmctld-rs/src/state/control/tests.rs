@@ -1,48 +1,26 @@
 //! Job control with a virtual clock.
 
 use super::*;
-use crate::state::job::{reason, UserInfo};
+use crate::state::job::reason;
+use crate::state::testkit::{
+    self, controller, epilog, job_id, msgs, node_msg, reg_msg, set_node, update_job, ALICE,
+    SMALL_CLUSTER,
+};
 use crate::state::{Command, Controller, Time};
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
 use slurm_wire::ProtocolVersion;
 
-const CONF: &str = "\
-ClusterName=t
-SlurmctldHost=ctl
-SlurmUser=root
-SlurmdTimeout=300
-ReturnToService=1
-NodeName=n[1-2] CPUs=4 RealMemory=1000
-PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=60 State=UP
-PartitionName=other Nodes=n2 MaxTime=30 State=UP
-";
-
-const ALICE: u32 = 1000;
 const BOB: u32 = 1001;
 
+/// The small cluster plus a partition on n2 only.
+const OTHER: &str = "PartitionName=other Nodes=n2 MaxTime=30 State=UP\n";
+
 fn ctrl() -> Controller {
-    let conf = slurm_conf::SlurmConf::parse_str(CONF, "/etc/slurm/slurm.conf").unwrap();
-    Controller::new(
-        crate::state::config::ClusterConf::new(conf, 0).unwrap(),
-        1000,
-    )
+    controller(&format!("{SMALL_CLUSTER}{OTHER}"))
 }
 
 fn reg(c: &mut Controller, now: Time, name: &str) {
-    c.apply(
-        now,
-        Command::Register {
-            msg: Box::new(SlurmNodeRegistrationStatusMsg {
-                node_name: Some(name.into()),
-                cpus: 4,
-                real_memory: 1000,
-                version: Some("24.11.5".into()),
-                ..Default::default()
-            }),
-            version: ProtocolVersion::V24_11,
-            uid: 0,
-        },
-    );
+    c.apply(now, testkit::reg(name, 4, 1000));
 }
 
 /// A controller with both nodes up.
@@ -54,36 +32,7 @@ fn up() -> Controller {
 }
 
 fn submit(c: &mut Controller, now: Time, f: impl FnOnce(&mut JobDescMsg)) -> u32 {
-    let mut d = JobDescMsg {
-        min_cpus: 1,
-        name: Some("wrap".into()),
-        script: Some("#!/bin/sh\nhostname\n".into()),
-        ..JobDescMsg::unset()
-    };
-    f(&mut d);
-    let user = UserInfo {
-        uid: ALICE,
-        gid: ALICE,
-        name: Some("alice".into()),
-        ..Default::default()
-    };
-    let (r, _) = c.apply(
-        now,
-        Command::Submit {
-            user,
-            desc: Box::new(d),
-            version: ProtocolVersion::V24_11,
-        },
-    );
-    match r {
-        Reply::Submitted { job_id } => job_id,
-        other => panic!("submit: {other:?}"),
-    }
-}
-
-/// What `slurm_init_job_desc_msg` leaves unset, as scontrol sends it.
-fn blank() -> JobDescMsg {
-    JobDescMsg::unset()
+    job_id(testkit::submit(c, now, f).0)
 }
 
 fn update(
@@ -93,18 +42,7 @@ fn update(
     job_id: u32,
     f: impl FnOnce(&mut JobDescMsg),
 ) -> Reply {
-    let mut d = blank();
-    f(&mut d);
-    c.apply(
-        now,
-        Command::UpdateJob {
-            uid,
-            job_id,
-            desc: Box::new(d),
-            version: ProtocolVersion::V24_11,
-        },
-    )
-    .0
+    update_job(c, now, uid, job_id, f).0
 }
 
 fn hold(c: &mut Controller, now: Time, uid: u32, job_id: u32) -> Reply {
@@ -123,10 +61,6 @@ fn uhold(c: &mut Controller, now: Time, uid: u32, job_id: u32) -> Reply {
 
 fn release(c: &mut Controller, now: Time, uid: u32, job_id: u32) -> Reply {
     update(c, now, uid, job_id, |d| d.priority = INFINITE)
-}
-
-fn msgs_of(fx: &[Effect]) -> Vec<&Message> {
-    fx.iter().map(|Effect::Send(o)| &o.msg).collect()
 }
 
 fn ok() -> Reply {
@@ -309,7 +243,7 @@ fn time_limit_sends_kill_timelimit() {
         (j.state, j.state_reason),
         (JobState::Timeout, reason::FAIL_TIMEOUT)
     );
-    let m = msgs_of(&fx);
+    let m = msgs(&fx);
     assert!(
         m.iter()
             .any(|m| matches!(m, Message::RequestKillTimelimit(k) if k.step_id.job_id == id)),
@@ -322,30 +256,13 @@ fn time_limit_sends_kill_timelimit() {
 
 #[test]
 fn over_time_limit_adds_grace() {
-    let conf = format!("{CONF}OverTimeLimit=2\n");
-    let conf = slurm_conf::SlurmConf::parse_str(&conf, "/etc/slurm/slurm.conf").unwrap();
-    let mut c = Controller::new(
-        crate::state::config::ClusterConf::new(conf, 0).unwrap(),
-        1000,
-    );
+    let mut c = controller(&format!("{SMALL_CLUSTER}{OTHER}OverTimeLimit=2\n"));
     reg(&mut c, 1000, "n1");
     let id = submit(&mut c, 1000, |d| d.time_limit = 1);
     c.apply(1060 + 119, Command::Tick);
     assert_eq!(c.jobs[&id].state, JobState::Running);
     c.apply(1060 + 120, Command::Tick);
     assert_eq!(c.jobs[&id].state, JobState::Timeout);
-}
-
-fn epilog(c: &mut Controller, now: Time, id: u32, node: &str) {
-    c.apply(
-        now,
-        Command::EpilogComplete {
-            uid: 0,
-            job_id: id,
-            node: Some(node.into()),
-            rc: 0,
-        },
-    );
 }
 
 #[test]
@@ -361,7 +278,7 @@ fn requeue_of_a_running_job() {
         },
     );
     assert_eq!(r, ok());
-    assert!(msgs_of(&fx)
+    assert!(msgs(&fx)
         .iter()
         .any(|m| matches!(m, Message::RequestTerminateJob(k) if k.step_id.job_id == id)));
     let j = &c.jobs[&id];
@@ -462,14 +379,7 @@ fn requeue_in_special_exit_state_until_released() {
         Some("job requeued in special exit state")
     );
     // Cancelled, it is just CANCELLED.
-    c.apply(
-        1050,
-        Command::Kill {
-            uid: 0,
-            job_id: id,
-            signal: crate::state::SIGKILL,
-        },
-    );
+    testkit::kill(&mut c, 1050, 0, id);
     assert_eq!(
         c.jobs[&id].state_word() & !bits::COMPLETING,
         bits::CANCELLED
@@ -526,19 +436,7 @@ fn requeue_refusals_and_requeuehold() {
 }
 
 fn node_down(c: &mut Controller, now: Time, node: &str) {
-    let (r, _) = c.apply(
-        now,
-        Command::UpdateNode {
-            uid: 0,
-            msg: Box::new(UpdateNodeMsg {
-                node_names: Some(node.into()),
-                node_state: crate::state::node::bits::DOWN,
-                reason: Some("broken".into()),
-                reason_uid: NO_VAL,
-                ..Default::default()
-            }),
-        },
-    );
+    let r = set_node(c, now, node, crate::state::node::bits::DOWN, "broken");
     assert_eq!(r, ok());
 }
 
@@ -628,20 +526,11 @@ fn stock_slurmd_prolog_failure_path() {
     );
     assert_eq!(r, ok());
     assert_eq!(c.jobs[&id].state_reason, reason::WAIT_HELD_USER);
-    c.apply(
-        1002,
-        Command::Register {
-            msg: Box::new(SlurmNodeRegistrationStatusMsg {
-                node_name: Some("n1".into()),
-                cpus: 4,
-                real_memory: 1000,
-                status: ESLURMD_PROLOG_FAILED as u32,
-                ..Default::default()
-            }),
-            version: ProtocolVersion::V24_11,
-            uid: 0,
-        },
-    );
+    let msg = SlurmNodeRegistrationStatusMsg {
+        status: ESLURMD_PROLOG_FAILED as u32,
+        ..node_msg("n1", 4, 1000)
+    };
+    c.apply(1002, reg_msg(msg, ProtocolVersion::V24_11));
     let n = &c.nodes[c.node_index("n1").unwrap()];
     assert_eq!((n.drain, n.reason.as_deref()), (true, Some("Prolog error")));
 }
@@ -663,7 +552,7 @@ fn signals_go_to_the_job_processes() {
     };
     let (r, fx) = sig(&mut c, ALICE, 10, KILL_JOB_BATCH);
     assert_eq!(r, ok());
-    let m = msgs_of(&fx);
+    let m = msgs(&fx);
     assert_eq!(m.len(), 1);
     let Message::RequestSignalTasks(s) = m[0] else {
         panic!("{m:?}")
@@ -679,7 +568,7 @@ fn signals_go_to_the_job_processes() {
     );
     // Without -b only the steps are signalled.
     let (_, fx) = sig(&mut c, ALICE, 10, 0);
-    let Message::RequestSignalTasks(s) = msgs_of(&fx)[0] else {
+    let Message::RequestSignalTasks(s) = msgs(&fx)[0] else {
         panic!()
     };
     assert_eq!(s.flags, KILL_STEPS_ONLY);
@@ -718,7 +607,7 @@ fn control_commands_survive_the_log_and_snapshot() {
                 // as clients send it (0 would be --exclusive)
                 shared: slurm_wire::pack::NO_VAL16,
                 time_limit: 7,
-                ..blank()
+                ..JobDescMsg::unset()
             }),
             version: ProtocolVersion::V22_05,
         },
@@ -761,19 +650,7 @@ fn control_commands_survive_the_log_and_snapshot() {
 }
 
 fn drain(c: &mut Controller, now: Time, node: &str) {
-    let (r, _) = c.apply(
-        now,
-        Command::UpdateNode {
-            uid: 0,
-            msg: Box::new(UpdateNodeMsg {
-                node_names: Some(node.into()),
-                node_state: crate::state::node::bits::DRAIN,
-                reason: Some("maint".into()),
-                reason_uid: NO_VAL,
-                ..Default::default()
-            }),
-        },
-    );
+    let r = set_node(c, now, node, crate::state::node::bits::DRAIN, "maint");
     assert_eq!(r, ok());
 }
 
@@ -834,14 +711,7 @@ fn out_of_service_nodes_give_req_node_not_avail() {
         (j.state_reason, j.state_desc.as_deref()),
         (reason::WAIT_RESOURCES, None)
     );
-    c.apply(
-        1008,
-        Command::Kill {
-            uid: ALICE,
-            job_id: small,
-            signal: crate::state::SIGKILL,
-        },
-    );
+    testkit::kill(&mut c, 1008, ALICE, small);
     epilog(&mut c, 1009, small, "n1");
     assert_eq!(c.jobs[&big].state, JobState::Running);
 }
