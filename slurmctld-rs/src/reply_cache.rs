@@ -217,6 +217,7 @@ impl ReplyCache {
 mod tests {
     use super::*;
     use crate::state::testkit::{controller, job_id, submit_desc, user};
+    use crate::state::Command;
     use slurm_wire::msg::job_desc::JobDescMsg;
 
     fn ctrl() -> Controller {
