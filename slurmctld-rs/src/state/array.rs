@@ -8,6 +8,7 @@
 use super::job::{reason, JobState};
 use super::table::Table;
 use super::{Controller, Effect, Outbound, Reply, Time, SIGKILL};
+use imbl::OrdMap;
 use slurm_wire::errno::*;
 use slurm_wire::msg::job::JobInfo;
 use slurm_wire::msg::job_desc::JobDescMsg;
@@ -141,7 +142,10 @@ pub struct ArrayMeta {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Arrays {
     /// Job id -> array membership, for every record of every array.
-    pub recs: Table<u32, TaskRef>,
+    recs: Table<u32, TaskRef>,
+    /// Array job id -> task id -> record id: `recs` by array, so that
+    /// dependency tests and job control do not scan every record.
+    by_array: OrdMap<u32, OrdMap<u32, u32>>,
     /// Array job id -> the head's task set.
     pub metas: Table<u32, ArrayMeta>,
 }
@@ -151,28 +155,71 @@ impl Arrays {
         self.recs.get(&job_id).copied()
     }
 
+    /// Every record's membership, by job id.
+    pub fn recs(&self) -> &Table<u32, TaskRef> {
+        &self.recs
+    }
+
+    /// Records (or re-records: a meta record taking its last task) job
+    /// `id` as `r`.
+    pub fn insert_rec(&mut self, id: u32, r: TaskRef) {
+        if let Some(old) = self.recs.get(&id).copied() {
+            if let Some(tasks) = self.by_array.get_mut(&old.array_job_id) {
+                if tasks.get(&old.task_id) == Some(&id) {
+                    tasks.remove(&old.task_id);
+                }
+            }
+        }
+        self.by_array
+            .entry(r.array_job_id)
+            .or_default()
+            .insert(r.task_id, id);
+        self.recs.insert(id, r);
+    }
+
+    /// Keeps the records of the job ids `keep` accepts.
+    pub fn retain_recs(&mut self, mut keep: impl FnMut(&u32) -> bool) {
+        let mut gone = Vec::new();
+        self.recs.retain(|id, r| {
+            let k = keep(id);
+            if !k {
+                gone.push((*id, *r));
+            }
+            k
+        });
+        for (id, r) in gone {
+            if let Some(tasks) = self.by_array.get_mut(&r.array_job_id) {
+                if tasks.get(&r.task_id) == Some(&id) {
+                    tasks.remove(&r.task_id);
+                }
+                if tasks.is_empty() {
+                    self.by_array.remove(&r.array_job_id);
+                }
+            }
+        }
+    }
+
     /// Whether `job_id` names a whole array (its array job id).
     pub fn is_array_id(&self, job_id: u32) -> bool {
-        self.metas.contains_key(&job_id) || self.recs.values().any(|r| r.array_job_id == job_id)
+        self.metas.contains_key(&job_id)
+            || self.by_array.get(&job_id).is_some_and(|t| !t.is_empty())
     }
 
     /// Ids of every record of array `array_job_id`, ascending.
     pub fn members(&self, array_job_id: u32) -> Vec<u32> {
-        self.recs
-            .iter()
-            .filter(|(_, r)| r.array_job_id == array_job_id)
-            .map(|(&id, _)| id)
-            .collect()
+        let mut ids: Vec<u32> = self
+            .by_array
+            .get(&array_job_id)
+            .map(|t| t.values().copied().collect())
+            .unwrap_or_default();
+        ids.sort_unstable();
+        ids
     }
 
     /// The record holding task `task` of an array: its own record, or the
     /// meta record while the task is still pending in it.
     pub fn find_task(&self, array_job_id: u32, task: u32) -> Option<u32> {
-        if let Some((&id, _)) = self
-            .recs
-            .iter()
-            .find(|(_, r)| r.array_job_id == array_job_id && r.task_id == task)
-        {
+        if let Some(&id) = self.by_array.get(&array_job_id).and_then(|t| t.get(&task)) {
             return Some(id);
         }
         self.metas
@@ -280,7 +327,7 @@ impl Controller {
             }
         }
         let single = spec.tasks.len() == 1;
-        self.arrays.recs.insert(
+        self.arrays.insert_rec(
             job_id,
             TaskRef {
                 array_job_id: job_id,
@@ -595,7 +642,7 @@ impl Controller {
     /// Drops array and dependency records of purged jobs.
     pub(super) fn purge_ext(&mut self) {
         let jobs = &self.jobs;
-        self.arrays.recs.retain(|id, _| jobs.contains_key(id));
+        self.arrays.retain_recs(|id| jobs.contains_key(id));
         self.arrays.metas.retain(|id, _| jobs.contains_key(id));
         self.deps.retain(|id, _| jobs.contains_key(id));
     }
@@ -679,8 +726,8 @@ pub fn decorate(c: &Controller, job_id: u32, info: &mut JobInfo, v: ProtocolVers
 
 /// Appends the arrays and dependencies to a snapshot body.
 pub fn put_state(w: &mut Writer, c: &Controller) {
-    w.count(c.arrays.recs.len());
-    for (id, r) in &c.arrays.recs {
+    w.count(c.arrays.recs().len());
+    for (id, r) in c.arrays.recs() {
         w.u32(*id);
         w.u32(r.array_job_id);
         w.u32(r.task_id);
@@ -709,7 +756,7 @@ pub fn get_state(r: &mut Reader<'_>, c: &mut Controller) -> Result<(), slurm_wir
         let id = r.u32()?;
         let array_job_id = r.u32()?;
         let task_id = r.u32()?;
-        c.arrays.recs.insert(
+        c.arrays.insert_rec(
             id,
             TaskRef {
                 array_job_id,

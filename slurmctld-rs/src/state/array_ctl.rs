@@ -224,7 +224,7 @@ impl Controller {
         }
         if meta.pending.is_empty() {
             // Only this task was left: the meta record is it.
-            self.arrays.recs.insert(
+            self.arrays.insert_rec(
                 array_job_id,
                 TaskRef {
                     array_job_id,
@@ -237,7 +237,7 @@ impl Controller {
         if meta.pending.len() == 1 {
             // One task left: the meta record becomes that task.
             let last = meta.pending.pop_first().unwrap_or(task);
-            self.arrays.recs.insert(
+            self.arrays.insert_rec(
                 array_job_id,
                 TaskRef {
                     array_job_id,
@@ -255,7 +255,7 @@ impl Controller {
         self.next_job_id = new_id.wrapping_add(1).max(1);
         rec.job_id = new_id;
         self.jobs.insert(new_id, rec);
-        self.arrays.recs.insert(
+        self.arrays.insert_rec(
             new_id,
             TaskRef {
                 array_job_id,

@@ -211,7 +211,61 @@ fn scancel_of_tasks_pending_running_and_whole_array() {
     c.apply(1004 + 301, Command::Tick);
     assert!(!c.jobs.contains_key(&a));
     assert!(!c.arrays.metas.contains_key(&a));
-    assert!(c.arrays.recs.keys().all(|id| c.jobs.contains_key(id)));
+    assert!(c.arrays.recs().keys().all(|id| c.jobs.contains_key(id)));
+}
+
+/// The by-array index answers as a scan of every record would, through
+/// splits, a meta record taking its last task, and purges.
+#[test]
+fn array_index_agrees_with_a_scan() {
+    let mut c = ctrl();
+    let a = id(submit(&mut c, 1000, |d| d.array_inx = Some("0-3".into())).0);
+    let b = id(submit(&mut c, 1000, |d| d.array_inx = Some("5".into())).0);
+    for t in 1001..1006 {
+        c.apply(t, Command::Tick);
+    }
+    let check = |c: &Controller| {
+        for arr in [a, b, 999] {
+            let scan: Vec<u32> = c
+                .arrays
+                .recs()
+                .iter()
+                .filter(|(_, r)| r.array_job_id == arr)
+                .map(|(&id, _)| id)
+                .collect();
+            assert_eq!(c.arrays.members(arr), scan, "members of {arr}");
+            assert_eq!(
+                c.arrays.is_array_id(arr),
+                !scan.is_empty() || c.arrays.metas.contains_key(&arr)
+            );
+            for id in scan {
+                let r = c.arrays.task_of(id).unwrap();
+                assert_eq!(c.arrays.find_task(arr, r.task_id), Some(id));
+            }
+        }
+    };
+    check(&c);
+    assert!(c.arrays.members(a).len() > 1, "the array was split");
+    assert_eq!(c.arrays.members(b), vec![b]);
+    // Run every task to its end: each start splits a task off the meta
+    // record, and the last one re-records the meta record itself.
+    for now in 1010..1030 {
+        let running: Vec<u32> = c
+            .jobs
+            .iter()
+            .filter(|(_, j)| j.state == JobState::Running)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in running {
+            testkit::finish(&mut c, now, id, 0);
+        }
+        c.apply(now, Command::Tick);
+        check(&c);
+    }
+    assert!(c.jobs.iter().all(|(_, j)| j.state.is_finished()));
+    c.apply(1030 + 301, Command::Tick);
+    check(&c);
+    assert!(c.arrays.members(a).is_empty(), "purged with its jobs");
 }
 
 #[test]

@@ -280,7 +280,7 @@ impl Controller {
     pub fn stamp_changes(&mut self, prev: &Controller, now: Time) {
         let jobs_changed = !self.jobs.same_records(&prev.jobs)
             || !self.steps.ptr_eq(&prev.steps)
-            || !self.arrays.recs.ptr_eq(&prev.arrays.recs)
+            || !self.arrays.recs().ptr_eq(prev.arrays.recs())
             || !self.arrays.metas.ptr_eq(&prev.arrays.metas)
             || !self.deps.ptr_eq(&prev.deps);
         if jobs_changed && self.last_job_update == prev.last_job_update {
