@@ -272,6 +272,19 @@ pub async fn call(
         .map_err(|_| RpcError::Timeout)?
 }
 
+/// Bodies at least this large are written a few at a time: a storm of
+/// `squeue`s would otherwise fill the runtime's queue with dozens of tasks
+/// each copying megabytes per poll, and a ping would wait behind them all.
+/// Those over the bound wait asleep, off the queue.
+pub const LARGE_BODY: usize = 1 << 20;
+const LARGE_WRITES: usize = 4;
+static LARGE_WRITE_SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(LARGE_WRITES);
+
+/// How many large bodies are being written now (at most 4).
+pub fn large_writes_in_progress() -> usize {
+    LARGE_WRITES - LARGE_WRITE_SLOTS.available_permits()
+}
+
 /// Serves connections forever, one task each. `handler` returns the reply,
 /// or `None` for one-way messages. Bad requests are logged and dropped.
 pub async fn serve<H, Fut, R>(
@@ -326,6 +339,11 @@ where
     if let Some(reply) = reply {
         let ReplyBytes { head, body } = reply_bytes(ctx, v, uid, &reply)?;
         let write = async {
+            // Never closed, so a permit always comes.
+            let _slot = match &body {
+                Some(b) if b.len() >= LARGE_BODY => LARGE_WRITE_SLOTS.acquire().await.ok(),
+                _ => None,
+            };
             stream.write_all(&head).await?;
             if let Some(b) = &body {
                 stream.write_all(b).await?;

@@ -111,3 +111,84 @@ async fn bad_requests_are_dropped_and_the_server_stays_up() {
         Message::ResponseSlurmRc(ReturnCodeMsg { return_code: 0 })
     );
 }
+
+/// Large replies are written at most four at a time, every one of them
+/// completes, and a ping is answered while readers stall them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_replies_are_written_a_few_at_a_time_and_a_ping_passes_them() {
+    use slurm_rpc::{large_writes_in_progress, Outgoing, LARGE_BODY};
+    use slurm_wire::MsgType;
+    use tokio::io::AsyncReadExt;
+
+    let m = Munged::start();
+    let c = ctx(&m);
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let body: Arc<[u8]> = vec![7u8; 64 * LARGE_BODY].into();
+    let served = body.clone();
+    tokio::spawn(serve(
+        l,
+        c.clone(),
+        Duration::from_secs(30),
+        move |req: Incoming| {
+            let body = served.clone();
+            async move {
+                Some(match req.msg {
+                    Message::RequestPing(_) => Outgoing::from(slurm_rpc::rc_message(0)),
+                    _ => Outgoing::Encoded {
+                        msg_type: MsgType::ResponseJobInfo,
+                        body,
+                    },
+                })
+            }
+        },
+    ));
+    let v = ProtocolVersion::V24_11;
+    // Each request needs its own credential (a replay is refused).
+    let ask = || {
+        request_frame(
+            &c,
+            v,
+            &Message::RequestBuildInfo(LastUpdateMsg { last_update: 0 }),
+            Audience::Uid(0),
+        )
+        .unwrap()
+        .encode()
+    };
+    // Ten readers ask and then read nothing, so writes stall on full
+    // socket buffers (loopback ones hold several MB: the body is larger).
+    let mut readers = Vec::new();
+    for _ in 0..10 {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(&ask()).await.unwrap();
+        readers.push(s);
+    }
+    let mut seen = 0;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        seen = seen.max(large_writes_in_progress());
+    }
+    assert_eq!(seen, 4, "four writes at once, the others waiting");
+    let (_, reply) = call(
+        &c,
+        addr,
+        v,
+        &Message::RequestPing(Empty {}),
+        Audience::Uid(0),
+        T,
+    )
+    .await
+    .unwrap();
+    assert_eq!(reply, slurm_rpc::rc_message(0));
+    // Every reader gets its whole body.
+    for mut s in readers {
+        let mut all = Vec::new();
+        tokio::time::timeout(T, s.read_to_end(&mut all))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(all.len() > body.len(), "whole frame: {} bytes", all.len());
+        assert!(all.ends_with(&body));
+    }
+    assert_eq!(large_writes_in_progress(), 0);
+}
