@@ -340,6 +340,9 @@ fn pick(
                 // ExclusiveUser: only nodes empty or held by this user
                 && (!exclusive_user || n.jobs.is_empty() || n.owner == Some(req.uid))
                 && n.schedulable()
+                // As stock (cg_node_bitmap): nothing new on a node whose
+                // last job's epilog has not reported yet.
+                && n.completing.is_empty()
                 && usable(n) >= cpt
                 && (!track_mem || req.mem_on(cpt) <= n.free_memory())
                 && req.mem_on(cpt) <= n.def.real_memory

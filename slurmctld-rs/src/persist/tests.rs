@@ -153,6 +153,8 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
     // The reloaded usage is real: when job 1 ends, the pending job 3 starts.
     let r = step(&mut s, &mut c, 1010, complete_cmd(1, 0, Some("n1".into())));
     assert_eq!(r, Reply::Rc(0));
+    let r = step(&mut s, &mut c, 1010, epilog_cmd(1, Some("n1".into())));
+    assert_eq!(r, Reply::Rc(0));
     assert_eq!(c.jobs[&3].state, JobState::Running);
     // New jobs continue the id sequence.
     let r = step(

@@ -516,8 +516,10 @@ mod tests {
         job_id(submit_desc(c, 1002, user(uid, uid), version, d).0)
     }
 
+    /// Cancelled, and its nodes' epilogs done.
     fn cancel(c: &mut Controller, job_id: u32) {
         testkit::kill(c, 1003, 0, job_id);
+        testkit::epilogs(c, 1003, job_id);
     }
 
     fn running(c: &Controller, ids: &[u32]) -> Vec<bool> {

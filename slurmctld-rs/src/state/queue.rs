@@ -62,12 +62,7 @@ impl SchedState {
         use super::Command as C;
         if !matches!(
             cmd,
-            C::Submit { .. }
-                | C::Allocate { .. }
-                | C::Tick
-                | C::EpilogComplete { .. }
-                | C::TerminateDone { .. }
-                | C::StepCreate { .. }
+            C::Submit { .. } | C::Allocate { .. } | C::Tick | C::StepCreate { .. }
         ) {
             self.freed += 1;
         }

@@ -1,9 +1,9 @@
 //! Priority order, Resources/Priority reasons and backfill, with a virtual clock.
 
 use super::super::job::{reason, JobState};
-use super::super::{Command, Controller, Reply, Time};
+use super::super::{Command, Controller, Time};
 use crate::state::testkit::{
-    apply_all, batch_host, complete, controller, job_id, reg_bare, submit_desc, true_job, user,
+    self, apply_all, controller, job_id, reg_bare, submit_desc, true_job, user,
 };
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::NO_VAL;
@@ -40,10 +40,9 @@ fn job(c: &mut Controller, now: Time, part: &str, tasks: u32, nodes: u32, minute
     job_id(submit_desc(c, now, user(1000, 1000), ProtocolVersion::V24_11, d).0)
 }
 
+/// The job's script ends and its epilog reports: its node is free again.
 fn finish(c: &mut Controller, now: Time, job_id: u32) {
-    let node = batch_host(c, job_id);
-    let r = complete(c, now, job_id, 0, node);
-    assert_eq!(r.0, Reply::Rc(0));
+    testkit::finish(c, now, job_id, 0);
 }
 
 fn st(c: &Controller, id: u32) -> (JobState, u32) {

@@ -751,6 +751,11 @@ mod tests {
                 job_rc: 0,
             },
         );
+        assert!(fx
+            .iter()
+            .all(|Effect::Send(o)| !matches!(o.msg, Message::ResponseResourceAllocation(_))));
+        // Granted once the first allocation's nodes have cleaned up.
+        let fx = testkit::epilogs(&mut c, 1010, j1);
         let grant: Vec<_> = fx
             .iter()
             .filter_map(|Effect::Send(o)| match &o.msg {

@@ -253,13 +253,33 @@ pub(crate) fn epilog(c: &mut Controller, now: Time, job_id: u32, node: &str) -> 
     c.apply(now, epilog_cmd(job_id, Some(node.into()))).1
 }
 
-/// Completion with `rc` and then the epilog on the batch host; both effects.
+/// Completion with `rc` and then the epilog of every node of the job (each
+/// slurmd reports its own); all the effects.
 pub(crate) fn finish(c: &mut Controller, now: Time, job_id: u32, rc: u32) -> Vec<Effect> {
     let node = batch_host(c, job_id);
-    let (r, mut fx) = complete(c, now, job_id, rc, node.clone());
+    let (r, mut fx) = complete(c, now, job_id, rc, node);
     assert_eq!(r, Reply::Rc(0));
-    let (_, more) = c.apply(now, epilog_cmd(job_id, node));
-    fx.extend(more);
+    fx.extend(epilogs(c, now, job_id));
+    fx
+}
+
+/// The epilog of every node still completing job `job_id` reports (as each
+/// slurmd does once the job is gone there); all the effects.
+pub(crate) fn epilogs(c: &mut Controller, now: Time, job_id: u32) -> Vec<Effect> {
+    let nodes: Vec<String> = c
+        .jobs
+        .get(&job_id)
+        .map(|j| {
+            j.completing
+                .iter()
+                .map(|&i| c.nodes[i].def.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut fx = Vec::new();
+    for n in nodes {
+        fx.extend(c.apply(now, epilog_cmd(job_id, Some(n))).1);
+    }
     fx
 }
 

@@ -250,9 +250,14 @@ fn fifo_cpu_accounting_and_queueing() {
     assert_eq!(c.jobs[&small].state, JobState::Pending);
     assert_eq!(c.jobs[&small].state_reason, job::reason::WAIT_PRIORITY);
     let (_, fx) = testkit::kill(&mut c, 1020, 1000, ids[0]);
-    // Terminate for the cancelled job, and launches for the two waiting ones.
+    // Terminate for the cancelled job; its node takes nothing new until
+    // its epilog is done, then launches for the two waiting ones.
     let kinds: Vec<_> = sends(&fx).iter().map(|o| o.purpose.clone()).collect();
     assert!(kinds.contains(&Purpose::Terminate { job_id: ids[0] }));
+    assert!(!kinds.contains(&Purpose::Launch { job_id: ids[2] }));
+    assert_eq!(c.jobs[&ids[2]].state, JobState::Pending);
+    let fx = testkit::epilogs(&mut c, 1020, ids[0]);
+    let kinds: Vec<_> = sends(&fx).iter().map(|o| o.purpose.clone()).collect();
     assert!(kinds.contains(&Purpose::Launch { job_id: ids[2] }));
     assert!(kinds.contains(&Purpose::Launch { job_id: small }));
     assert_eq!(c.nodes[0].alloc_cpus, 4);
@@ -433,6 +438,8 @@ fn gres_devices_are_allocated_per_node_and_freed() {
     // The first job ends: its devices go to the waiting one.
     let j1 = testkit::job_id(r1);
     let (_, fx) = complete(&mut c, 1010, j1, 0, Some("g1".into()));
+    assert!(launch_gres(&fx).is_empty(), "not before g1's epilog");
+    let fx = testkit::epilogs(&mut c, 1010, j1);
     assert_eq!(launch_gres(&fx), vec![(3, "0x07".to_string())]);
     assert_eq!(c.jobs[&j2].state, JobState::Running);
 }
@@ -624,6 +631,7 @@ fn tasks_per_node_in_blocks() {
         let job_id = testkit::job_id(r);
         let s = msgs::tasks_per_node(&c.jobs[&job_id]);
         testkit::kill(&mut c, 1002, 0, job_id);
+        testkit::epilogs(&mut c, 1002, job_id);
         s
     };
     // -n 2 -c 2 on one 4-CPU node.
