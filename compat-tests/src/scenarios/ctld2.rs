@@ -147,6 +147,8 @@ fn part_limits_inner(c: &mut Ctx) -> Result<(), String> {
     c.record("MaxMemPerCPU", &rec);
     must_contain("MaxMemPerCPU", &rec, &["NumCPUs=3 CPUs/Task=3"])?;
     c.ok(&format!("scancel {id}"))?;
+    // Its node takes no new job until the epilog is done (both daemons).
+    c.wait_state(&id, "CANCELLED", WAIT)?;
     c.ok("scontrol update partitionname=debug ExclusiveUser=YES")?;
     // ExclusiveUser: bob's job avoids alice's node; alice shares hers
     // (memory within MaxMemPerCPU: stock refuses a job whose default
