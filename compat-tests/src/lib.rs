@@ -331,7 +331,13 @@ fn run_scenarios(cluster: &Cluster, client: &str, list: &[scenarios::Scenario]) 
         let t0 = Instant::now();
         let mut ctx = scenarios::Ctx::new(cluster, client);
         let raw = match (s.run)(&mut ctx) {
-            Err(e) => Raw::Err(format!("{e}\n--- commands run:\n{}", ctx.log)),
+            // The daemons' own account of a failure is often the only one
+            // (CI keeps no cluster), so the report carries their logs' tails.
+            Err(e) => Raw::Err(format!(
+                "{e}\n--- commands run:\n{}{LOGS_MARK}{}",
+                ctx.log,
+                cluster.logs_tail(15)
+            )),
             Ok(()) => Raw::Ok,
         };
         if matches!(raw, Raw::Err(_)) {
@@ -675,6 +681,23 @@ impl Report {
         self.cells.iter().filter(|c| c.outcome.is_failure()).count()
     }
 
+    /// "scenario / version / impl: first line of the error" of each failed
+    /// or unexpectedly passing cell.
+    pub fn failed_cells(&self) -> Vec<String> {
+        self.cells
+            .iter()
+            .filter(|c| c.outcome.is_failure())
+            .map(|c| {
+                let why = match &c.outcome {
+                    Outcome::Fail(e) => e.lines().next().unwrap_or(""),
+                    Outcome::XPass { reason } => reason,
+                    _ => "",
+                };
+                format!("{} / {} / {}: {why}", c.scenario, c.version, c.imp.as_str())
+            })
+            .collect()
+    }
+
     pub fn markdown(&self) -> String {
         let mut s = String::new();
         let count = |f: fn(&Outcome) -> bool| self.cells.iter().filter(|c| f(&c.outcome)).count();
@@ -756,7 +779,7 @@ impl Report {
                 c.scenario,
                 c.version,
                 c.imp.as_str(),
-                clip(&text, 80)
+                clip_detail(&text)
             ));
         }
         if !details.is_empty() {
@@ -764,6 +787,17 @@ impl Report {
             s.push_str(&details);
         }
         s
+    }
+}
+
+const LOGS_MARK: &str = "\n--- daemon logs:\n";
+
+/// A failure's story clipped, and its daemon logs clipped apart, so that a
+/// long listing does not push the logs out.
+fn clip_detail(s: &str) -> String {
+    match s.split_once(LOGS_MARK) {
+        Some((story, logs)) => format!("{}{LOGS_MARK}{}", clip(story, 80), clip(logs, 100)),
+        None => clip(s, 80),
     }
 }
 

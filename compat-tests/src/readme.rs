@@ -122,10 +122,22 @@ pub fn check(readme: &Path, table: &str, update: bool) -> Result<(), String> {
     }
     Err(format!(
         "README.md's compatibility matrix does not match this run; \
-         run `COMPAT_UPDATE_README=1 cargo test -p compat-tests` and commit it.\n\
-         --- README:\n{current}\n--- this run:\n{}",
-        table.trim()
+         run `COMPAT_UPDATE_README=1 cargo test -p compat-tests` and commit it.\n{}",
+        row_diff(current, table.trim())
     ))
+}
+
+/// The rows only one side has, so a mismatch names its cells.
+fn row_diff(readme: &str, run: &str) -> String {
+    let (old, new): (Vec<&str>, Vec<&str>) = (readme.lines().collect(), run.lines().collect());
+    let mut out = String::new();
+    for l in old.iter().filter(|l| !new.contains(l)) {
+        out.push_str(&format!("- README: {l}\n"));
+    }
+    for l in new.iter().filter(|l| !old.contains(l)) {
+        out.push_str(&format!("+ run:    {l}\n"));
+    }
+    out
 }
 
 #[cfg(test)]

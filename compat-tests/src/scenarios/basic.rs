@@ -451,16 +451,12 @@ fn ctld_crash(c: &mut Ctx) -> Result<(), String> {
         "ctl",
         "setsid -f sh -c \"$(cat /tmp/ctld.cmd)\" >>/var/log/slurm/slurmctld.stdout 2>&1 </dev/null",
     )?;
-    let want = before.stdout.clone();
-    let after = c
-        .wait_for(
-            None,
-            "squeue -h -o '%j %T %r' | sort",
-            "controller back with every job as before",
-            JOB_WAIT,
-            |s| s == want,
-        )
-        .map_err(|e| format!("jobs changed across the crash; before:\n{want}{e}"))?;
+    let after = c.wait_for_same(
+        "squeue -h -o '%j %T %r' | sort",
+        "controller back with every job as before",
+        JOB_WAIT,
+        &before.stdout,
+    )?;
     c.record("squeue after the restart", &after);
     for id in &ids {
         c.wait_state(id, "COMPLETED", Duration::from_secs(90))?;

@@ -194,6 +194,43 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Wait until `cmd` prints exactly `want`; on timeout the error gives
+    /// only the lines that differ, since these listings run to hundreds.
+    pub fn wait_for_same(
+        &mut self,
+        cmd: &str,
+        what: &str,
+        timeout: Duration,
+        want: &str,
+    ) -> Result<String, String> {
+        let t0 = Instant::now();
+        loop {
+            let o = self.cluster.exec(&self.client, None, cmd, LIMIT_S);
+            if o.rc == 0 && o.stdout == want {
+                self.log.push_str(&format!(
+                    "$ {cmd}   # {what}: ok after {:.1}s\n",
+                    t0.elapsed().as_secs_f64()
+                ));
+                return Ok(o.stdout);
+            }
+            if t0.elapsed() > timeout {
+                let d = crate::normalize::diff("want", want, "got", &o.stdout).unwrap_or_default();
+                self.log.push_str(&format!(
+                    "$ {cmd}   # rc={}\n{d}{}",
+                    o.rc,
+                    indent(&o.stderr)
+                ));
+                return Err(format!(
+                    "timed out after {}s waiting for {what}; `{cmd}` (rc {}) differs:\n{d}{}",
+                    timeout.as_secs(),
+                    o.rc,
+                    indent(&o.stderr)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
     /// The value of `Key=` in `scontrol show job ID` output.
     pub fn job_field(&mut self, id: &str, key: &str) -> Result<String, String> {
         let o = self.ok(&format!("scontrol show job {id}"))?;

@@ -259,21 +259,12 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
     c.record("states before the crash", &counts);
     wait_stock_state_saved(c)?;
     restart_ctld(c, Some("-9"))?;
-    let want = before.clone();
-    let after = c
-        .wait_for(
-            None,
-            &list,
-            "every job as before the crash",
-            Duration::from_secs(30),
-            |s| s == want,
-        )
-        .map_err(|e| {
-            format!(
-                "jobs changed across the crash; before:\n{}{e}",
-                indent(&want)
-            )
-        })?;
+    let after = c.wait_for_same(
+        &list,
+        "every job as before the crash",
+        Duration::from_secs(30),
+        &before,
+    )?;
     c.record("states after the restart", &state_counts(&after));
     let done = c.wait_for(
         None,
