@@ -413,6 +413,8 @@ pub struct SlurmConf {
     pub slurmd_timeout: u16,
     pub slurmctld_timeout: u16,
     pub message_timeout: u16,
+    /// Seconds a batch job may take to show up on its node.
+    pub batch_start_timeout: u16,
     pub kill_wait: u16,
     /// Minutes.
     pub over_time_limit: u16,
@@ -536,6 +538,7 @@ const IMPLEMENTED: &[&str] = &[
     "AuthType",
     "BackupAddr",
     "BackupController",
+    "BatchStartTimeout",
     "ClusterName",
     "CommunicationParameters",
     "ControlAddr",
@@ -1454,6 +1457,7 @@ impl Builder {
             slurmd_timeout: self.u16_or("SlurmdTimeout", 300),
             slurmctld_timeout: self.u16_or("SlurmctldTimeout", 120),
             message_timeout: self.u16_or("MessageTimeout", 10),
+            batch_start_timeout: self.u16_or("BatchStartTimeout", 10),
             kill_wait: self.u16_or("KillWait", 30),
             over_time_limit: self.u16_or("OverTimeLimit", 0),
             inactive_limit: self.u16_or("InactiveLimit", 0),

@@ -94,6 +94,7 @@ pub fn build_info(c: &Controller, slurm_user_name: &str, now: i64, v: V) -> Slur
     w.min_job_age = k.min_job_age;
     w.mpi_default = k.mpi_default.clone();
     w.msg_timeout = k.message_timeout;
+    w.batch_start_timeout = k.batch_start_timeout;
     w.over_time_limit = k.over_time_limit;
     w.priority_type = some(&k.priority_type);
     w.priority_weight_age = k.priority_weights.age;

@@ -104,13 +104,10 @@ pub fn alloc_detail(c: &Controller, j: &Job, v: V) -> AllocDetail {
     let mut base = 0u32;
     for (n, a) in nodes.iter().zip(&alloc) {
         let (s, cores) = layout(n);
-        let ncores = u32::from(s) * u32::from(cores);
-        let threads = u32::from(n.def.threads.max(1));
-        let used = u32::from(a.cpus).div_ceil(threads).min(ncores);
-        for k in 0..used {
+        for k in a.core_ids(n) {
             core_bitmap.set(base + k, true);
         }
-        base += ncores;
+        base += u32::from(s) * u32::from(cores);
     }
     let mut node_bitmap = BitStr::new(c.nodes.len() as u32);
     for a in &alloc {

@@ -29,7 +29,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Version of the files' layout; bump on any change to it.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 const SNAP_MAGIC: &[u8; 8] = b"SRSSNAP\0";
 const WAL_MAGIC: &[u8; 8] = b"SRSWAL\0\0";
 pub const SNAP_FILE: &str = "rs_state.snap";
@@ -727,6 +727,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
                 cpus,
                 mem: amem,
                 gres,
+                cores: Vec::new(),
             }),
             None => lost_node = true,
         }
@@ -872,11 +873,24 @@ fn get_node(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
 /// The snapshot body: jobs and the nodes' administrative state, then
 /// (format 2) the running steps, then (format 3) arrays and dependencies.
 pub fn encode_state(c: &Controller) -> Vec<u8> {
+    encode_format(c, FORMAT_VERSION)
+}
+
+/// The snapshot body as `format` laid it out (older ones for tests).
+pub(crate) fn encode_format(c: &Controller, format: u32) -> Vec<u8> {
     let mut w = Writer::new();
     put_base(&mut w, c);
-    steps::put_steps(&mut w, c);
-    crate::state::array::put_state(&mut w, c);
-    put_job_ctl(&mut w, c);
+    let sections: [fn(&mut Writer, &Controller); 4] = [
+        steps::put_steps,
+        crate::state::array::put_state,
+        put_job_ctl,
+        put_job_cores,
+    ];
+    for (f, put) in (2..).zip(sections) {
+        if format >= f {
+            put(&mut w, c);
+        }
+    }
     w.into_vec()
 }
 
@@ -906,6 +920,54 @@ fn get_job_ctl(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
     Ok(())
 }
 
+/// Format 5: the cores each job holds (or held) on each of its nodes, in
+/// the order of its allocation.
+fn put_job_cores(w: &mut Writer, c: &Controller) {
+    let running: Vec<&Job> = c
+        .jobs
+        .values()
+        .filter(|j| j.alloc.iter().any(|a| !a.cores.is_empty()))
+        .collect();
+    w.count(running.len());
+    for j in running {
+        w.u32(j.job_id);
+        w.count(j.alloc.len());
+        for a in &j.alloc {
+            w.count(a.cores.len());
+            for &core in &a.cores {
+                w.u16(core);
+            }
+        }
+    }
+}
+
+fn get_job_cores(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
+    let n = r.count(8)?;
+    for _ in 0..n {
+        let id = r.u32()?;
+        let nodes = r.count(4)?;
+        let mut per_node = Vec::with_capacity(nodes);
+        for _ in 0..nodes {
+            let k = r.count(2)?;
+            let mut cores = Vec::with_capacity(k);
+            for _ in 0..k {
+                cores.push(r.u16()?);
+            }
+            per_node.push(cores);
+        }
+        // An allocation that lost a node since (reconfigured away) no
+        // longer lines up: its cores are chosen again.
+        if let Some(j) = c.jobs.get_mut(&id) {
+            if j.alloc.len() == per_node.len() {
+                for (a, cores) in j.alloc.iter_mut().zip(per_node) {
+                    a.cores = cores;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The part of the body every format has (all of format 1).
 fn put_base(w: &mut Writer, c: &Controller) {
     w.u32(c.next_job_id);
@@ -917,13 +979,6 @@ fn put_base(w: &mut Writer, c: &Controller) {
     for j in c.jobs.values() {
         put_job(w, c, j);
     }
-}
-
-#[cfg(test)]
-pub(crate) fn encode_format_1(c: &Controller) -> Vec<u8> {
-    let mut w = Writer::new();
-    put_base(&mut w, c);
-    w.into_vec()
 }
 
 /// Restores a snapshot body of `format` into `c` (fresh from the current
@@ -949,6 +1004,9 @@ pub fn restore_state(c: &mut Controller, b: &[u8], format: u32) -> DecResult<()>
     }
     if format >= 4 {
         get_job_ctl(&mut r, c)?;
+    }
+    if format >= 5 {
+        get_job_cores(&mut r, c)?;
     }
     r.finish()?;
     c.rebuild_node_usage();

@@ -402,6 +402,7 @@ fn pick(
             cpus,
             mem,
             gres,
+            cores: Vec::new(),
         });
         remaining = remaining.saturating_sub(take);
         if remaining == 0 && out.len() as u32 >= min_nodes {

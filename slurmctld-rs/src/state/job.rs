@@ -112,6 +112,28 @@ pub struct NodeAlloc {
     pub cpus: u16,
     pub mem: u64,
     pub gres: Vec<GresAlloc>,
+    /// The node's cores the job holds (see `Node::core_use`); chosen as
+    /// the job starts.
+    pub cores: Vec<u16>,
+}
+
+impl NodeAlloc {
+    /// The job's cores on node `n` as bit offsets within the node's part
+    /// of a credential's core bitmap (the first ones for an allocation
+    /// made before cores were recorded).
+    pub fn core_ids(&self, n: &super::node::Node) -> Vec<u32> {
+        let ncores = super::node::cores_of(&n.def);
+        if !self.cores.is_empty() {
+            return self
+                .cores
+                .iter()
+                .map(|&c| u32::from(c))
+                .filter(|&c| (c as usize) < ncores)
+                .collect();
+        }
+        let k = u32::from(self.cpus).div_ceil(u32::from(n.def.threads.max(1)));
+        (0..k.min(ncores as u32)).collect()
+    }
 }
 
 #[derive(Debug, Clone)]

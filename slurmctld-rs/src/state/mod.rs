@@ -343,6 +343,30 @@ impl Controller {
             n.completing.clear();
             n.gres_used = node::gres_slots(&n.def);
         }
+        // Jobs saved before cores were recorded get theirs now.
+        let unplaced: Vec<u32> = self
+            .jobs
+            .values()
+            .filter(|j| j.state == JobState::Running && j.alloc.iter().any(|a| a.cores.is_empty()))
+            .map(|j| j.job_id)
+            .collect();
+        for j in self.jobs.values() {
+            if j.state == JobState::Running {
+                for a in &j.alloc {
+                    self.nodes[a.node].hold_cores(&a.cores, true);
+                }
+            }
+        }
+        for id in unplaced {
+            let Some(j) = self.jobs.get_mut(&id) else {
+                continue;
+            };
+            for a in j.alloc.iter_mut().filter(|a| a.cores.is_empty()) {
+                let n = &mut self.nodes[a.node];
+                a.cores = n.pick_cores(a.cpus);
+                n.hold_cores(&a.cores, true);
+            }
+        }
         for j in self.jobs.values() {
             if j.state == JobState::Running {
                 let sharing = sched::shares_cores(&self.conf, j);
@@ -646,9 +670,10 @@ impl Controller {
             self.drain_for_prolog(now, i);
         }
         self.last_node_update = now;
-        // Jobs we think run there but slurmd no longer knows ran to an end we
-        // missed (e.g. slurmd restarted): only handled for pending epilogs.
         let reported: Vec<u32> = m.step_id.iter().map(|s| s.job_id).collect();
+        self.purge_missing_batch_jobs(now, i, &reported, fx);
+        // Epilogs we wait for on jobs slurmd no longer knows ended while we
+        // did not hear (e.g. slurmd restarted).
         let stale: Vec<u32> = self.nodes[i]
             .completing
             .iter()
@@ -660,6 +685,62 @@ impl Controller {
         }
         self.schedule(now, fx);
         Reply::Registered { node: i }
+    }
+
+    /// Stock's rule for a batch job whose node registers without it: once
+    /// it started more than BatchStartTimeout (+ message time) ago it is
+    /// lost (a launch that never arrived, a node that rebooted), and is
+    /// requeued, or ends NODE_FAIL when it may not be. A younger one is
+    /// looked for again at the next registration, which is asked for then.
+    fn purge_missing_batch_jobs(
+        &mut self,
+        now: Time,
+        i: usize,
+        reported: &[u32],
+        fx: &mut Vec<Effect>,
+    ) {
+        let raw = &self.conf.raw;
+        let grace = i64::from(raw.batch_start_timeout) + i64::from(raw.message_timeout.min(10));
+        let mut lost = Vec::new();
+        let mut young = false;
+        for &job_id in &self.nodes[i].jobs {
+            let Some(j) = self.jobs.get(&job_id) else {
+                continue;
+            };
+            if j.state != JobState::Running
+                || j.desc.script.is_none()
+                || j.batch_host != Some(i)
+                || reported.contains(&job_id)
+            {
+                continue;
+            }
+            if j.start_time < now - grace {
+                lost.push(job_id);
+            } else {
+                young = true;
+            }
+        }
+        let recheck = young.then_some(now + grace + 1);
+        if self.nodes[i].recheck_at != recheck {
+            self.nodes[i].recheck_at = recheck;
+        }
+        for job_id in lost {
+            tracing::info!(
+                job_id,
+                node = self.nodes[i].name(),
+                "batch job missing from its batch node (not found BatchStartTimeout after start)"
+            );
+            if let Some(j) = self.jobs.get_mut(&job_id) {
+                j.exit_code = 1;
+            }
+            if self.requeue_on_node_fail(now, job_id, fx) {
+                continue;
+            }
+            if let Some(j) = self.jobs.get_mut(&job_id) {
+                j.state_reason = job::reason::FAIL_DOWN_NODE;
+            }
+            self.end_job(now, job_id, JobState::NodeFail, fx);
+        }
     }
 
     fn node_responded(
@@ -1076,13 +1157,18 @@ impl Controller {
                 sched::shares_cores(&self.conf, j),
             )
         });
-        for a in &alloc {
+        let mut alloc = alloc;
+        for a in &mut alloc {
             let n = &mut self.nodes[a.node];
             if let Some((uid, excl, _)) = owner {
                 n.take_for(uid, excl);
             }
             let sharing = owner.is_some_and(|(_, _, s)| s);
             n.take_cpus(job_id, a.cpus, sharing);
+            if a.cores.is_empty() {
+                a.cores = n.pick_cores(a.cpus);
+            }
+            n.hold_cores(&a.cores, true);
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_add(a.mem);
             }
@@ -1143,6 +1229,7 @@ impl Controller {
         for a in &j.alloc {
             let n = &mut self.nodes[a.node];
             n.release_cpus(job_id, a.cpus);
+            n.hold_cores(&a.cores, false);
             if track_mem {
                 n.alloc_mem = n.alloc_mem.saturating_sub(a.mem);
             }
@@ -1299,6 +1386,20 @@ impl Controller {
     // ------------------------------------------------------------ time
 
     fn tick(&mut self, now: Time, fx: &mut Vec<Effect>) {
+        // Indexed, so that only a node that is due is copied on write.
+        for i in 0..self.nodes.len() {
+            if self.nodes[i].recheck_at.is_none_or(|t| now < t) {
+                continue;
+            }
+            self.nodes[i].recheck_at = None;
+            if let Some(o) = msgs::outbound(
+                &self.nodes[i],
+                Message::RequestNodeRegistrationStatus(Default::default()),
+                Purpose::Reregister,
+            ) {
+                fx.push(Effect::Send(Box::new(o)));
+            }
+        }
         let timeout = self.conf.slurmd_timeout();
         if timeout > 0 {
             for i in 0..self.nodes.len() {

@@ -207,17 +207,16 @@ fn opt(s: &Option<String>) -> Option<String> {
     s.clone()
 }
 
-/// The job's cores: one bit per core of each allocated node, the first
-/// `cpus / threads` of each set (cores are not tracked individually yet).
+/// The job's cores: one bit per core of each allocated node, set for
+/// the cores it holds there.
 fn core_bitmap(nodes: &super::table::Nodes, j: &Job) -> (u32, BitStr, Vec<SockCoreRep>) {
-    let cores_of = |n: &Node| u32::from(n.def.sockets) * u32::from(n.def.cores);
+    let cores_of = |n: &Node| super::node::cores_of(&n.def) as u32;
     let total: u32 = j.alloc.iter().map(|a| cores_of(&nodes[a.node])).sum();
     let mut bm = BitStr::new(total);
     let mut off = 0;
     for a in &j.alloc {
         let n = &nodes[a.node];
-        let used = (u32::from(a.cpus)).div_ceil(u32::from(n.def.threads.max(1)));
-        for c in 0..used.min(cores_of(n)) {
+        for c in a.core_ids(n) {
             bm.set(off + c, true);
         }
         off += cores_of(n);

@@ -93,6 +93,9 @@ pub struct Node {
     pub alloc_mem: u64,
     /// Per item of `def.gres_list`: which devices are allocated.
     pub gres_used: Vec<Vec<bool>>,
+    /// Per core (socket-major, the order of a job credential's core
+    /// bitmap): how many running jobs hold it.
+    pub core_use: Vec<u16>,
     /// Jobs running here.
     pub jobs: BTreeSet<u32>,
     /// Jobs whose epilog has not completed here yet.
@@ -100,11 +103,19 @@ pub struct Node {
     /// ExclusiveUser: the user whose job holds the node (meaningful only
     /// while `jobs` is not empty; see [`Node::take_for`]).
     pub owner: Option<u32>,
+    /// When to ask the node to register again: a batch job started here
+    /// was not in its last registration, too soon to call it lost.
+    pub recheck_at: Option<i64>,
 }
 
 /// Largest GRES count tracked device by device; bigger counts (shared
 /// GRES like mps) are not allocated by index.
 pub const MAX_GRES_BITS: u64 = 4096;
+
+/// Cores of a node as configured (sockets x cores per socket).
+pub fn cores_of(def: &NodeDef) -> usize {
+    usize::from(def.sockets.max(1)) * usize::from(def.cores.max(1))
+}
 
 /// Empty allocation bitmaps for a node's GRES items.
 pub fn gres_slots(def: &NodeDef) -> Vec<Vec<bool>> {
@@ -123,8 +134,10 @@ impl Node {
             _ => (Base::Unknown, None, false),
         };
         let gres_used = gres_slots(&def);
+        let core_use = vec![0; cores_of(&def)];
         Node {
             gres_used,
+            core_use,
             reason: def.reason.clone(),
             def,
             base,
@@ -147,6 +160,7 @@ impl Node {
             jobs: BTreeSet::new(),
             completing: BTreeSet::new(),
             owner: None,
+            recheck_at: None,
         }
     }
 
@@ -229,6 +243,7 @@ impl Node {
 
     /// Forgets every allocation (before they are counted again).
     pub fn clear_cpus(&mut self) {
+        self.core_use = vec![0; cores_of(&self.def)];
         self.solo_cpus = 0;
         self.shared_cpus = 0;
         self.sharing_jobs.clear();
@@ -251,6 +266,37 @@ impl Node {
         let slots = u32::from(self.def.cpus) * u32::from(per_core.max(1));
         let left = slots.saturating_sub(self.shared_cpus);
         u16::try_from(left).unwrap_or(u16::MAX).min(self.def.cpus)
+    }
+
+    /// The cores a job taking `cpus` CPUs here gets: the least used,
+    /// lowest first (so idle cores before shared ones), in ascending order.
+    pub fn pick_cores(&self, cpus: u16) -> Vec<u16> {
+        let n = cores_of(&self.def);
+        let k = usize::from(cpus)
+            .div_ceil(usize::from(self.def.threads.max(1)))
+            .min(n);
+        let mut ids: Vec<u16> = (0..n).filter_map(|c| u16::try_from(c).ok()).collect();
+        ids.sort_by_key(|&c| (self.core_use.get(usize::from(c)).copied().unwrap_or(0), c));
+        ids.truncate(k);
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Counts a job on `cores` (`take`) or off them.
+    pub fn hold_cores(&mut self, cores: &[u16], take: bool) {
+        let n = cores_of(&self.def);
+        if self.core_use.len() != n {
+            self.core_use.resize(n, 0);
+        }
+        for &c in cores {
+            if let Some(u) = self.core_use.get_mut(usize::from(c)) {
+                *u = if take {
+                    u.saturating_add(1)
+                } else {
+                    u.saturating_sub(1)
+                };
+            }
+        }
     }
 
     /// Idle CPUs: those no job uses.

@@ -351,6 +351,108 @@ fn node_timeout_downs_node_fails_jobs_and_returns_on_registration() {
     assert_eq!(state(&c, "n1"), node::bits::IDLE);
 }
 
+/// Cores set in each launch's credential.
+fn launched_cores(fx: &[Effect]) -> Vec<Vec<u32>> {
+    testkit::launches(fx)
+        .iter()
+        .map(|m| {
+            m.cred
+                .cred
+                .arg
+                .job_core_bitmap
+                .as_ref()
+                .map(|b| b.iter_ones().collect())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+#[test]
+fn jobs_sharing_a_node_get_distinct_cores_and_freed_ones_are_reused() {
+    let mut c = ctrl("");
+    c.apply(1000, reg("n1", 4, 1000));
+    let (r1, fx) = submit(&mut c, 1001, |d| d.min_cpus = 2);
+    let j1 = testkit::job_id(r1);
+    assert_eq!(launched_cores(&fx), vec![vec![0, 1]]);
+    let (r2, fx) = submit(&mut c, 1002, |_| {});
+    let j2 = testkit::job_id(r2);
+    assert_eq!(launched_cores(&fx), vec![vec![2]]);
+    assert_eq!(c.nodes[0].core_use, vec![1, 1, 1, 0]);
+    // The first ends: its cores are free again, and the next job gets
+    // the lowest of them.
+    testkit::finish(&mut c, 1010, j1, 0);
+    assert_eq!(c.nodes[0].core_use, vec![0, 0, 1, 0]);
+    let (_, fx) = submit(&mut c, 1011, |_| {});
+    assert_eq!(launched_cores(&fx), vec![vec![0]]);
+    assert_eq!(c.jobs[&j2].alloc[0].cores, vec![2]);
+}
+
+/// n1 registering, listing the batch steps of `jobs`.
+fn reg_with(jobs: &[u32]) -> Command {
+    let step_id = jobs
+        .iter()
+        .map(|&job_id| slurm_wire::types::StepId {
+            sluid: 0,
+            job_id,
+            step_id: slurm_wire::types::StepId::BATCH_SCRIPT,
+            step_het_comp: NO_VAL,
+        })
+        .collect();
+    reg_msg(
+        SlurmNodeRegistrationStatusMsg {
+            step_id,
+            ..node_msg("n1", 4, 1000)
+        },
+        ProtocolVersion::V24_11,
+    )
+}
+
+#[test]
+fn batch_job_missing_from_its_node_is_requeued_after_batch_start_timeout() {
+    let mut c = ctrl("");
+    c.apply(1000, reg("n1", 4, 1000));
+    let job_id = submitted(&mut c, 1001, |_| {});
+    assert_eq!(c.jobs[&job_id].state, JobState::Running);
+    // Too young to be lost (BatchStartTimeout 10 + 10): looked for again.
+    c.apply(1010, reg_with(&[]));
+    assert_eq!(c.jobs[&job_id].state, JobState::Running);
+    let reregisters = |fx: &[Effect]| {
+        sends(fx)
+            .iter()
+            .filter(|o| o.purpose == Purpose::Reregister && o.node == "n1")
+            .count()
+    };
+    assert_eq!(reregisters(&c.apply(1025, Command::Tick).1), 0);
+    assert_eq!(reregisters(&c.apply(1031, Command::Tick).1), 1);
+    assert_eq!(reregisters(&c.apply(1032, Command::Tick).1), 0);
+    // Listed: running, nothing more to check.
+    c.apply(1031, reg_with(&[job_id]));
+    assert_eq!(c.jobs[&job_id].state, JobState::Running);
+    assert_eq!(c.nodes[0].recheck_at, None);
+    // Later missing: lost, and requeued as the job allows by default.
+    c.apply(1100, reg_with(&[]));
+    assert_eq!(c.jobs[&job_id].state, JobState::Pending);
+    assert_eq!(c.jobs[&job_id].ctl.restart_cnt, 1);
+}
+
+#[test]
+fn missing_batch_job_that_may_not_requeue_ends_node_fail() {
+    let mut c = ctrl("");
+    c.apply(1000, reg("n1", 4, 1000));
+    let job_id = submitted(&mut c, 1001, |d| d.requeue = 0);
+    c.apply(1100, reg_with(&[]));
+    let j = &c.jobs[&job_id];
+    assert_eq!(j.state, JobState::NodeFail);
+    assert_eq!(j.exit_code, 1);
+    assert_eq!(j.state_reason, job::reason::FAIL_DOWN_NODE);
+    // A job that is there is left alone.
+    epilog(&mut c, 1101, job_id, "n1");
+    let other = submitted(&mut c, 1200, |_| {});
+    assert_eq!(c.jobs[&other].state, JobState::Running);
+    c.apply(1300, reg_with(&[other]));
+    assert_eq!(c.jobs[&other].state, JobState::Running);
+}
+
 #[test]
 fn low_hardware_drains_unless_config_overrides() {
     let mut c = ctrl("");

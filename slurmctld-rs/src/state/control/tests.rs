@@ -355,7 +355,8 @@ fn requeue_in_special_exit_state_until_released() {
     assert_eq!(back.jobs[&id].state_word(), bits::SPECIAL_EXIT);
     // A format 3 snapshot (no such section) still loads.
     let mut old = ctrl();
-    crate::persist::restore_state(&mut old, &snap[..snap.len() - 8], 3).unwrap();
+    let snap3 = crate::persist::encode_format(&c, 3);
+    crate::persist::restore_state(&mut old, &snap3, 3).unwrap();
     assert_eq!(old.jobs[&id].state_word(), bits::PENDING);
     // Released: an ordinary pending job again.
     assert_eq!(release(&mut c, 1020, ALICE, id), ok());
