@@ -307,7 +307,7 @@ fn ctld_lifecycle(c: &mut Ctx) -> Result<(), String> {
 /// Puts the original slurm.conf back and reconfigures; partitions the
 /// scenario added that the controller keeps (22.05 does, until a
 /// restart) are deleted.
-fn restore_conf(c: &mut Ctx, parts: &[&str]) -> Result<(), String> {
+pub(super) fn restore_conf(c: &mut Ctx, parts: &[&str]) -> Result<(), String> {
     c.ok_on("ctl", "umount /etc/slurm && rm -rf /tmp/ops-etc")?;
     c.ok("scontrol reconfigure")?;
     // Wait for the controller to be back (stock 24.11 on restarts itself).
@@ -335,7 +335,7 @@ fn restore_conf(c: &mut Ctx, parts: &[&str]) -> Result<(), String> {
 
 /// /etc/slurm is a read-only bind on ctl: give ctl a writable copy
 /// (undone by unmounting it).
-fn writable_conf(c: &mut Ctx) -> Result<(), String> {
+pub(super) fn writable_conf(c: &mut Ctx) -> Result<(), String> {
     c.ok_on(
         "ctl",
         "set -e; rm -rf /tmp/ops-etc; cp -a /etc/slurm /tmp/ops-etc; \

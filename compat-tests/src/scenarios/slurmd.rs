@@ -38,6 +38,7 @@ pub const NEEDS: &[(&str, Needs)] = &[
     ("slurmd_gpus", BOTH),
     ("slurmd_restart", BOTH),
     ("slurmd_srun_batch", BOTH),
+    ("slurmd_tree", BOTH),
 ];
 
 /// For what stock does within a second or two.
@@ -903,5 +904,53 @@ pub fn all() -> Vec<Scenario> {
             compare: true,
             run: srun_batch,
         },
+        Scenario {
+            name: "slurmd_tree",
+            about: "TreeWidth=1: a stock controller's RPCs to two nodes go to n1, which forwards them to n2 (job end, cancel, node registration)",
+            compare: true,
+            run: tree,
+        },
     ]
+}
+
+/// With TreeWidth=1 a stock controller sends one message for n[1-2] to n1
+/// with n2 in its forward list: the end of a two-node job, its cancel and
+/// a registration request reach n2 only if n1 relays them.
+fn tree(c: &mut Ctx) -> Result<(), String> {
+    super::ops::writable_conf(c)?;
+    let r = (|| {
+        c.ok_on("ctl", "echo TreeWidth=1 >> /etc/slurm/slurm.conf")?;
+        c.ok("scontrol reconfigure")?;
+        c.wait_for(
+            None,
+            "scontrol show config | grep -i '^TreeWidth'",
+            "the controller back with TreeWidth=1",
+            Duration::from_secs(60),
+            |s| s.split('=').nth(1).is_some_and(|v| v.trim() == "1"),
+        )?;
+        tree_jobs(c)
+    })();
+    let undo = super::ops::restore_conf(c, &[]);
+    r?;
+    undo?;
+    wait_nodes_idle(c)
+}
+
+fn tree_jobs(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    // Ends by itself: the terminate goes down the tree.
+    let id = submit(c, alice, "-N2 -o /dev/null --wrap true")?;
+    c.wait_state(&id, "COMPLETED", JOB_WAIT)?;
+    wait_nodes_idle(c)?;
+    // Cancelled while running on both nodes.
+    let id = submit(c, alice, "-N2 -o /dev/null --wrap 'sleep 300'")?;
+    c.wait_state(&id, "RUNNING", JOB_WAIT)?;
+    c.ok_as(alice, &format!("scancel {id}"))?;
+    c.wait_state(&id, "CANCELLED", JOB_WAIT)?;
+    wait_nodes_idle(c)?;
+    c.record(
+        "after a two-node job ran, and another was cancelled",
+        "nodes idle\n",
+    );
+    Ok(())
 }
