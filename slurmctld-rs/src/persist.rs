@@ -661,7 +661,15 @@ fn put_job(w: &mut Writer, c: &Controller, j: &Job) {
     w.u32(j.exit_code);
     w.u32(j.derived_ec);
     w.u16(j.submit_version.to_wire());
-    put_nested(w, j.desc.as_ref(), j.submit_version);
+    let desc = j.req.to_desc().unwrap_or_else(|e| {
+        // Our own encoding: cannot happen; keep the rest of the state saved.
+        tracing::error!(
+            job_id = j.job_id,
+            "job request unreadable, saved in part: {e}"
+        );
+        j.req.hot_desc()
+    });
+    put_nested(w, &desc, j.submit_version);
     w.bool(j.launch_failed);
     w.u32(j.cancelled_by.unwrap_or(u32::MAX));
     w.u16(j.ctl.restart_cnt);
@@ -783,7 +791,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
         batch_host,
         exit_code,
         derived_ec,
-        desc: Box::new(desc),
+        req: crate::state::req::JobReq::new(desc),
         submit_version,
         launch_failed,
         cancelled_by,

@@ -82,7 +82,7 @@ fn fingerprint(c: &Controller) -> String {
             j.batch_host,
             (j.submit_time, j.start_time, j.end_time),
             j.user,
-            (j.desc.script.as_deref(), &j.desc.environment, j.desc.tres_per_node.as_deref()),
+            j.req.to_desc().map(|d| (d.script, d.environment, d.argv, d.tres_per_node)),
             j.submit_version,
         );
     }

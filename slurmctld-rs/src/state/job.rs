@@ -1,6 +1,5 @@
 //! A job as the controller keeps it.
 
-use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::ProtocolVersion;
 
 /// Stock's `SIG_OOM`: the low byte of a batch job_rc whose step had OOM
@@ -147,8 +146,9 @@ pub struct Job {
     /// Wait status of the batch script (upstream's `exit_code`).
     pub exit_code: u32,
     pub derived_ec: u32,
-    /// The request as sent, for the launch message (script, env, argv ...).
-    pub desc: Box<JobDescMsg>,
+    /// The request as sent, compact; the launch message (script, env,
+    /// argv ...) decodes the rest of it.
+    pub req: super::req::JobReq,
     pub submit_version: ProtocolVersion,
     pub launch_failed: bool,
     pub cancelled_by: Option<u32>,
@@ -172,7 +172,7 @@ impl Job {
     }
 
     pub fn name(&self) -> Option<&str> {
-        self.desc.name.as_deref()
+        self.req.name()
     }
 
     pub fn alloc_cpus(&self) -> u32 {

@@ -147,7 +147,7 @@ pub type NameKey = (u32, Option<String>);
 
 fn name_key(j: &Job) -> Option<NameKey> {
     matches!(j.state, JobState::Pending | JobState::Running)
-        .then(|| (j.user.uid, j.desc.name.clone()))
+        .then(|| (j.user.uid, j.req.name().map(str::to_string)))
 }
 
 /// The job table plus an index of the pending jobs in scheduling order, so
