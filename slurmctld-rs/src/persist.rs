@@ -767,7 +767,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
     };
     let mut j = Job {
         job_id,
-        user,
+        user: user.into(),
         part,
         state,
         completing,

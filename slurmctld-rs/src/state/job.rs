@@ -116,7 +116,8 @@ pub struct NodeAlloc {
 #[derive(Debug, Clone)]
 pub struct Job {
     pub job_id: u32,
-    pub user: UserInfo,
+    /// Shared by the user's jobs (the table keeps one per distinct user).
+    pub user: std::sync::Arc<UserInfo>,
     pub part: usize,
     pub state: JobState,
     /// Epilogs still running on these nodes (the COMPLETING flag).

@@ -1018,7 +1018,7 @@ impl Controller {
         desc.group_id = user.gid;
         let mut j = Job {
             job_id,
-            user,
+            user: user.into(),
             part,
             state: JobState::Pending,
             completing: Vec::new(),

@@ -758,3 +758,27 @@ fn launch_carries_what_the_compact_request_kept() {
         }
     );
 }
+
+#[test]
+fn a_users_jobs_share_one_user_record() {
+    let mut c = ctrl("");
+    let a = submitted(&mut c, 1001, |_| {});
+    let b = submitted(&mut c, 1002, |_| {});
+    assert!(Arc::ptr_eq(&c.jobs[&a].user, &c.jobs[&b].user));
+    // Details changed since (passwd edited): the new job has them.
+    let renamed = UserInfo {
+        shell: Some("/bin/zsh".into()),
+        ..testkit::alice()
+    };
+    let r = testkit::submit_desc(
+        &mut c,
+        1003,
+        renamed,
+        ProtocolVersion::V24_11,
+        testkit::wrap(|_| {}),
+    );
+    let d = testkit::job_id(r.0);
+    assert_eq!(c.jobs[&d].user.shell.as_deref(), Some("/bin/zsh"));
+    assert_eq!(c.jobs[&a].user.shell, None);
+    assert!(!Arc::ptr_eq(&c.jobs[&a].user, &c.jobs[&d].user));
+}
