@@ -6,7 +6,9 @@
 //! Files (each starts with an 8-byte magic and a `u32` format version):
 //! * `rs_state.snap`: sequence number of the last command it contains,
 //!   then the jobs, the nodes' administrative state, (format 2) the
-//!   running steps and (format 3) job arrays and dependencies.
+//!   running steps, (format 3) job arrays and dependencies, (format 4) the
+//!   jobs in special exit; format 5 saves each job's request in the
+//!   controller's compact form instead of the wire encoding.
 //! * `rs_state.wal`: records `len u32 | seq u64 | time i64 | command |
 //!   fnv1a u32`. A torn last record (crash mid-write) is dropped: its
 //!   command was never acknowledged.
@@ -19,6 +21,7 @@
 
 use crate::state::job::{GresAlloc, Job, JobState, NodeAlloc, UserInfo};
 use crate::state::node::{Base, DownCause, Node};
+use crate::state::req::JobReq;
 use crate::state::{Command, Controller, Time};
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
@@ -29,7 +32,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Version of the files' layout; bump on any change to it.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 const SNAP_MAGIC: &[u8; 8] = b"SRSSNAP\0";
 const WAL_MAGIC: &[u8; 8] = b"SRSWAL\0\0";
 pub const SNAP_FILE: &str = "rs_state.snap";
@@ -617,7 +620,7 @@ fn bad(r: &Reader<'_>, what: &'static str, value: u64) -> slurm_wire::DecodeErro
     )
 }
 
-fn put_job(w: &mut Writer, c: &Controller, j: &Job) {
+fn put_job(w: &mut Writer, c: &Controller, j: &Job, format: u32) {
     let node_name = |i: usize| c.nodes.get(i).map(|n| n.name().to_string());
     w.u32(j.job_id);
     put_user(w, &j.user);
@@ -661,21 +664,25 @@ fn put_job(w: &mut Writer, c: &Controller, j: &Job) {
     w.u32(j.exit_code);
     w.u32(j.derived_ec);
     w.u16(j.submit_version.to_wire());
-    let desc = j.req.to_desc().unwrap_or_else(|e| {
-        // Our own encoding: cannot happen; keep the rest of the state saved.
-        tracing::error!(
-            job_id = j.job_id,
-            "job request unreadable, saved in part: {e}"
-        );
-        j.req.hot_desc()
-    });
-    put_nested(w, &desc, j.submit_version);
+    if format >= 5 {
+        j.req.save(w);
+    } else {
+        let desc = j.req.to_desc().unwrap_or_else(|e| {
+            // Our own encoding: cannot happen; keep the rest saved.
+            tracing::error!(
+                job_id = j.job_id,
+                "job request unreadable, saved in part: {e}"
+            );
+            j.req.hot_desc()
+        });
+        put_nested(w, &desc, j.submit_version);
+    }
     w.bool(j.launch_failed);
     w.u32(j.cancelled_by.unwrap_or(u32::MAX));
     w.u16(j.ctl.restart_cnt);
 }
 
-fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
+fn get_job(r: &mut Reader<'_>, c: &Controller, format: u32) -> DecResult<Option<Job>> {
     let node = |n: Option<String>| n.and_then(|n| c.node_index(&n));
     let job_id = r.u32()?;
     let user = get_user(r)?;
@@ -743,16 +750,20 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
     let exit_code = r.u32()?;
     let derived_ec = r.u32()?;
     let submit_version = version(r)?;
-    let desc: JobDescMsg = get_nested(r, submit_version)?;
+    // Format 5 saves the compact request, older ones the wire request.
+    let req = if format >= 5 {
+        JobReq::load(r)?
+    } else {
+        JobReq::new(get_nested::<JobDescMsg>(r, submit_version)?)
+    };
     let launch_failed = r.bool()?;
     let cancelled_by = Some(r.u32()?).filter(|u| *u != u32::MAX);
     let ctl = crate::state::control::JobCtl {
         restart_cnt: r.u16()?,
         special_exit: false,
     };
-    let gres_req = desc
-        .tres_per_node
-        .as_deref()
+    let gres_req = req
+        .tres_per_node()
         .and_then(|t| crate::gres::parse_per_node(t).ok())
         .unwrap_or_default();
     let part = part_name
@@ -791,7 +802,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
         batch_host,
         exit_code,
         derived_ec,
-        req: crate::state::req::JobReq::new(desc),
+        req,
         submit_version,
         launch_failed,
         cancelled_by,
@@ -880,8 +891,13 @@ fn get_node(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
 /// The snapshot body: jobs and the nodes' administrative state, then
 /// (format 2) the running steps, then (format 3) arrays and dependencies.
 pub fn encode_state(c: &Controller) -> Vec<u8> {
+    encode_state_as(c, FORMAT_VERSION)
+}
+
+/// The body as `format` (4 or later) laid it out.
+fn encode_state_as(c: &Controller, format: u32) -> Vec<u8> {
     let mut w = Writer::new();
-    put_base(&mut w, c);
+    put_base(&mut w, c, format);
     steps::put_steps(&mut w, c);
     crate::state::array::put_state(&mut w, c);
     put_job_ctl(&mut w, c);
@@ -915,7 +931,7 @@ fn get_job_ctl(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
 }
 
 /// The part of the body every format has (all of format 1).
-fn put_base(w: &mut Writer, c: &Controller) {
+fn put_base(w: &mut Writer, c: &Controller, format: u32) {
     w.u32(c.next_job_id);
     w.count(c.nodes.len());
     for n in &c.nodes {
@@ -923,15 +939,20 @@ fn put_base(w: &mut Writer, c: &Controller) {
     }
     w.count(c.jobs.len());
     for j in c.jobs.values() {
-        put_job(w, c, j);
+        put_job(w, c, j, format);
     }
 }
 
 #[cfg(test)]
 pub(crate) fn encode_format_1(c: &Controller) -> Vec<u8> {
     let mut w = Writer::new();
-    put_base(&mut w, c);
+    put_base(&mut w, c, 1);
     w.into_vec()
+}
+
+#[cfg(test)]
+pub(crate) fn encode_format_4(c: &Controller) -> Vec<u8> {
+    encode_state_as(c, 4)
 }
 
 /// Restores a snapshot body of `format` into `c` (fresh from the current
@@ -945,7 +966,7 @@ pub fn restore_state(c: &mut Controller, b: &[u8], format: u32) -> DecResult<()>
     }
     let n = r.count(64)?;
     for _ in 0..n {
-        if let Some(j) = get_job(&mut r, c)? {
+        if let Some(j) = get_job(&mut r, c, format)? {
             c.jobs.insert(j.job_id, j);
         }
     }

@@ -579,3 +579,38 @@ fn launch_contents_survive_a_snapshot_and_the_log() {
         );
     }
 }
+
+#[test]
+fn a_format_4_snapshot_with_wire_requests_still_loads() {
+    let (dir, mut s, mut c) = new_store();
+    run_some(&mut s, &mut c);
+    step(
+        &mut s,
+        &mut c,
+        1030,
+        submit_launch_only(ProtocolVersion::V24_11, "four"),
+    );
+    s.snapshot(&c).unwrap();
+    drop(s);
+    let path = dir.path().join(SNAP_FILE);
+    let b = fs::read(&path).unwrap();
+    let state = super::encode_format_4(&c);
+    assert_ne!(
+        state,
+        super::encode_state(&c),
+        "format 5 saves requests otherwise"
+    );
+    let mut old = b[..20].to_vec();
+    old[8..12].copy_from_slice(&4u32.to_be_bytes());
+    old.extend_from_slice(&state);
+    old.extend_from_slice(&fnv1a(&state).to_be_bytes());
+    fs::write(&path, old).unwrap();
+    let (_, loaded) = reopen(dir.path());
+    assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
+    for (id, j) in c.jobs.iter() {
+        assert_eq!(
+            loaded.controller.jobs[id].req.to_desc().unwrap().argv,
+            j.req.to_desc().unwrap().argv
+        );
+    }
+}

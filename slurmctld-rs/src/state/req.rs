@@ -19,6 +19,8 @@ use slurm_wire::{DecodeError, ProtocolVersion};
 /// The version the sparse values are packed in. Only plain values are
 /// packed this way (integers, strings, string arrays, the select plugin
 /// id, the crontab entry), whose layout is the same in every release.
+/// The encoding (this, the tags, the hot lists' order) is saved in state
+/// snapshots: changing it needs a persist FORMAT_VERSION bump.
 const PACK_V: ProtocolVersion = ProtocolVersion::V24_11;
 
 /// Tags of the two fields packed by hand (after the plain fields' tags).
@@ -168,6 +170,13 @@ macro_rules! hot_nums {
         }
         fn put_nums(r: &JobReq, d: &mut JobDescMsg) {
             $(d.$f = r.$f;)*
+        }
+        fn save_nums(r: &JobReq, w: &mut Writer) {
+            $(r.$f.encode(w, PACK_V);)*
+        }
+        fn load_nums(r: &mut Reader<'_>, d: &mut JobDescMsg) -> Result<(), DecodeError> {
+            $(d.$f = Wire::decode(r, PACK_V)?;)*
+            Ok(())
         }
     };
 }
@@ -350,9 +359,30 @@ impl JobReq {
         Ok(())
     }
 
-    /// Heap bytes held (the strings and the encoded rest).
-    pub fn heap_bytes(&self) -> usize {
-        self.strs.buf.len() + self.rest.len()
+    /// The saved form (state snapshots, format 5+): the hot fields, then
+    /// the encoded rest as it is, so a save decodes nothing.
+    pub fn save(&self, w: &mut Writer) {
+        for i in 0..HOT_STRS {
+            w.str(self.strs.get(i));
+        }
+        save_nums(self, w);
+        w.bool(self.has_script);
+        w.mem(&self.rest);
+    }
+
+    /// Reads what [`JobReq::save`] wrote; the rest is checked to decode.
+    pub fn load(r: &mut Reader<'_>) -> Result<JobReq, DecodeError> {
+        let mut parts: [Option<String>; HOT_STRS] = Default::default();
+        for p in parts.iter_mut() {
+            *p = r.str()?;
+        }
+        let mut d = JobDescMsg::unset();
+        load_nums(r, &mut d)?;
+        let mut req = split_nums(&d, Strs::from_parts(&parts), Box::default());
+        req.has_script = r.bool()?;
+        req.rest = r.mem()?.into();
+        req.to_desc()?;
+        Ok(req)
     }
 }
 
@@ -440,6 +470,24 @@ mod tests {
         let d = r.to_desc().unwrap();
         assert_eq!(d.environment.len(), 4);
         assert_eq!(d.wckey.as_deref(), Some("wk"));
+    }
+
+    #[test]
+    fn save_and_load_round_trip() {
+        let r = JobReq::new(full());
+        let mut w = Writer::new();
+        r.save(&mut w);
+        let b = w.into_vec();
+        let mut rd = Reader::new(&b);
+        assert_eq!(JobReq::load(&mut rd).unwrap(), r);
+        assert_eq!(rd.remaining(), 0);
+        // A rest that does not decode is refused at load.
+        let mut bad = JobReq::new(full());
+        bad.rest = vec![TAG_CRONTAB].into_boxed_slice();
+        let mut w = Writer::new();
+        bad.save(&mut w);
+        let b = w.into_vec();
+        assert!(JobReq::load(&mut Reader::new(&b)).is_err());
     }
 
     #[test]

@@ -354,6 +354,7 @@ fn requeue_in_special_exit_state_until_released() {
     crate::persist::restore_state(&mut back, &snap, crate::persist::FORMAT_VERSION).unwrap();
     assert_eq!(back.jobs[&id].state_word(), bits::SPECIAL_EXIT);
     // A format 3 snapshot (no such section) still loads.
+    let snap = crate::persist::encode_format_4(&c);
     let mut old = ctrl();
     crate::persist::restore_state(&mut old, &snap[..snap.len() - 8], 3).unwrap();
     assert_eq!(old.jobs[&id].state_word(), bits::PENDING);
