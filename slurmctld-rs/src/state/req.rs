@@ -7,7 +7,8 @@
 //! * everything else (script, environment, argv, spank env, the many
 //!   options only the launch or a restart needs), kept as one sparse
 //!   encoding: a tag and the value for each field that differs from
-//!   `JobDescMsg::unset()`, decoded when a launch or a save needs it.
+//!   `JobDescMsg::unset()`, decoded when a launch needs it (snapshots
+//!   save it as it is).
 //!
 //! `to_desc` gives back the request exactly as it was handed to `new`.
 
@@ -198,7 +199,8 @@ hot_nums!(
     shared,
 );
 
-// The cold fields of plain wire types, tagged by their place in this list.
+// The cold fields of plain wire types, tagged by their place in this list
+// (saved in snapshots: add at the end, or bump the snapshot format).
 // `listed` names every field of `JobDescMsg` once (hot, cold, by hand), so
 // a field added to the struct and not placed here fails to compile.
 macro_rules! cold {
