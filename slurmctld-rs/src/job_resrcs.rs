@@ -189,8 +189,8 @@ pub fn share_value(c: &Controller, j: &Job) -> u16 {
     if crate::sched::whole_node(j) {
         return JOB_SHARED_NONE;
     }
-    match j.desc.shared {
-        JOB_SHARED_NONE | JOB_SHARED_OK | JOB_SHARED_USER | JOB_SHARED_MCS => return j.desc.shared,
+    match j.req.shared {
+        JOB_SHARED_NONE | JOB_SHARED_OK | JOB_SHARED_USER | JOB_SHARED_MCS => return j.req.shared,
         _ => {}
     }
     let Some(p) = c.conf.partitions.get(j.part) else {
@@ -219,7 +219,7 @@ fn share_res(p: Option<&crate::state::config::PartDef>, j: &Job) -> Option<bool>
     }
     if crate::sched::whole_node(j) {
         Some(false)
-    } else if j.desc.shared == crate::sched::JOB_SHARED_OK {
+    } else if j.req.shared == crate::sched::JOB_SHARED_OK {
         Some(true)
     } else {
         None
@@ -255,7 +255,7 @@ pub fn exclusive_value(c: &Controller, j: &Job) -> u16 {
         Some(false) => return 1,
         None => {}
     }
-    match j.desc.shared {
+    match j.req.shared {
         JOB_SHARED_USER => return 2,
         JOB_SHARED_MCS => return 3,
         _ => {}

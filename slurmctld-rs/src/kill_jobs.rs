@@ -101,10 +101,10 @@ fn or_null(s: Option<&str>) -> &str {
 /// ordered as stock's `_signal_job_matches_filter`.
 fn mismatch(c: &Controller, j: &Job, m: &KillJobsMsg) -> Option<String> {
     if let Some(a) = m.account.as_deref() {
-        if j.desc.account.as_deref() != Some(a) {
+        if j.req.account() != Some(a) {
             return Some(format!(
                 "Job account {} != filter account {a}",
-                or_null(j.desc.account.as_deref())
+                or_null(j.req.account())
             ));
         }
     }
@@ -128,10 +128,10 @@ fn mismatch(c: &Controller, j: &Job, m: &KillJobsMsg) -> Option<String> {
         return Some(format!("Job qos NULL != filter qos {q}"));
     }
     if let Some(r) = m.reservation.as_deref() {
-        if j.desc.reservation.as_deref() != Some(r) {
+        if j.req.reservation() != Some(r) {
             return Some(format!(
                 "Job reservation {} does not include filter reservation {r}",
-                or_null(j.desc.reservation.as_deref())
+                or_null(j.req.reservation())
             ));
         }
     }
@@ -164,7 +164,7 @@ fn mismatch(c: &Controller, j: &Job, m: &KillJobsMsg) -> Option<String> {
     }
     if let Some(w) = m.wckey.as_deref() {
         // `*key` is a default wckey; a filter without `*` matches both.
-        let key = j.desc.wckey.as_deref();
+        let key = j.req.wckey();
         let cmp = match key {
             Some(k) if !w.starts_with('*') => k.strip_prefix('*').unwrap_or(k),
             k => or_null(k),
@@ -331,6 +331,7 @@ pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::req::HotStr;
     use crate::state::testkit::{controller_at, job_id, reg, sparse_desc, submit_desc, user};
     use slurm_wire::msg::job_desc::JobDescMsg;
     use slurm_wire::ProtocolVersion;
@@ -477,14 +478,14 @@ mod tests {
         );
         // wckeys: a default key (`*wk`) matches `wk`; `*wk` only itself.
         let mut j = j.clone();
-        j.desc.wckey = Some("*wk".into());
+        j.req.set_str(HotStr::wckey, Some("*wk"));
         let wk = |w: &str| KillJobsMsg {
             wckey: Some(w.into()),
             ..msg()
         };
         assert_eq!(mismatch(&c, &j, &wk("wk")), None);
         assert_eq!(mismatch(&c, &j, &wk("*wk")), None);
-        j.desc.wckey = Some("wk".into());
+        j.req.set_str(HotStr::wckey, Some("wk"));
         assert_eq!(mismatch(&c, &j, &wk("wk")), None);
         assert!(mismatch(&c, &j, &wk("*wk")).is_some());
     }

@@ -6,7 +6,9 @@
 //! Files (each starts with an 8-byte magic and a `u32` format version):
 //! * `rs_state.snap`: sequence number of the last command it contains,
 //!   then the jobs, the nodes' administrative state, (format 2) the
-//!   running steps and (format 3) job arrays and dependencies.
+//!   running steps, (format 3) job arrays and dependencies, (format 4) the
+//!   jobs in special exit; format 5 saves each job's request in the
+//!   controller's compact form instead of the wire encoding.
 //! * `rs_state.wal`: records `len u32 | seq u64 | time i64 | command |
 //!   fnv1a u32`. A torn last record (crash mid-write) is dropped: its
 //!   command was never acknowledged.
@@ -19,6 +21,7 @@
 
 use crate::state::job::{GresAlloc, Job, JobState, NodeAlloc, UserInfo};
 use crate::state::node::{Base, DownCause, Node};
+use crate::state::req::JobReq;
 use crate::state::{Command, Controller, Time};
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
@@ -617,7 +620,7 @@ fn bad(r: &Reader<'_>, what: &'static str, value: u64) -> slurm_wire::DecodeErro
     )
 }
 
-fn put_job(w: &mut Writer, c: &Controller, j: &Job) {
+fn put_job(w: &mut Writer, c: &Controller, j: &Job, format: u32) {
     let node_name = |i: usize| c.nodes.get(i).map(|n| n.name().to_string());
     w.u32(j.job_id);
     put_user(w, &j.user);
@@ -661,13 +664,25 @@ fn put_job(w: &mut Writer, c: &Controller, j: &Job) {
     w.u32(j.exit_code);
     w.u32(j.derived_ec);
     w.u16(j.submit_version.to_wire());
-    put_nested(w, j.desc.as_ref(), j.submit_version);
+    if format >= 5 {
+        j.req.save(w);
+    } else {
+        let desc = j.req.to_desc().unwrap_or_else(|e| {
+            // Our own encoding: cannot happen; keep the rest saved.
+            tracing::error!(
+                job_id = j.job_id,
+                "job request unreadable, saved in part: {e}"
+            );
+            j.req.hot_desc()
+        });
+        put_nested(w, &desc, j.submit_version);
+    }
     w.bool(j.launch_failed);
     w.u32(j.cancelled_by.unwrap_or(u32::MAX));
     w.u16(j.ctl.restart_cnt);
 }
 
-fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
+fn get_job(r: &mut Reader<'_>, c: &Controller, format: u32) -> DecResult<Option<Job>> {
     let node = |n: Option<String>| n.and_then(|n| c.node_index(&n));
     let job_id = r.u32()?;
     let user = get_user(r)?;
@@ -736,16 +751,20 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
     let exit_code = r.u32()?;
     let derived_ec = r.u32()?;
     let submit_version = version(r)?;
-    let desc: JobDescMsg = get_nested(r, submit_version)?;
+    // Format 5 saves the compact request, older ones the wire request.
+    let req = if format >= 5 {
+        JobReq::load(r)?
+    } else {
+        JobReq::new(get_nested::<JobDescMsg>(r, submit_version)?)
+    };
     let launch_failed = r.bool()?;
     let cancelled_by = Some(r.u32()?).filter(|u| *u != u32::MAX);
     let ctl = crate::state::control::JobCtl {
         restart_cnt: r.u16()?,
         special_exit: false,
     };
-    let gres_req = desc
-        .tres_per_node
-        .as_deref()
+    let gres_req = req
+        .tres_per_node()
         .and_then(|t| crate::gres::parse_per_node(t).ok())
         .unwrap_or_default();
     let part = part_name
@@ -760,7 +779,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
     };
     let mut j = Job {
         job_id,
-        user,
+        user: user.into(),
         part,
         state,
         completing,
@@ -784,7 +803,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller) -> DecResult<Option<Job>> {
         batch_host,
         exit_code,
         derived_ec,
-        desc: Box::new(desc),
+        req,
         submit_version,
         launch_failed,
         cancelled_by,
@@ -879,7 +898,7 @@ pub fn encode_state(c: &Controller) -> Vec<u8> {
 /// The snapshot body as `format` laid it out (older ones for tests).
 pub(crate) fn encode_format(c: &Controller, format: u32) -> Vec<u8> {
     let mut w = Writer::new();
-    put_base(&mut w, c);
+    put_base(&mut w, c, format);
     let sections: [fn(&mut Writer, &Controller); 4] = [
         steps::put_steps,
         crate::state::array::put_state,
@@ -969,7 +988,7 @@ fn get_job_cores(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
 }
 
 /// The part of the body every format has (all of format 1).
-fn put_base(w: &mut Writer, c: &Controller) {
+fn put_base(w: &mut Writer, c: &Controller, format: u32) {
     w.u32(c.next_job_id);
     w.count(c.nodes.len());
     for n in &c.nodes {
@@ -977,7 +996,7 @@ fn put_base(w: &mut Writer, c: &Controller) {
     }
     w.count(c.jobs.len());
     for j in c.jobs.values() {
-        put_job(w, c, j);
+        put_job(w, c, j, format);
     }
 }
 
@@ -992,7 +1011,7 @@ pub fn restore_state(c: &mut Controller, b: &[u8], format: u32) -> DecResult<()>
     }
     let n = r.count(64)?;
     for _ in 0..n {
-        if let Some(j) = get_job(&mut r, c)? {
+        if let Some(j) = get_job(&mut r, c, format)? {
             c.jobs.insert(j.job_id, j);
         }
     }

@@ -216,6 +216,7 @@ impl ReplyCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::req::HotStr;
     use crate::state::testkit::{controller, job_id, submit_desc, user};
     use crate::state::Command;
     use slurm_wire::msg::job_desc::JobDescMsg;
@@ -370,7 +371,11 @@ mod tests {
 
         // A job's record changes: rebuilt, and the change is in the bytes.
         let id = *c.jobs.iter().next().unwrap().0;
-        c.jobs.get_mut(&id).unwrap().desc.name = Some("renamed".into());
+        c.jobs
+            .get_mut(&id)
+            .unwrap()
+            .req
+            .set_str(HotStr::name, Some("renamed"));
         let s4 = Arc::new(c.clone());
         let e = cache.get(&s4, &k).await.unwrap();
         assert_eq!(job_names(&e, k.version), vec!["renamed".to_string()]);

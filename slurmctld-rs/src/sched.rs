@@ -121,7 +121,7 @@ pub enum CoreUse {
 /// `--exclusive=mcs`: with no MCS plugin stock shows it and does nothing
 /// else with it.)
 pub fn whole_node(j: &Job) -> bool {
-    j.desc.shared == JOB_SHARED_NONE
+    j.req.shared == JOB_SHARED_NONE
 }
 
 /// [`CoreUse`] of a job with request `req` in partition `p`.
@@ -152,7 +152,7 @@ fn part_shares(p: &crate::state::config::PartDef) -> bool {
 /// `--ntasks-per-node` x cpus-per-task when the job asked for a task
 /// count per node, else 0.
 fn pn_cpus_of(j: &Job) -> u32 {
-    let ntpn = j.desc.ntasks_per_node;
+    let ntpn = j.req.ntasks_per_node;
     if ntpn == 0 || ntpn == u16::MAX - 1 || ntpn == u16::MAX {
         0
     } else {
@@ -172,12 +172,12 @@ impl<'a> Request<'a> {
             gres: &j.gres_req,
             pn_cpus: pn_cpus_of(j),
             exclusive: whole_node(j),
-            oversubscribe: j.desc.shared == JOB_SHARED_OK,
-            exclusive_user: j.desc.shared == JOB_SHARED_USER,
+            oversubscribe: j.req.shared == JOB_SHARED_OK,
+            exclusive_user: j.req.shared == JOB_SHARED_USER,
             uid: j.user.uid,
-            req_nodes: j.desc.req_nodes.as_deref().filter(|s| !s.is_empty()),
-            exc_nodes: j.desc.exc_nodes.as_deref().filter(|s| !s.is_empty()),
-            features: j.desc.features.as_deref().filter(|s| !s.is_empty()),
+            req_nodes: j.req.req_nodes().filter(|s| !s.is_empty()),
+            exc_nodes: j.req.exc_nodes().filter(|s| !s.is_empty()),
+            features: j.req.features().filter(|s| !s.is_empty()),
         }
     }
 

@@ -59,7 +59,7 @@ fn base(c: &Controller, j: &Job, step_id: u32, now: i64, start: i64, v: V) -> Jo
 }
 
 fn batch_step(c: &Controller, j: &Job, now: i64, v: V) -> Option<JobStepInfo> {
-    j.desc.script.as_ref()?;
+    j.req.has_script().then_some(())?;
     let host = j.batch_host.filter(|&i| i < c.nodes.len())?;
     let cpus = j
         .alloc
@@ -94,8 +94,8 @@ fn srun_step(c: &Controller, j: &Job, st: &Step, now: i64, v: V) -> JobStepInfo 
     s.start_protocol_ver = st.start_protocol_ver.to_wire();
     s.submit_line = st.submit_line.clone();
     if v >= V::V25_05 {
-        s.job_name = j.desc.name.clone();
-        s.cwd = j.desc.work_dir.clone();
+        s.job_name = j.req.name().map(str::to_string);
+        s.cwd = j.req.work_dir().map(str::to_string);
     }
     s
 }
@@ -247,7 +247,9 @@ mod tests {
         assert!(m.job_steps.is_empty(), "an allocation has no batch step");
         let j = c.jobs.get_mut(&job_id).unwrap();
         j.batch_host = Some(host);
-        j.desc.script = Some("#!/bin/sh\n".into());
+        j.req
+            .modify(|d| d.script = Some("#!/bin/sh\n".into()))
+            .unwrap();
         let m = step_info_msg(&c, &ask(job_id, BATCH_SCRIPT), 1010, V::V22_05).unwrap();
         assert_eq!(m.job_steps.len(), 1);
         let s = &m.job_steps[0];

@@ -282,7 +282,7 @@ pub const SHOW_DETAIL: u16 = 0x0002;
 /// One job's record; the allocation detail (job_resources, per-node GRES)
 /// only with SHOW_DETAIL, as stock packs it.
 pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
-    let d = &j.desc;
+    let d = &j.req;
     let planned = if j.state == crate::state::job::JobState::Pending {
         c.planned(j.job_id)
     } else {
@@ -318,8 +318,8 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
     // 25.11+ controllers store the default batch output name; older
     // clients derive it from WorkDir themselves.
     let std_out = d
-        .std_out
-        .clone()
+        .std_out()
+        .map(str::to_string)
         .or_else(|| (v >= V::V25_11).then(|| crate::state::job::DEFAULT_BATCH_STDOUT.to_string()));
     let mut info = JobInfo {
         step_id: StepId {
@@ -329,24 +329,27 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
             step_id: NO_VAL,
             step_het_comp: NO_VAL,
         },
-        account: d.account.clone(),
+        account: d.account().map(str::to_string),
         // 22.05's scancel filters --wckey by it, client side.
-        wckey: d.wckey.clone(),
-        alloc_node: d.alloc_node.clone(),
+        wckey: d.wckey().map(str::to_string),
+        alloc_node: d.alloc_node().map(str::to_string),
         alloc_sid: d.alloc_sid,
         array_task_id: NO_VAL,
-        batch_flag: u16::from(d.script.is_some()),
+        batch_flag: u16::from(d.has_script()),
         batch_host: j.batch_host.map(|i| c.nodes[i].def.name.clone()),
         billable_tres: Double::from_value(f64::from(num_cpus)),
-        comment: d.comment.clone(),
+        comment: d.comment().map(str::to_string),
         exit_code: j.exit_code,
         derived_ec: j.derived_ec,
         group_id: j.user.gid,
         job_state: j.state_word(),
         last_sched_eval: j.start_time.max(j.submit_time),
         mail_type: d.mail_type,
-        mail_user: d.mail_user.clone().or_else(|| j.user.name.clone()),
-        name: d.name.clone(),
+        mail_user: d
+            .mail_user()
+            .map(str::to_string)
+            .or_else(|| j.user.name.clone()),
+        name: d.name().map(str::to_string),
         priority,
         site_factor: NICE_OFFSET,
         start_protocol_ver: j.submit_version.to_wire(),
@@ -383,12 +386,12 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
             }
             .format(),
         ),
-        tres_per_node: d.tres_per_node.as_deref().map(|t| tres_per_node_for(t, v)),
-        tres_per_job: d.tres_per_job.clone(),
-        tres_per_socket: d.tres_per_socket.clone(),
-        tres_per_task: d.tres_per_task.clone(),
-        tres_bind: d.tres_bind.clone(),
-        tres_freq: d.tres_freq.clone(),
+        tres_per_node: d.tres_per_node().map(|t| tres_per_node_for(t, v)),
+        tres_per_job: d.tres_per_job().map(str::to_string),
+        tres_per_socket: d.tres_per_socket().map(str::to_string),
+        tres_per_task: d.tres_per_task().map(str::to_string),
+        tres_bind: d.tres_bind().map(str::to_string),
+        tres_freq: d.tres_freq().map(str::to_string),
         user_id: j.user.uid,
         time_limit: j.time_limit,
         // Pending: the backfill plan's expected start and nodes.
@@ -407,9 +410,9 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
             cpu_freq_min: d.cpu_freq_min,
             requeue: u16::from(crate::state::control::requeue_allowed(c, j)),
             submit_time: j.submit_time,
-            work_dir: d.work_dir.clone(),
-            features: d.features.clone(),
-            submit_line: d.submit_line.clone(),
+            work_dir: d.work_dir().map(str::to_string),
+            features: d.features().map(str::to_string),
+            submit_line: d.submit_line().map(str::to_string),
             // 26.05 controllers send the node count range of pending jobs
             // (a job cannot use more nodes than it has tasks).
             max_nodes: if v >= V::V26_05 && j.state == crate::state::job::JobState::Pending {
@@ -442,10 +445,10 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
             j.mem
         },
         oom_kill_step: NO_VAL16,
-        req_nodes: d.req_nodes.clone(),
-        exc_nodes: d.exc_nodes.clone(),
-        std_err: d.std_err.clone(),
-        std_in: d.std_in.clone(),
+        req_nodes: d.req_nodes().map(str::to_string),
+        exc_nodes: d.exc_nodes().map(str::to_string),
+        std_err: d.std_err().map(str::to_string),
+        std_in: d.std_in().map(str::to_string),
         std_out,
         multi_core: Some(MultiCoreData {
             sockets_per_node: NO_VAL16,

@@ -82,7 +82,7 @@ fn fingerprint(c: &Controller) -> String {
             j.batch_host,
             (j.submit_time, j.start_time, j.end_time),
             j.user,
-            (j.desc.script.as_deref(), &j.desc.environment, j.desc.tres_per_node.as_deref()),
+            j.req.to_desc().map(|d| (d.script, d.environment, d.argv, d.tres_per_node)),
             j.submit_version,
         );
     }
@@ -549,4 +549,106 @@ fn a_deleted_partition_stays_deleted_when_the_log_is_replayed() {
     let names: Vec<&str> = c.conf.partitions.iter().map(|p| p.name()).collect();
     assert_eq!(names, ["debug"]);
     assert_eq!(fingerprint(&c), before);
+}
+
+/// A request with what only its launch reads, from a `version` client.
+fn submit_launch_only(version: ProtocolVersion, tag: &str) -> Command {
+    let Command::Submit { user, mut desc, .. } = submit(1, None, version) else {
+        unreachable!()
+    };
+    desc.script = Some(format!("#!/bin/sh\necho {tag}\n"));
+    desc.environment = vec![Some(format!("TAG={tag}")), Some("B=".into())];
+    desc.argv = vec![Some("a.sh".into()), Some(tag.into())];
+    desc.spank_job_env = vec![Some(format!("SPANK_TAG={tag}"))];
+    desc.acctg_freq = Some("task=5".into());
+    submit_cmd(user, *desc, version)
+}
+
+#[test]
+fn launch_contents_survive_a_snapshot_and_the_log() {
+    // No node yet: both jobs wait, one saved in the snapshot, one only
+    // in the log; their launches after the restart carry what was sent.
+    let (dir, mut s, mut c) = new_store();
+    let versions = [ProtocolVersion::V22_05, ProtocolVersion::V26_05];
+    assert_eq!(
+        step(&mut s, &mut c, 1000, submit_launch_only(versions[0], "one")),
+        Reply::Submitted { job_id: 1 }
+    );
+    s.snapshot(&c).unwrap();
+    assert_eq!(
+        step(&mut s, &mut c, 1001, submit_launch_only(versions[1], "two")),
+        Reply::Submitted { job_id: 2 }
+    );
+    let before: Vec<JobDescMsg> = [1, 2].map(|id| c.jobs[&id].req.to_desc().unwrap()).into();
+    drop(s);
+    let (_, loaded) = reopen(dir.path());
+    let mut c = loaded.controller;
+    assert_eq!(loaded.replayed, 1);
+    for (id, b) in [1, 2].into_iter().zip(&before) {
+        let back = c.jobs[&id].req.to_desc().unwrap();
+        assert_eq!(
+            (
+                &back.script,
+                &back.environment,
+                &back.argv,
+                &back.spank_job_env
+            ),
+            (&b.script, &b.environment, &b.argv, &b.spank_job_env)
+        );
+    }
+    let mut launched = Vec::new();
+    for n in ["n1", "n2"] {
+        let (_, fx) = c.apply(1010, reg(n));
+        launched.extend(crate::state::testkit::launches(&fx));
+    }
+    launched.sort_by_key(|m| m.job_id);
+    assert_eq!(launched.len(), 2);
+    for (m, tag) in launched.iter().zip(["one", "two"]) {
+        assert_eq!(
+            m.script.as_deref(),
+            Some(format!("#!/bin/sh\necho {tag}\n").as_str())
+        );
+        assert_eq!(m.argv, vec![Some("a.sh".into()), Some(tag.to_string())]);
+        assert_eq!(m.spank_job_env, vec![Some(format!("SPANK_TAG={tag}"))]);
+        assert_eq!(m.acctg_freq.as_deref(), Some("task=5"));
+        assert_eq!(
+            m.environment[..2],
+            [Some(format!("TAG={tag}")), Some("B=".into())]
+        );
+    }
+}
+
+#[test]
+fn a_format_4_snapshot_with_wire_requests_still_loads() {
+    let (dir, mut s, mut c) = new_store();
+    run_some(&mut s, &mut c);
+    step(
+        &mut s,
+        &mut c,
+        1030,
+        submit_launch_only(ProtocolVersion::V24_11, "four"),
+    );
+    s.snapshot(&c).unwrap();
+    drop(s);
+    let path = dir.path().join(SNAP_FILE);
+    let b = fs::read(&path).unwrap();
+    let state = super::encode_format(&c, 4);
+    assert_ne!(
+        state,
+        super::encode_state(&c),
+        "format 5 saves requests otherwise"
+    );
+    let mut old = b[..20].to_vec();
+    old[8..12].copy_from_slice(&4u32.to_be_bytes());
+    old.extend_from_slice(&state);
+    old.extend_from_slice(&fnv1a(&state).to_be_bytes());
+    fs::write(&path, old).unwrap();
+    let (_, loaded) = reopen(dir.path());
+    assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
+    for (id, j) in c.jobs.iter() {
+        assert_eq!(
+            loaded.controller.jobs[id].req.to_desc().unwrap().argv,
+            j.req.to_desc().unwrap().argv
+        );
+    }
 }

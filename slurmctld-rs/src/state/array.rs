@@ -317,13 +317,15 @@ impl Controller {
         };
         // Stock adds these to the job's environment at submit.
         if let Some(j) = self.jobs.get_mut(&job_id) {
-            for (k, v) in [
+            let vars = [
                 ("SLURM_ARRAY_TASK_COUNT", spec.tasks.len() as u32),
                 ("SLURM_ARRAY_TASK_MIN", min),
                 ("SLURM_ARRAY_TASK_MAX", max),
                 ("SLURM_ARRAY_TASK_STEP", spec.step),
-            ] {
-                j.desc.environment.push(Some(format!("{k}={v}")));
+            ]
+            .map(|(k, v)| Some(format!("{k}={v}")));
+            if let Err(e) = j.req.modify(|d| d.environment.extend(vars)) {
+                tracing::error!(job_id, "job request unreadable: {e}");
             }
         }
         let single = spec.tasks.len() == 1;
@@ -502,7 +504,7 @@ impl Controller {
         let no_out = self
             .jobs
             .get(&job_id)
-            .is_some_and(|j| j.desc.std_out.is_none());
+            .is_some_and(|j| j.req.std_out().is_none());
         if no_out && v >= ProtocolVersion::V25_11 {
             m.std_out = Some(DEFAULT_ARRAY_STDOUT.into());
             m.cred.cred.arg.job_std_out = Some(DEFAULT_ARRAY_STDOUT.into());
@@ -716,7 +718,7 @@ pub fn decorate(c: &Controller, job_id: u32, info: &mut JobInfo, v: ProtocolVers
     let no_out = c
         .jobs
         .get(&job_id)
-        .is_some_and(|j| j.desc.std_out.is_none());
+        .is_some_and(|j| j.req.std_out().is_none());
     if no_out && v >= ProtocolVersion::V25_11 {
         info.std_out = Some(DEFAULT_ARRAY_STDOUT.into());
     }

@@ -53,13 +53,13 @@ pub fn eligible(j: &Job, now: Time) -> bool {
 
 /// Called when a job is built at submit: `--hold` and `--begin`.
 pub fn on_submit(j: &mut Job, now: Time) {
-    if j.desc.priority == 0 {
+    if j.req.priority == 0 {
         // Stock: a hold asked at submit is always the user's own hold.
         j.priority = 0;
         j.state_reason = reason::WAIT_HELD_USER;
     }
-    if j.desc.begin_time > now {
-        j.eligible_time = j.desc.begin_time;
+    if j.req.begin_time > now {
+        j.eligible_time = j.req.begin_time;
         if !is_held(j) {
             j.state_reason = reason::WAIT_TIME;
         }
@@ -72,8 +72,8 @@ pub fn on_submit(j: &mut Job, now: Time) {
 /// Whether the job may be requeued (`--requeue`/`--no-requeue`, else
 /// `JobRequeue`, default 1).
 pub fn requeue_allowed(c: &Controller, j: &Job) -> bool {
-    if j.desc.requeue != NO_VAL16 {
-        return j.desc.requeue != 0;
+    if j.req.requeue != NO_VAL16 {
+        return j.req.requeue != 0;
     }
     c.conf
         .raw
@@ -88,9 +88,8 @@ pub fn requeue_allowed(c: &Controller, j: &Job) -> bool {
 /// responding, older ones drained nodes too.
 pub fn node_not_avail_desc(c: &Controller, j: &Job, v: ProtocolVersion) -> String {
     let required: Vec<usize> = j
-        .desc
-        .req_nodes
-        .as_deref()
+        .req
+        .req_nodes()
         .and_then(|r| slurm_conf::expand(r).ok())
         .map(|names| names.iter().filter_map(|n| c.node_index(n)).collect())
         .unwrap_or_default();
@@ -165,9 +164,8 @@ impl Controller {
             |n: &super::node::Node| n.drain || n.base == super::node::Base::Down || n.no_respond;
         let part = &self.conf.partitions[j.part];
         let required: Vec<usize> = j
-            .desc
-            .req_nodes
-            .as_deref()
+            .req
+            .req_nodes()
             .and_then(|r| slurm_conf::expand(r).ok())
             .map(|names| names.iter().filter_map(|n| self.node_index(n)).collect())
             .unwrap_or_default();
@@ -276,11 +274,11 @@ impl Controller {
                 j.num_tasks = j.min_nodes;
             }
             j.min_cpus = j.min_cpus.max(j.num_tasks * u32::from(j.cpus_per_task));
-            j.desc.min_nodes = j.min_nodes;
+            j.req.min_nodes = j.min_nodes;
             // What the user asked shows as the range (24.11's scontrol
             // sends a maximum with the count, 22.05's does not).
             if d.max_nodes != NO_VAL && d.max_nodes != 0 {
-                j.desc.max_nodes = j.max_nodes;
+                j.req.max_nodes = j.max_nodes;
             }
             if j.state_reason == reason::WAIT_PART_NODE_LIMIT {
                 j.state_reason = reason::WAIT_NO_REASON;
@@ -309,7 +307,7 @@ impl Controller {
                 tracing::info!(job_id, uid, "attempt to increase time limit");
                 return Reply::Rc(ESLURM_ACCESS_DENIED);
             }
-            j.desc.time_limit = j.time_limit;
+            j.req.time_limit = j.time_limit;
         }
         // A pending job's partition time limit is checked afresh.
         if pending {
@@ -437,7 +435,7 @@ impl Controller {
         if !requeue_allowed(self, j) {
             return Reply::Rc(ESLURM_DISABLED);
         }
-        if j.desc.script.is_none() {
+        if !j.req.has_script() {
             return Reply::Rc(ESLURM_BATCH_ONLY);
         }
         if j.state == JobState::Pending {
@@ -555,7 +553,7 @@ impl Controller {
         let Some(j) = self.jobs.get(&job_id) else {
             return false;
         };
-        if j.state != JobState::Running || j.desc.script.is_none() || !requeue_allowed(self, j) {
+        if j.state != JobState::Running || !j.req.has_script() || !requeue_allowed(self, j) {
             return false;
         }
         tracing::info!(job_id, "requeue due to node failure");
@@ -585,7 +583,7 @@ impl Controller {
         if j.state != JobState::Running {
             return;
         }
-        if requeue_allowed(self, j) && j.desc.script.is_some() {
+        if requeue_allowed(self, j) && j.req.has_script() {
             let hold = (!self.nohold_on_prolog_fail()).then_some("launch failed requeued held");
             self.requeue_job(now, job_id, hold, fx);
         } else {
@@ -635,7 +633,7 @@ impl Controller {
             return Reply::Rc(ESLURM_TRANSITION_STATE_NO_UPDATE);
         }
         let batch = flags & KILL_JOB_BATCH != 0;
-        if batch && j.desc.script.is_none() {
+        if batch && !j.req.has_script() {
             return Reply::Rc(ESLURM_JOB_SCRIPT_MISSING);
         }
         let (targets, step_id, flags): (Vec<usize>, u32, u16) = if batch {

@@ -339,7 +339,7 @@ impl Controller {
         let Some(me) = self.jobs.get(&job_id) else {
             return Outcome::Ready;
         };
-        let (uid, name) = (me.user.uid, me.desc.name.clone());
+        let (uid, name) = (me.user.uid, me.req.name().map(str::to_string));
         let mut changed = false;
         for d in deps.iter_mut().filter(|d| d.state == DepState::Unfulfilled) {
             let new = if d.ty == DepType::Singleton {

@@ -1,6 +1,5 @@
 //! A job as the controller keeps it.
 
-use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::ProtocolVersion;
 
 /// Stock's `SIG_OOM`: the low byte of a batch job_rc whose step had OOM
@@ -139,7 +138,8 @@ impl NodeAlloc {
 #[derive(Debug, Clone)]
 pub struct Job {
     pub job_id: u32,
-    pub user: UserInfo,
+    /// Shared by the user's jobs (the table keeps one per distinct user).
+    pub user: std::sync::Arc<UserInfo>,
     pub part: usize,
     pub state: JobState,
     /// Epilogs still running on these nodes (the COMPLETING flag).
@@ -169,8 +169,9 @@ pub struct Job {
     /// Wait status of the batch script (upstream's `exit_code`).
     pub exit_code: u32,
     pub derived_ec: u32,
-    /// The request as sent, for the launch message (script, env, argv ...).
-    pub desc: Box<JobDescMsg>,
+    /// The request as sent, compact; the launch message (script, env,
+    /// argv ...) decodes the rest of it.
+    pub req: super::req::JobReq,
     pub submit_version: ProtocolVersion,
     pub launch_failed: bool,
     pub cancelled_by: Option<u32>,
@@ -194,7 +195,7 @@ impl Job {
     }
 
     pub fn name(&self) -> Option<&str> {
-        self.desc.name.as_deref()
+        self.req.name()
     }
 
     pub fn alloc_cpus(&self) -> u32 {

@@ -16,6 +16,7 @@ pub mod msgs;
 pub mod node;
 pub mod partition;
 pub mod queue;
+pub mod req;
 pub mod step;
 pub mod table;
 #[cfg(test)]
@@ -708,7 +709,7 @@ impl Controller {
                 continue;
             };
             if j.state != JobState::Running
-                || j.desc.script.is_none()
+                || !j.req.has_script()
                 || j.batch_host != Some(i)
                 || reported.contains(&job_id)
             {
@@ -1098,7 +1099,7 @@ impl Controller {
         desc.group_id = user.gid;
         let mut j = Job {
             job_id,
-            user,
+            user: user.into(),
             part,
             state: JobState::Pending,
             completing: Vec::new(),
@@ -1122,7 +1123,7 @@ impl Controller {
             batch_host: None,
             exit_code: 0,
             derived_ec: 0,
-            desc,
+            req: req::JobReq::new(*desc),
             submit_version: version,
             launch_failed: false,
             cancelled_by: None,
@@ -1191,14 +1192,27 @@ impl Controller {
         self.last_job_update = now;
         self.last_node_update = now;
         let j = &self.jobs[&job_id];
-        if j.desc.script.is_none() {
+        if !j.req.has_script() {
             // Interactive: srun launches the tasks itself.
             self.on_job_started(job_id, fx);
             return;
         }
-        if let Some(mut o) = msgs::batch_launch(&self.conf, &self.nodes, j, now) {
-            self.patch_launch(job_id, &mut o);
-            fx.push(Effect::Send(Box::new(o)));
+        match msgs::batch_launch(&self.conf, &self.nodes, j, now) {
+            Ok(Some(mut o)) => {
+                self.patch_launch(job_id, &mut o);
+                fx.push(Effect::Send(Box::new(o)));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                // Our own encoding: cannot happen, but never launch half a
+                // request; the job fails as a refused launch does.
+                tracing::error!(job_id, "job request unreadable, launch failed: {e}");
+                if let Some(j) = self.jobs.get_mut(&job_id) {
+                    j.launch_failed = true;
+                    j.state_reason = job::reason::FAIL_LAUNCH;
+                }
+                self.end_job(now, job_id, JobState::NodeFail, fx);
+            }
         }
     }
 
@@ -1544,7 +1558,7 @@ impl Controller {
 /// Whether job `j` keeps other users off its nodes: its partition has
 /// ExclusiveUser=YES, or it asked for `--exclusive=user`.
 fn excl_user(conf: &ClusterConf, j: &Job) -> bool {
-    j.desc.shared == sched::JOB_SHARED_USER
+    j.req.shared == sched::JOB_SHARED_USER
         || conf
             .partitions
             .get(j.part)

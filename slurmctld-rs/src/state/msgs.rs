@@ -14,7 +14,7 @@ use slurm_wire::msg::kill::{KillJobMsg, OptCred};
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
 use slurm_wire::pack::{NO_VAL, NO_VAL16};
 use slurm_wire::types::{BitStr, StepId};
-use slurm_wire::{Message, ProtocolVersion};
+use slurm_wire::{DecodeError, Message, ProtocolVersion};
 
 /// select/cons_tres's plugin id, which 22.05 peers still expect.
 const SELECT_CONS_TRES: u32 = 109;
@@ -72,7 +72,7 @@ pub fn oversubscribe_value(conf: &ClusterConf, j: &Job) -> u16 {
     const NO: u16 = 0;
     const YES: u16 = 1;
     const OK: u16 = 2;
-    match j.desc.shared {
+    match j.req.shared {
         1 => YES,
         NO_VAL16 => {
             let m = conf
@@ -97,7 +97,7 @@ pub fn exclusive_value(conf: &ClusterConf, j: &Job) -> u16 {
     const NODE: u16 = 1;
     const USER: u16 = 2;
     const MCS: u16 = 3;
-    match j.desc.shared {
+    match j.req.shared {
         1 => return NONE,
         0 => return NODE,
         2 => return USER,
@@ -138,7 +138,7 @@ pub fn exclusive_str(v: u16) -> &'static str {
 pub fn tasks_per_node(j: &Job) -> String {
     let cpt = u32::from(j.cpus_per_task).max(1);
     let cpus: Vec<u32> = j.alloc.iter().map(|a| u32::from(a.cpus)).collect();
-    let d = &j.desc;
+    let d = &j.req;
     let ntasks = if d.num_tasks != NO_VAL && d.num_tasks != 0 {
         d.num_tasks
     } else if d.ntasks_per_node != NO_VAL16 && d.ntasks_per_node != 0 {
@@ -207,6 +207,10 @@ fn opt(s: &Option<String>) -> Option<String> {
     s.clone()
 }
 
+fn own(s: Option<&str>) -> Option<String> {
+    s.map(str::to_string)
+}
+
 /// The job's cores: one bit per core of each allocated node, set for
 /// the cores it holds there.
 fn core_bitmap(nodes: &super::table::Nodes, j: &Job) -> (u32, BitStr, Vec<SockCoreRep>) {
@@ -263,7 +267,7 @@ pub(crate) fn cred_arg(
         .into_iter()
         .map(|(cpus, reps)| CpuArrayRep { cpus, reps })
         .collect();
-    let d = &j.desc;
+    let d = &j.req;
     JobCredArg {
         job_gres_list: job_gres_states(j),
         step_id: StepId {
@@ -279,8 +283,8 @@ pub(crate) fn cred_arg(
         },
         id: identity(j),
         job_core_spec: NO_VAL16,
-        job_account: opt(&d.account),
-        job_constraints: opt(&d.features),
+        job_account: own(d.account()),
+        job_constraints: own(d.features()),
         job_end_time: j.end_time,
         // 26.05's prolog/epilog environment shows both.
         job_oversubscribe: if v >= ProtocolVersion::V26_05 {
@@ -297,9 +301,9 @@ pub(crate) fn cred_arg(
         },
         job_partition: Some(conf.partitions[j.part].name().to_string()),
         job_start_time: j.start_time,
-        job_std_err: opt(&d.std_err),
-        job_std_in: opt(&d.std_in),
-        job_std_out: opt(&d.std_out),
+        job_std_err: own(d.std_err()),
+        job_std_in: own(d.std_in()),
+        job_std_out: own(d.std_out()),
         ctime: now,
         tot_core_cnt: tot,
         job_core_bitmap: Some(bm),
@@ -368,16 +372,21 @@ pub(crate) fn job_mem_runs(j: &Job) -> Vec<MemAllocRep> {
         .collect()
 }
 
-/// REQUEST_BATCH_JOB_LAUNCH to the batch host.
+/// REQUEST_BATCH_JOB_LAUNCH to the batch host (None while the host's
+/// version is unknown); an error when the kept request does not decode.
 pub fn batch_launch(
     conf: &ClusterConf,
     nodes: &super::table::Nodes,
     j: &Job,
     now: Time,
-) -> Option<Outbound> {
-    let host = &nodes[j.batch_host?];
-    let v = host.protocol_version?;
-    let d = &j.desc;
+) -> Result<Option<Outbound>, DecodeError> {
+    let Some(host) = j.batch_host.map(|h| &nodes[h]) else {
+        return Ok(None);
+    };
+    let Some(v) = host.protocol_version else {
+        return Ok(None);
+    };
+    let d = j.req.to_desc()?;
     let hostlist = job_nodelist(nodes, j);
     let mut arg = cred_arg(conf, nodes, j, v, now, StepId::BATCH_SCRIPT);
     arg.step_hostlist = Some(host.name().to_string());
@@ -465,11 +474,11 @@ pub fn batch_launch(
         cpu_freq_gov: d.cpu_freq_gov,
         ..Default::default()
     };
-    super::msgs::outbound(
+    Ok(super::msgs::outbound(
         host,
         Message::RequestBatchJobLaunch(msg),
         super::Purpose::Launch { job_id: j.job_id },
-    )
+    ))
 }
 
 /// REQUEST_TERMINATE_JOB to every node still completing the job.
@@ -510,7 +519,7 @@ pub fn terminate(
                 },
                 start_time: j.start_time,
                 time: now,
-                work_dir: opt(&j.desc.work_dir),
+                work_dir: j.req.work_dir().map(str::to_string),
                 ..Default::default()
             };
             outbound(

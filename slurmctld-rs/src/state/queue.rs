@@ -257,7 +257,7 @@ impl Controller {
     /// partition).
     fn required_nodes(&self, job_id: u32) -> Option<Vec<usize>> {
         let j = self.jobs.get(&job_id)?;
-        let r = j.desc.req_nodes.as_deref().filter(|r| !r.is_empty())?;
+        let r = j.req.req_nodes().filter(|r| !r.is_empty())?;
         let nodes = sched::node_indexes(&self.conf, r)?;
         (nodes.len() as u32 >= j.min_nodes).then_some(nodes)
     }

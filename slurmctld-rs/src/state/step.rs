@@ -501,7 +501,7 @@ pub fn alloc_response(
         .filter_map(|a| c.nodes[a.node].protocol_version)
         .fold(v, |a, b| a.min(b));
     ResourceAllocationResponseMsg {
-        account: j.desc.account.clone(),
+        account: j.req.account().map(str::to_string),
         batch_host: j.batch_host.map(|i| c.nodes[i].name().to_string()),
         environment: Vec::new(),
         error_code: 0,
@@ -522,11 +522,11 @@ pub fn alloc_response(
         } else {
             j.mem
         },
-        qos: j.desc.qos.clone(),
-        resv_name: j.desc.reservation.clone(),
+        qos: j.req.qos().map(str::to_string),
+        resv_name: j.req.reservation().map(str::to_string),
         start_protocol_ver: start_ver.to_wire(),
-        tres_per_node: j.desc.tres_per_node.clone(),
-        tres_per_task: j.desc.tres_per_task.clone(),
+        tres_per_node: j.req.tres_per_node().map(str::to_string),
+        tres_per_task: j.req.tres_per_task().map(str::to_string),
         uid: j.user.uid,
         user_name: j.user.name.clone(),
         ..Default::default()

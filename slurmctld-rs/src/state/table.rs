@@ -8,7 +8,7 @@
 //! compiling; `get_mut`/`IndexMut` copy a record only while a snapshot still
 //! shares it (`Arc::make_mut`).
 
-use super::job::{Job, JobState};
+use super::job::{Job, JobState, UserInfo};
 use super::node::Node;
 use imbl::{OrdMap, OrdSet};
 use std::cmp::Reverse;
@@ -147,7 +147,7 @@ pub type NameKey = (u32, Option<String>);
 
 fn name_key(j: &Job) -> Option<NameKey> {
     matches!(j.state, JobState::Pending | JobState::Running)
-        .then(|| (j.user.uid, j.desc.name.clone()))
+        .then(|| (j.user.uid, j.req.name().map(str::to_string)))
 }
 
 /// The job table plus an index of the pending jobs in scheduling order, so
@@ -166,6 +166,8 @@ pub struct Jobs {
     named: OrdMap<u32, NameKey>,
     /// Jobs handed out mutably since the index was last brought up to date.
     touched: Vec<u32>,
+    /// The users of the jobs, one record each (see `share_user`).
+    users: OrdMap<u32, Arc<UserInfo>>,
 }
 
 impl fmt::Debug for Jobs {
@@ -199,9 +201,21 @@ impl Jobs {
         self.touched.push(*id);
         Some(j)
     }
-    pub fn insert(&mut self, id: u32, j: Job) -> Option<Job> {
+    pub fn insert(&mut self, id: u32, mut j: Job) -> Option<Job> {
         self.touched.push(id);
+        j.user = self.share_user(j.user);
         self.map.insert(id, j)
+    }
+    /// The one copy of `u` the table keeps, so that a user's jobs share
+    /// its strings; a user whose details changed gets a new copy.
+    fn share_user(&mut self, u: Arc<UserInfo>) -> Arc<UserInfo> {
+        match self.users.get(&u.uid) {
+            Some(kept) if Arc::ptr_eq(kept, &u) || **kept == *u => kept.clone(),
+            _ => {
+                self.users.insert(u.uid, u.clone());
+                u
+            }
+        }
     }
     pub fn remove(&mut self, id: &u32) -> Option<Job> {
         self.unindex(*id);

@@ -804,3 +804,83 @@ fn stamp_changes_moves_last_update_only_for_changed_listings() {
     c.stamp_changes(&prev, 90);
     assert_eq!(c.last_job_update, 90);
 }
+
+/// What a request carries for its launch only (kept encoded in the job).
+fn launch_only(d: &mut JobDescMsg) {
+    d.script = Some("#!/bin/bash\n#SBATCH -n 1\nsrun hostname\n".into());
+    d.environment = vec![
+        Some("PATH=/usr/bin:/bin".into()),
+        Some("EMPTY=".into()),
+        Some("SLURM_SUBMIT_DIR=/home/alice".into()),
+    ];
+    d.argv = vec![
+        Some("job.sh".into()),
+        Some("--fast".into()),
+        Some(String::new()),
+    ];
+    d.spank_job_env = vec![Some("SPANK_X=1".into())];
+    d.acctg_freq = Some("task=30".into());
+    d.container = Some("/c/bundle".into());
+    d.open_mode = 2;
+    d.std_err = Some("/tmp/err-%j".into());
+    d.cpu_freq_max = 2_000_000;
+}
+
+#[test]
+fn launch_carries_what_the_compact_request_kept() {
+    let mut c = ctrl("");
+    c.apply(1001, reg("n1", 4, 1000));
+    let mut asked = JobDescMsg::unset();
+    launch_only(&mut asked);
+    let (r, fx) = submit(&mut c, 1002, launch_only);
+    let job_id = testkit::job_id(r);
+    let m = launch_of(&fx);
+    assert_eq!(m.job_id, job_id);
+    assert_eq!(m.script, asked.script);
+    assert_eq!(m.argv, asked.argv);
+    assert_eq!(m.spank_job_env, asked.spank_job_env);
+    // The submitted environment, in order, then what the controller adds.
+    assert_eq!(m.environment[..3], asked.environment[..]);
+    assert_eq!(env_of(&m, "SLURM_JOB_NAME"), Some("wrap"));
+    assert_eq!(m.acctg_freq, asked.acctg_freq);
+    assert_eq!(m.container, asked.container);
+    assert_eq!(m.open_mode, 2);
+    assert_eq!(m.std_err, asked.std_err);
+    assert_eq!(m.cpu_freq_max, 2_000_000);
+    // The request read back is the one submitted (ids filled in at submit).
+    let back = c.jobs[&job_id].req.to_desc().unwrap();
+    assert_eq!((back.user_id, back.group_id), (1000, 1000));
+    let sent = testkit::wrap(launch_only);
+    assert_eq!(
+        back,
+        JobDescMsg {
+            user_id: 1000,
+            group_id: 1000,
+            ..sent
+        }
+    );
+}
+
+#[test]
+fn a_users_jobs_share_one_user_record() {
+    let mut c = ctrl("");
+    let a = submitted(&mut c, 1001, |_| {});
+    let b = submitted(&mut c, 1002, |_| {});
+    assert!(Arc::ptr_eq(&c.jobs[&a].user, &c.jobs[&b].user));
+    // Details changed since (passwd edited): the new job has them.
+    let renamed = UserInfo {
+        shell: Some("/bin/zsh".into()),
+        ..testkit::alice()
+    };
+    let r = testkit::submit_desc(
+        &mut c,
+        1003,
+        renamed,
+        ProtocolVersion::V24_11,
+        testkit::wrap(|_| {}),
+    );
+    let d = testkit::job_id(r.0);
+    assert_eq!(c.jobs[&d].user.shell.as_deref(), Some("/bin/zsh"));
+    assert_eq!(c.jobs[&a].user.shell, None);
+    assert!(!Arc::ptr_eq(&c.jobs[&a].user, &c.jobs[&d].user));
+}
