@@ -914,20 +914,36 @@ pub fn all() -> Vec<Scenario> {
 }
 
 /// With TreeWidth=1 a stock controller sends one message for n[1-2] to n1
-/// with n2 in its forward list: the end of a two-node job, its cancel and
-/// a registration request reach n2 only if n1 relays them.
+/// with n2 in its forward list. Pings are not retried, so with a short
+/// SlurmdTimeout (a ping every 5 s) n2 shows not responding within
+/// seconds unless n1 relays them; job ends must reach n2 the same way.
 fn tree(c: &mut Ctx) -> Result<(), String> {
     super::ops::writable_conf(c)?;
     let r = (|| {
-        c.ok_on("ctl", "echo TreeWidth=1 >> /etc/slurm/slurm.conf")?;
+        c.ok_on(
+            "ctl",
+            "set -e; f=/etc/slurm/slurm.conf; sed -i '/^SlurmdTimeout=/d' $f; \
+             printf 'TreeWidth=1\\nSlurmdTimeout=15\\n' >> $f",
+        )?;
         c.ok("scontrol reconfigure")?;
         c.wait_for(
             None,
-            "scontrol show config | grep -i '^TreeWidth'",
-            "the controller back with TreeWidth=1",
+            "scontrol show config | grep -iE '^(TreeWidth|SlurmdTimeout) '",
+            "the controller back with TreeWidth=1 and SlurmdTimeout=15",
             Duration::from_secs(60),
-            |s| s.split('=').nth(1).is_some_and(|v| v.trim() == "1"),
+            |s| s.contains("= 1\n") && s.contains("= 15 sec"),
         )?;
+        // Three ping rounds, every node answering each time.
+        for _ in 0..4 {
+            std::thread::sleep(Duration::from_secs(5));
+            let o = c.ok("sinfo -h -N -o '%N %t' | sort -u")?;
+            if o.stdout.contains('*') {
+                return Err(format!(
+                    "a node stopped responding with TreeWidth=1:\n{}",
+                    o.stdout
+                ));
+            }
+        }
         tree_jobs(c)
     })();
     let undo = super::ops::restore_conf(c, &[]);
