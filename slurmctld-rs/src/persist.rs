@@ -110,6 +110,8 @@ mod tag {
     pub const REQUEUE_ARRAY: u8 = 61;
     // 65..69: partitions (deletion, ...).
     pub const DELETE_PARTITION: u8 = 65;
+    // 70..: node liveness.
+    pub const NODE_RESPONDED: u8 = 70;
 }
 
 /// An optional task list: a flag, then the tasks.
@@ -218,6 +220,20 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
         Command::NodeUnreachable { node } => {
             w.u8(tag::NODE_UNREACHABLE);
             w.str(Some(node));
+        }
+        // Logged although it promises nothing: a replayed Tick decides
+        // "not responding" from the last response, and scheduling skips
+        // nodes marked so; without it a replay could down a node (and end
+        // its jobs) that was answering all along.
+        Command::NodeResponded {
+            node,
+            cpu_load,
+            free_mem,
+        } => {
+            w.u8(tag::NODE_RESPONDED);
+            w.str(Some(node));
+            w.u32(*cpu_load);
+            w.u64(*free_mem);
         }
         Command::UpdatePartition { uid, msg } => {
             w.u8(tag::UPDATE_PARTITION);
@@ -343,9 +359,7 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
             w.u32(*flags);
         }
         // Signals change no state.
-        Command::NodeResponded { .. } | Command::Reconfigure(_) | Command::Signal { .. } => {
-            return None
-        }
+        Command::Reconfigure(_) | Command::Signal { .. } => return None,
         Command::UpdateArray {
             uid,
             array_job_id,
@@ -412,6 +426,11 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
         }
         tag::NODE_UNREACHABLE => Command::NodeUnreachable {
             node: req_str(&mut r)?,
+        },
+        tag::NODE_RESPONDED => Command::NodeResponded {
+            node: req_str(&mut r)?,
+            cpu_load: r.u32()?,
+            free_mem: r.u64()?,
         },
         tag::UPDATE_NODE => {
             let uid = r.u32()?;

@@ -253,6 +253,11 @@ fn every_logged_command_round_trips() {
         Command::Tick,
         reg("n1"),
         Command::NodeUnreachable { node: "n2".into() },
+        Command::NodeResponded {
+            node: "n1".into(),
+            cpu_load: 150,
+            free_mem: 900,
+        },
         Command::UpdateNode {
             uid: 0,
             msg: Box::new(UpdateNodeMsg {
@@ -416,6 +421,39 @@ fn held_cores_survive_a_snapshot_and_a_crash() {
     drop(s);
     let (_, again) = reopen(dir.path());
     assert_eq!(fingerprint(&again.controller), fingerprint(&c));
+}
+
+/// A node that only answers pings after its registration is not found
+/// "not responding" when the log is replayed past SlurmdTimeout: the
+/// restarted controller keeps its jobs running, as the live one did.
+#[test]
+fn ping_answers_are_replayed_so_a_live_node_stays_up() {
+    let (dir, mut s, mut c) = new_store();
+    step(&mut s, &mut c, 1001, reg("n1"));
+    step(
+        &mut s,
+        &mut c,
+        1002,
+        submit(1, None, ProtocolVersion::V24_11),
+    );
+    // SlurmdTimeout is 300: answers every 100 s keep n1 up for 1,000 s.
+    for t in (1100..=2000).step_by(100) {
+        step(
+            &mut s,
+            &mut c,
+            t,
+            Command::NodeResponded {
+                node: "n1".into(),
+                cpu_load: 0,
+                free_mem: 1000,
+            },
+        );
+        step(&mut s, &mut c, t + 1, Command::Tick);
+    }
+    assert_eq!(c.jobs[&1].state, JobState::Running);
+    let (_, loaded) = reopen(dir.path());
+    assert_eq!(loaded.controller.jobs[&1].state, JobState::Running);
+    assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
 }
 
 #[test]
