@@ -103,7 +103,9 @@ struct Hop {
     header: Header,
     /// Credential and body, verbatim.
     payload: Arc<[u8]>,
-    wait: Duration,
+    /// Every relayed exchange ends by then, so that our own reply reaches
+    /// the sender within the time it gave us.
+    deadline: Instant,
 }
 
 enum SendError {
@@ -173,7 +175,7 @@ impl Forwarder {
         let hop = Arc::new(Hop {
             header: h,
             payload,
-            wait: Duration::from_millis(ms),
+            deadline: Instant::now() + Duration::from_millis(ms),
         });
         tracing::debug!(%peer, nodes = names.len(), depth, "forwarding {}", header.msg_type);
         let mut tasks = JoinSet::new();
@@ -229,7 +231,8 @@ impl Forwarder {
                     tracing::warn!("forward to {name} failed: error {err}");
                     out.push(failed_entry(&name, err));
                     // Send to the others directly, all at once, so that a
-                    // dead branch costs one wait rather than one per node.
+                    // dead branch costs one wait rather than one per node
+                    // (within what is left of the same deadline).
                     let mut tasks = JoinSet::new();
                     for n in q.drain(..) {
                         let (me, hop) = (self.clone(), hop.clone());
@@ -263,7 +266,12 @@ impl Forwarder {
         hop: &Hop,
     ) -> Result<Vec<RetEntry>, SendError> {
         let (host, port) = (self.resolve)(name).ok_or(SendError::NoAddr)?;
-        let deadline = Instant::now() + hop.wait;
+        let deadline = hop.deadline;
+        if Instant::now() >= deadline {
+            return Err(SendError::Unreachable(
+                SLURM_COMMUNICATIONS_CONNECTION_ERROR,
+            ));
+        }
         let mut h = hop.header.clone();
         h.forward.cnt = u16::try_from(rest.len()).unwrap_or(u16::MAX);
         h.forward.nodelist = if rest.is_empty() {
