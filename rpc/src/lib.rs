@@ -2,7 +2,7 @@
 //! authenticated as upstream does it. The codec itself lives in `slurm-wire`.
 
 use slurm_wire::auth::{self, Audience, AuthError, AuthPlugin, Identity, VerifyPolicy};
-use slurm_wire::header::flags;
+use slurm_wire::header::{flags, RetEntry};
 use slurm_wire::msg::common::ReturnCodeMsg;
 use slurm_wire::pack::MAX_MSG_SIZE;
 use slurm_wire::{DecodeError, Frame, Header, Message, MsgType, ProtocolVersion};
@@ -110,6 +110,16 @@ pub async fn recv_request(
     })
 }
 
+/// A reply's header in version `v`, flagged as upstream flags replies.
+fn reply_header(v: ProtocolVersion, msg_type: MsgType) -> Header {
+    let mut h = Header::new(v, msg_type);
+    if v >= ProtocolVersion::V23_02 {
+        // What upstream sets on replies; clients ignore KEEP_BUFFER.
+        h.flags = flags::NO_AUTH_CRED | flags::KEEP_BUFFER;
+    }
+    h
+}
+
 /// The reply to a request from `requester_uid` in version `v`, with the
 /// credential that version expects.
 pub fn reply_frame(
@@ -118,12 +128,7 @@ pub fn reply_frame(
     requester_uid: u32,
     msg: &Message,
 ) -> Result<Frame, RpcError> {
-    let mut h = Header::new(v, msg.msg_type());
-    if v >= ProtocolVersion::V23_02 {
-        // What upstream sets on replies; clients ignore KEEP_BUFFER.
-        h.flags = flags::NO_AUTH_CRED | flags::KEEP_BUFFER;
-    }
-    let mut f = Frame::new(h, msg);
+    let mut f = Frame::new(reply_header(v, msg.msg_type()), msg);
     f.auth = auth::reply_credential(
         ctx.plugin.as_ref(),
         v,
@@ -165,33 +170,41 @@ pub fn reply_bytes(
     requester_uid: u32,
     reply: &Outgoing,
 ) -> Result<ReplyBytes, RpcError> {
-    match reply {
-        Outgoing::Msg(m) => Ok(ReplyBytes {
-            head: reply_frame(ctx, v, requester_uid, m)?.encode(),
-            body: None,
-        }),
-        Outgoing::Encoded { msg_type, body } => {
-            let mut h = Header::new(v, *msg_type);
-            if v >= ProtocolVersion::V23_02 {
-                h.flags = flags::NO_AUTH_CRED | flags::KEEP_BUFFER;
-            }
-            h.msg_type = msg_type
-                .to_wire(v)
-                .ok_or(RpcError::NotInVersion(msg_type.name(), v))?;
-            let cred = auth::reply_credential(
-                ctx.plugin.as_ref(),
-                v,
-                requester_uid,
-                ctx.slurm_user_uid,
-                h.msg_type,
-                body,
-            )?;
-            Ok(ReplyBytes {
-                head: frame_head(h, cred.as_ref(), body.len()),
-                body: Some(body.clone()),
-            })
-        }
+    reply_bytes_with(ctx, v, requester_uid, reply, Vec::new())
+}
+
+/// [`reply_bytes`] whose header carries `ret_list`: the replies of the
+/// nodes a forwarded request was relayed to.
+pub fn reply_bytes_with(
+    ctx: &AuthCtx,
+    v: ProtocolVersion,
+    requester_uid: u32,
+    reply: &Outgoing,
+    ret_list: Vec<RetEntry>,
+) -> Result<ReplyBytes, RpcError> {
+    let (msg_type, owned, body) = match reply {
+        Outgoing::Msg(m) => (m.msg_type(), Some(m.encode_to_vec(v)), None),
+        Outgoing::Encoded { msg_type, body } => (*msg_type, None, Some(body.clone())),
+    };
+    let mut h = reply_header(v, msg_type);
+    h.msg_type = msg_type
+        .to_wire(v)
+        .ok_or(RpcError::NotInVersion(msg_type.name(), v))?;
+    h.ret_list = ret_list;
+    let bytes: &[u8] = owned.as_deref().or(body.as_deref()).unwrap_or_default();
+    let cred = auth::reply_credential(
+        ctx.plugin.as_ref(),
+        v,
+        requester_uid,
+        ctx.slurm_user_uid,
+        h.msg_type,
+        bytes,
+    )?;
+    let mut head = frame_head(h, cred.as_ref(), bytes.len());
+    if let Some(b) = owned {
+        head.extend_from_slice(&b);
     }
+    Ok(ReplyBytes { head, body })
 }
 
 /// What [`Frame::encode`] writes before the body (length prefix, header,
@@ -285,12 +298,41 @@ pub fn large_writes_in_progress() -> usize {
     LARGE_WRITES - LARGE_WRITE_SLOTS.available_permits()
 }
 
+/// How [`serve_with`] serves.
+#[derive(Clone)]
+pub struct ServeOpts {
+    /// Bounds reading a request and writing its reply.
+    pub timeout: Duration,
+    /// Relays requests whose header names nodes to forward to; without
+    /// it such lists are ignored.
+    pub forwarder: Option<Arc<forward::Forwarder>>,
+}
+
 /// Serves connections forever, one task each. `handler` returns the reply,
 /// or `None` for one-way messages. Bad requests are logged and dropped.
 pub async fn serve<H, Fut, R>(
     listener: tokio::net::TcpListener,
     ctx: AuthCtx,
     timeout: Duration,
+    handler: H,
+) -> std::io::Result<()>
+where
+    H: Fn(Incoming) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Option<R>> + Send,
+    R: Into<Outgoing>,
+{
+    let opts = ServeOpts {
+        timeout,
+        forwarder: None,
+    };
+    serve_with(listener, ctx, opts, handler).await
+}
+
+/// [`serve`], forwarding as `opts` says.
+pub async fn serve_with<H, Fut, R>(
+    listener: tokio::net::TcpListener,
+    ctx: AuthCtx,
+    opts: ServeOpts,
     handler: H,
 ) -> std::io::Result<()>
 where
@@ -309,20 +351,29 @@ where
             }
         };
         let ctx = ctx.clone();
+        let opts = opts.clone();
         let handler = handler.clone();
         tokio::spawn(async move {
-            if let Err(e) = serve_one(&ctx, stream, peer, timeout, handler).await {
+            if let Err(e) = serve_one(&ctx, stream, peer, &opts, handler).await {
                 tracing::warn!(%peer, "{e}");
             }
         });
     }
 }
 
+/// The credential and body of a received frame, byte for byte: what
+/// follows its header.
+fn after_header(raw: &[u8]) -> Result<Arc<[u8]>, RpcError> {
+    let mut r = slurm_wire::pack::Reader::new(raw);
+    Header::decode(&mut r)?;
+    Ok(Arc::from(raw.get(r.position()..).unwrap_or_default()))
+}
+
 async fn serve_one<H, Fut, R>(
     ctx: &AuthCtx,
     mut stream: TcpStream,
     peer: SocketAddr,
-    timeout: Duration,
+    opts: &ServeOpts,
     handler: H,
 ) -> Result<(), RpcError>
 where
@@ -330,14 +381,59 @@ where
     Fut: std::future::Future<Output = Option<R>>,
     R: Into<Outgoing>,
 {
-    let req = tokio::time::timeout(timeout, recv_request(ctx, &mut stream, peer))
-        .await
-        .map_err(|_| RpcError::Timeout)??;
-    let (v, uid, ty) = (req.version(), req.identity.uid, req.msg.msg_type());
-    tracing::debug!(%peer, uid, version = %v, "{ty}");
-    let reply = handler(req).await.map(Into::into);
+    let timeout = opts.timeout;
+    let (raw, frame) = tokio::time::timeout(timeout, async {
+        let raw = read_frame(&mut stream).await?;
+        let frame = Frame::decode(&raw)?;
+        Ok::<_, RpcError>((raw, frame))
+    })
+    .await
+    .map_err(|_| RpcError::Timeout)??;
+    let identity = authenticate(ctx, &frame)?;
+    let (v, uid) = (frame.header.version, identity.uid);
+    // Relayed while this node handles its own copy, as upstream does; only
+    // once the credential checked out, so that we cannot be made to spray
+    // unauthenticated traffic.
+    let relay = match &opts.forwarder {
+        Some(fw) if frame.header.forward.cnt > 0 => {
+            let (fw, header, payload) = (fw.clone(), frame.header.clone(), after_header(&raw)?);
+            Some(tokio::spawn(async move {
+                fw.forward(&header, payload, peer).await
+            }))
+        }
+        _ => None,
+    };
+    drop(raw);
+    let reply = match frame.message() {
+        Ok(msg) => {
+            let ty = msg.msg_type();
+            tracing::debug!(%peer, uid, version = %v, "{ty}");
+            let req = Incoming {
+                frame,
+                msg,
+                identity,
+                peer,
+            };
+            handler(req).await.map(Into::into)
+        }
+        // The relayed nodes' replies still go back, with our error.
+        Err(e) if relay.is_some() => {
+            tracing::warn!(%peer, "{e}");
+            Some(Outgoing::from(rc_message(
+                slurm_wire::errno::ESLURM_PROTOCOL_INCOMPLETE_PACKET,
+            )))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let ret_list = match relay {
+        Some(t) => t.await.unwrap_or_else(|e| {
+            tracing::error!(%peer, "forwarding: {e}");
+            Vec::new()
+        }),
+        None => Vec::new(),
+    };
     if let Some(reply) = reply {
-        let ReplyBytes { head, body } = reply_bytes(ctx, v, uid, &reply)?;
+        let ReplyBytes { head, body } = reply_bytes_with(ctx, v, uid, &reply, ret_list)?;
         let write = async {
             // Never closed, so a permit always comes.
             let _slot = match &body {
@@ -356,6 +452,8 @@ where
     }
     Ok(())
 }
+
+pub mod forward;
 
 pub mod daemon;
 

@@ -10,11 +10,26 @@ use std::time::Duration;
 pub struct Munged {
     _dir: tempfile::TempDir,
     pub socket: PathBuf,
+    key: Vec<u8>,
     child: Child,
 }
 
 impl Munged {
     pub fn start() -> Self {
+        let mut k = vec![0u8; 1024];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut k))
+            .expect("munged fixture");
+        Self::with_key(k)
+    }
+
+    /// Another munged with this one's key, as on another node: each
+    /// decodes a credential once, so a forwarded one is no replay.
+    pub fn sibling(&self) -> Self {
+        Self::with_key(self.key.clone())
+    }
+
+    fn with_key(k: Vec<u8>) -> Self {
         assert!(
             Path::new("/usr/sbin/munged").exists(),
             "munged is not installed: run scripts/setup (or apt-get install munge libmunge-dev)"
@@ -26,10 +41,6 @@ impl Munged {
         )
         .expect("munged fixture");
         let key = dir.path().join("munge.key");
-        let mut k = vec![0u8; 1024];
-        std::fs::File::open("/dev/urandom")
-            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut k))
-            .expect("munged fixture");
         std::fs::write(&key, &k).expect("munged fixture");
         std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
             .expect("munged fixture");
@@ -66,6 +77,7 @@ impl Munged {
         Munged {
             _dir: dir,
             socket,
+            key: k,
             child,
         }
     }

@@ -3,6 +3,7 @@
 use clap::{ArgAction, Parser};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use slurm_conf::SlurmConf;
@@ -209,6 +210,8 @@ fn run(args: Args) -> Result<(), String> {
         node.hw.cpus,
     );
     let port = node.port;
+    let peers = slurmd::node::peer_addrs(&conf).map_err(|e| e.to_string())?;
+    let tree_width = conf.tree_width;
     let settings = Settings {
         gres,
         conf_path: conf_path.display().to_string(),
@@ -233,7 +236,16 @@ fn run(args: Args) -> Result<(), String> {
         d.adopt();
         tokio::spawn(d.clone().register_loop(0));
         let handler = move |req| d.clone().handle(req);
-        slurm_rpc::serve(listener, auth, timeout, handler)
+        // A stock controller and srun send to TreeWidth nodes and leave
+        // the rest to them.
+        let peers = Arc::new(peers);
+        let resolve: slurm_rpc::forward::Resolver = Arc::new(move |n| peers.get(n).cloned());
+        let forwarder = slurm_rpc::forward::Forwarder::new(resolve, timeout, tree_width);
+        let opts = slurm_rpc::ServeOpts {
+            timeout,
+            forwarder: Some(Arc::new(forwarder)),
+        };
+        slurm_rpc::serve_with(listener, auth, opts, handler)
             .await
             .map_err(|e| format!("serve: {e}"))
     })

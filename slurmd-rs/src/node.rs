@@ -3,6 +3,7 @@
 
 use crate::hw::Hardware;
 use slurm_conf::SlurmConf;
+use std::collections::HashMap;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum NodeError {
@@ -96,6 +97,19 @@ pub fn expand_node_path(path: &str, node: &str, host: &str) -> String {
     path.replace("%n", node).replace("%h", host)
 }
 
+/// Where every configured node's slurmd listens (NodeAddr and Port, else
+/// SlurmdPort), by node name: the addresses forwarded messages go to.
+pub fn peer_addrs(conf: &SlurmConf) -> Result<HashMap<String, (String, u16)>, NodeError> {
+    let mut out = HashMap::new();
+    for nc in &conf.nodes {
+        for e in nc.expand().map_err(|e| NodeError::Conf(e.to_string()))? {
+            let port = e.port.unwrap_or(conf.slurmd_port);
+            out.insert(e.name, (e.addr, port));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +175,23 @@ mod tests {
             resolve(&c, None, "other", hw(2), 0),
             Err(NodeError::NoMatch("other".into()))
         );
+    }
+
+    #[test]
+    fn peers_by_name_with_their_address_and_port() {
+        let c = SlurmConf::parse_str(
+            "ClusterName=c\nSlurmctldHost=ctl\nSlurmdPort=6900\n\
+             NodeName=n[1-2] NodeAddr=10.0.0.[1-2] Port=[7001-7002]\n\
+             NodeName=vm NodeHostname=host9\n",
+            "/etc/slurm/slurm.conf",
+        )
+        .unwrap();
+        let p = peer_addrs(&c).unwrap();
+        assert_eq!(p.len(), 3);
+        assert_eq!(p["n1"], ("10.0.0.1".to_string(), 7001));
+        assert_eq!(p["n2"], ("10.0.0.2".to_string(), 7002));
+        // No NodeAddr: NodeHostname stands in for it, on SlurmdPort.
+        assert_eq!(p["vm"], ("host9".to_string(), 6900));
     }
 
     #[test]

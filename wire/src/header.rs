@@ -32,7 +32,7 @@ pub struct Forward {
     pub tree_width: u16,
     /// Only with `flags::PACK_ADDRS`, 23.11+.
     pub net_cred: Option<String>,
-    /// 26.05+.
+    /// 24.11+: levels of the tree below the receiver of this header.
     pub tree_depth: u16,
 }
 
@@ -49,7 +49,7 @@ impl Forward {
             if v >= ProtocolVersion::V23_11 && hflags & flags::PACK_ADDRS != 0 {
                 f.net_cred = r.str()?;
             }
-            if v >= ProtocolVersion::V26_05 {
+            if v >= ProtocolVersion::V24_11 {
                 f.tree_depth = r.u16()?;
             }
         }
@@ -65,7 +65,7 @@ impl Forward {
             if v >= ProtocolVersion::V23_11 && hflags & flags::PACK_ADDRS != 0 {
                 w.str(self.net_cred.as_deref());
             }
-            if v >= ProtocolVersion::V26_05 {
+            if v >= ProtocolVersion::V24_11 {
                 w.u16(self.tree_depth);
             }
         }
@@ -178,5 +178,74 @@ impl Header {
             e.body.encode_body(w, v);
         }
         self.orig_addr.encode(w, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msg::common::Empty;
+
+    /// The forward block as stock packs it: 24.11 added `tree_depth`
+    /// after `tree_width`; 23.11 ends at `tree_width`.
+    #[test]
+    fn forward_block_layout_by_version() {
+        for (v, depth_on_wire) in [
+            (ProtocolVersion::V23_11, false),
+            (ProtocolVersion::V24_11, true),
+            (ProtocolVersion::V26_05, true),
+        ] {
+            let mut w = Writer::new();
+            w.u16(v.to_wire());
+            w.u16(0); // flags
+            w.u16(1008); // REQUEST_PING
+            w.u32(0);
+            w.u16(2);
+            w.str(Some("n[2-3]"));
+            w.u32(20_000);
+            w.u16(16);
+            if depth_on_wire {
+                w.u16(3);
+            }
+            w.u16(0); // ret_cnt
+            SlurmAddr::Unspec.encode(&mut w, v);
+            let bytes = w.into_vec();
+            let mut r = Reader::new(&bytes);
+            let h = Header::decode(&mut r).unwrap();
+            assert_eq!(r.position(), bytes.len(), "{v}");
+            let want_depth = if depth_on_wire { 3 } else { 0 };
+            assert_eq!(
+                h.forward,
+                Forward {
+                    cnt: 2,
+                    nodelist: Some("n[2-3]".into()),
+                    timeout: 20_000,
+                    tree_width: 16,
+                    net_cred: None,
+                    tree_depth: want_depth,
+                },
+                "{v}"
+            );
+            let mut again = Writer::new();
+            h.encode(&mut again);
+            assert_eq!(again.into_vec(), bytes, "{v}");
+        }
+    }
+
+    /// A failed forward's entry has no body and round-trips.
+    #[test]
+    fn forward_failed_entries_round_trip() {
+        let v = ProtocolVersion::V24_11;
+        let mut h = Header::new(v, MsgType::ResponseSlurmRc);
+        h.ret_list.push(RetEntry {
+            err: 1001,
+            node_name: Some("n7".into()),
+            body: Message::ResponseForwardFailed(Empty {}),
+        });
+        let mut w = Writer::new();
+        h.encode(&mut w);
+        let bytes = w.into_vec();
+        let back = Header::decode(&mut Reader::new(&bytes)).unwrap();
+        assert_eq!(back.ret_list, h.ret_list);
     }
 }

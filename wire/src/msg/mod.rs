@@ -133,6 +133,8 @@ messages! {
     RequestAbortJob(kill::KillJobMsg),
     RequestKillPreempted(kill::KillJobMsg),
     SrunJobComplete(step::SrunJobCompleteMsg),
+    // A ret_list entry for a node a forwarded message did not reach; no body.
+    ResponseForwardFailed(common::Empty),
     ResponseSlurmRc(common::ReturnCodeMsg),
     ResponseSlurmRcMsg(common::ReturnCodeMsgWithText),
     RequestStatsInfo(stats::StatsInfoRequestMsg),

@@ -1,0 +1,421 @@
+//! Message forwarding (TreeWidth): a request whose header names more nodes
+//! is relayed to them as a tree, and their replies come back in the
+//! `ret_list` of our own reply.
+//!
+//! The relayed frames carry the credential and body exactly as received
+//! (the credential's hash covers the body); only the header changes.
+
+use crate::read_frame;
+use slurm_wire::errno::{
+    SLURM_COMMUNICATIONS_CONNECTION_ERROR, SLURM_COMMUNICATIONS_RECEIVE_ERROR,
+    SLURM_COMMUNICATIONS_SEND_ERROR, SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT,
+    SLURM_UNKNOWN_FORWARD_ADDR,
+};
+use slurm_wire::header::RetEntry;
+use slurm_wire::msg::common::{Empty, ReturnCodeMsg};
+use slurm_wire::pack::Writer;
+use slurm_wire::types::SlurmAddr;
+use slurm_wire::{Frame, Header, Message, MsgType};
+use std::collections::{HashSet, VecDeque};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+/// Where a node's slurmd listens: host (name or address) and port.
+pub type Resolver = Arc<dyn Fn(&str) -> Option<(String, u16)> + Send + Sync>;
+
+/// How many nodes each of `tree_width` branches gets when `total` nodes
+/// are spread over a tree, and how many levels that tree has. Each level
+/// fills up completely (`width`, `width^2`, ...) while nodes last; the
+/// last, partial level is spread evenly, the first branches taking the
+/// remainder. Upstream's distribution, so trees have the same shape.
+pub fn span(total: usize, tree_width: u16) -> (Vec<usize>, u16) {
+    let width = usize::from(tree_width.max(1));
+    if total == 0 {
+        return (Vec::new(), 0);
+    }
+    if total <= width {
+        return (vec![1; total], 1);
+    }
+    let mut spans = vec![0usize; width];
+    let mut left = total;
+    let mut depth = 0u16;
+    let (mut branch, mut level) = (1usize, width);
+    while left > 0 {
+        if level <= left {
+            spans.iter_mut().for_each(|s| *s += branch);
+            left -= level;
+        } else {
+            let each = left / width;
+            spans.iter_mut().for_each(|s| *s += each);
+            left -= each * width;
+            spans.iter_mut().take(left).for_each(|s| *s += 1);
+            left = 0;
+        }
+        depth = depth.saturating_add(1);
+        branch = branch.saturating_mul(width);
+        level = level.saturating_mul(width);
+    }
+    (spans, depth)
+}
+
+/// Splits `names` (in order) into the branches of a tree of `tree_width`:
+/// each branch's first node is sent the message with the others as its
+/// forward list. Also returns the tree's depth.
+pub fn split_treewidth(names: &[String], tree_width: u16) -> (Vec<Vec<String>>, u16) {
+    let (spans, depth) = span(names.len(), tree_width);
+    let mut rest = names;
+    let mut out = Vec::with_capacity(spans.len());
+    for n in spans {
+        let (head, tail) = rest.split_at(n.min(rest.len()));
+        if !head.is_empty() {
+            out.push(head.to_vec());
+        }
+        rest = tail;
+    }
+    (out, depth)
+}
+
+/// The ret_list entry for a node the message did not reach.
+pub fn failed_entry(node: &str, err: i32) -> RetEntry {
+    RetEntry {
+        err: err as u32,
+        node_name: Some(node.to_string()),
+        body: Message::ResponseForwardFailed(Empty {}),
+    }
+}
+
+/// Relays forwarded requests for one daemon.
+pub struct Forwarder {
+    resolve: Resolver,
+    /// Per-hop wait when the header gives none (MessageTimeout).
+    default_timeout: Duration,
+    /// TreeWidth, when the header gives none.
+    default_tree_width: u16,
+}
+
+/// What every relayed copy of one request shares.
+struct Hop {
+    header: Header,
+    /// Credential and body, verbatim.
+    payload: Arc<[u8]>,
+    /// Every relayed exchange ends by then, so that our own reply reaches
+    /// the sender within the time it gave us.
+    deadline: Instant,
+}
+
+enum SendError {
+    NoAddr,
+    /// Never connected, or the peer went away: the rest of the branch is
+    /// sent to one by one.
+    Unreachable(i32),
+}
+
+impl Forwarder {
+    pub fn new(resolve: Resolver, default_timeout: Duration, default_tree_width: u16) -> Self {
+        Self {
+            resolve,
+            default_timeout,
+            default_tree_width,
+        }
+    }
+
+    /// Relays the request `header` + `payload` (credential and body bytes
+    /// as received from `peer`) to the nodes of its forward list and
+    /// returns one entry per node, flattened from every level below.
+    pub async fn forward(
+        self: &Arc<Self>,
+        header: &Header,
+        payload: Arc<[u8]>,
+        peer: SocketAddr,
+    ) -> Vec<RetEntry> {
+        let fwd = &header.forward;
+        let names = match fwd.nodelist.as_deref().map(slurm_conf::Hostlist::parse) {
+            Some(Ok(mut hl)) => {
+                hl.uniq();
+                hl.expand()
+            }
+            Some(Err(e)) => {
+                tracing::warn!(%peer, "forward list {:?}: {e}", fwd.nodelist);
+                return Vec::new();
+            }
+            None => return Vec::new(),
+        };
+        let width = if fwd.tree_width == 0 {
+            self.default_tree_width
+        } else {
+            fwd.tree_width
+        };
+        let (branches, depth) = split_treewidth(&names, width);
+        let given = match fwd.timeout {
+            0 => u64::try_from(self.default_timeout.as_millis()).unwrap_or(u64::MAX),
+            t => u64::from(t),
+        };
+        // As upstream: a sender that says how deep its tree was gave the
+        // time for all of it, so we keep our share; an older one gave one
+        // hop's time, which each level below may take twice.
+        let ms = if fwd.tree_depth > 0 {
+            given.saturating_mul(u64::from(depth)) / u64::from(fwd.tree_depth)
+        } else {
+            given.saturating_mul(2 * u64::from(depth))
+        }
+        .max(1);
+        let mut h = header.clone();
+        h.forward.tree_width = width;
+        h.forward.tree_depth = depth;
+        h.forward.timeout = u32::try_from(ms).unwrap_or(u32::MAX);
+        h.ret_list.clear();
+        if h.orig_addr == SlurmAddr::Unspec {
+            h.orig_addr = slurm_addr(peer);
+        }
+        let hop = Arc::new(Hop {
+            header: h,
+            payload,
+            deadline: Instant::now() + Duration::from_millis(ms),
+        });
+        tracing::debug!(%peer, nodes = names.len(), depth, "forwarding {}", header.msg_type);
+        let mut tasks = JoinSet::new();
+        for b in branches {
+            let (me, hop) = (self.clone(), hop.clone());
+            tasks.spawn(async move { me.branch(b, &hop).await });
+        }
+        let mut out = Vec::with_capacity(names.len());
+        while let Some(r) = tasks.join_next().await {
+            match r {
+                Ok(entries) => out.extend(entries),
+                Err(e) => tracing::error!("forward task: {e}"),
+            }
+        }
+        let answered: HashSet<&str> = out.iter().filter_map(|e| e.node_name.as_deref()).collect();
+        let lost: Vec<RetEntry> = names
+            .iter()
+            .filter(|n| !answered.contains(n.as_str()))
+            .map(|n| failed_entry(n, SLURM_COMMUNICATIONS_CONNECTION_ERROR))
+            .collect();
+        out.extend(lost);
+        out
+    }
+
+    /// One branch: its first reachable node relays to the others.
+    async fn branch(self: Arc<Self>, names: Vec<String>, hop: &Arc<Hop>) -> Vec<RetEntry> {
+        let mut q: VecDeque<String> = names.into();
+        let mut out = Vec::new();
+        while let Some(name) = q.pop_front() {
+            let rest: Vec<String> = q.iter().cloned().collect();
+            match self.send(&name, &rest, hop).await {
+                Ok(entries) => {
+                    let got: HashSet<&str> = entries
+                        .iter()
+                        .filter_map(|e| e.node_name.as_deref())
+                        .collect();
+                    let relayed = rest.iter().any(|n| got.contains(n.as_str()));
+                    out.extend(entries);
+                    if rest.is_empty() || relayed {
+                        // Whatever it could not reach it reported itself; a
+                        // node missing from its list is marked by `forward`.
+                        break;
+                    }
+                    // It answered for itself only (it does not forward):
+                    // the next node heads the rest.
+                    tracing::warn!("{name} did not forward to {}", rest.len());
+                }
+                Err(SendError::NoAddr) => {
+                    tracing::error!("forward: no address for node {name}, check slurm.conf");
+                    out.push(failed_entry(&name, SLURM_UNKNOWN_FORWARD_ADDR));
+                }
+                Err(SendError::Unreachable(err)) => {
+                    tracing::warn!("forward to {name} failed: error {err}");
+                    out.push(failed_entry(&name, err));
+                    // Send to the others directly, all at once, so that a
+                    // dead branch costs one wait rather than one per node
+                    // (within what is left of the same deadline).
+                    let mut tasks = JoinSet::new();
+                    for n in q.drain(..) {
+                        let (me, hop) = (self.clone(), hop.clone());
+                        tasks.spawn(async move {
+                            match me.send(&n, &[], &hop).await {
+                                Ok(e) => e,
+                                Err(SendError::NoAddr) => {
+                                    vec![failed_entry(&n, SLURM_UNKNOWN_FORWARD_ADDR)]
+                                }
+                                Err(SendError::Unreachable(err)) => vec![failed_entry(&n, err)],
+                            }
+                        });
+                    }
+                    while let Some(r) = tasks.join_next().await {
+                        if let Ok(e) = r {
+                            out.extend(e);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Sends the request to `name` with `rest` as its forward list and
+    /// returns its reply and those it gathered.
+    async fn send(
+        &self,
+        name: &str,
+        rest: &[String],
+        hop: &Hop,
+    ) -> Result<Vec<RetEntry>, SendError> {
+        let (host, port) = (self.resolve)(name).ok_or(SendError::NoAddr)?;
+        let deadline = hop.deadline;
+        if Instant::now() >= deadline {
+            return Err(SendError::Unreachable(
+                SLURM_COMMUNICATIONS_CONNECTION_ERROR,
+            ));
+        }
+        let mut h = hop.header.clone();
+        h.forward.cnt = u16::try_from(rest.len()).unwrap_or(u16::MAX);
+        h.forward.nodelist = if rest.is_empty() {
+            None
+        } else {
+            Some(slurm_conf::compress(rest).unwrap_or_else(|_| rest.join(",")))
+        };
+        let bytes = frame_bytes(&h, &hop.payload);
+        let conn = async {
+            let addr = tokio::net::lookup_host((host.as_str(), port))
+                .await?
+                .next()
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+            TcpStream::connect(addr).await
+        };
+        let mut s = match tokio::time::timeout_at(deadline, conn).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(_)) | Err(_) => {
+                return Err(SendError::Unreachable(
+                    SLURM_COMMUNICATIONS_CONNECTION_ERROR,
+                ))
+            }
+        };
+        match tokio::time::timeout_at(deadline, s.write_all(&bytes)).await {
+            Ok(Ok(())) => {}
+            _ => return Err(SendError::Unreachable(SLURM_COMMUNICATIONS_SEND_ERROR)),
+        }
+        let ty = h.typed_msg_type().ok();
+        if matches!(
+            ty,
+            Some(
+                MsgType::RequestShutdown
+                    | MsgType::RequestReconfigure
+                    | MsgType::RequestRebootNodes
+            )
+        ) {
+            // No reply comes to these: delivered is success.
+            return Ok(std::iter::once(name)
+                .chain(rest.iter().map(String::as_str))
+                .map(|n| RetEntry {
+                    err: 0,
+                    node_name: Some(n.to_string()),
+                    body: Message::ResponseSlurmRc(ReturnCodeMsg { return_code: 0 }),
+                })
+                .collect());
+        }
+        let raw = match tokio::time::timeout_at(deadline, read_frame(&mut s)).await {
+            Ok(Ok(raw)) => raw,
+            Ok(Err(_)) => return Err(SendError::Unreachable(SLURM_COMMUNICATIONS_RECEIVE_ERROR)),
+            Err(_) => return Err(SendError::Unreachable(SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT)),
+        };
+        // The reply is handed up as it is; whoever asked checks what it
+        // means. A reply we cannot decode cannot be re-encoded either.
+        let reply = Frame::decode(&raw).and_then(|f| f.message().map(|m| (f, m)));
+        let (f, msg) = match reply {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::warn!("forward: reply from {name}: {e}");
+                return Ok(vec![failed_entry(name, SLURM_COMMUNICATIONS_RECEIVE_ERROR)]);
+            }
+        };
+        let mut out = Vec::with_capacity(1 + f.header.ret_list.len());
+        out.push(RetEntry {
+            err: 0,
+            node_name: Some(name.to_string()),
+            body: msg,
+        });
+        for mut e in f.header.ret_list {
+            if e.node_name.is_none() {
+                e.node_name = Some(name.to_string());
+            }
+            out.push(e);
+        }
+        Ok(out)
+    }
+}
+
+/// A whole frame: prefix, `h` (its body length kept) and the verbatim
+/// credential and body.
+fn frame_bytes(h: &Header, payload: &[u8]) -> Vec<u8> {
+    let mut w = Writer::with_capacity(128 + payload.len());
+    w.u32(0);
+    h.encode(&mut w);
+    w.bytes(payload);
+    let n = u32::try_from(w.len() - 4).unwrap_or(u32::MAX);
+    w.patch_u32(0, n);
+    w.into_vec()
+}
+
+fn slurm_addr(a: SocketAddr) -> SlurmAddr {
+    match a {
+        SocketAddr::V4(a) => SlurmAddr::V4(*a.ip(), a.port()),
+        SocketAddr::V6(a) => SlurmAddr::V6(*a.ip(), a.port()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(n: usize) -> Vec<String> {
+        (1..=n).map(|i| format!("n{i}")).collect()
+    }
+
+    fn sizes(n: usize, w: u16) -> (Vec<usize>, u16) {
+        let (b, d) = split_treewidth(&names(n), w);
+        (b.iter().map(Vec::len).collect(), d)
+    }
+
+    /// Hand-computed from upstream's rule: full levels first, then the
+    /// remainder spread evenly with the first branches taking the extra.
+    #[test]
+    fn split_matches_upstream_shapes() {
+        // Fits in one level: everyone is a branch of one.
+        assert_eq!(sizes(3, 16), (vec![1, 1, 1], 1));
+        assert_eq!(sizes(16, 16), (vec![1; 16], 1));
+        // TreeWidth=1: a chain.
+        assert_eq!(sizes(2, 1), (vec![2], 2));
+        assert_eq!(sizes(5, 1), (vec![5], 5));
+        // 17 over 16: level one (16) then one more on the first branch.
+        let mut want = vec![1; 16];
+        want[0] = 2;
+        assert_eq!(sizes(17, 16), (want, 2));
+        // 10 over 3: level 3 (1 each), level 9 does not fit: 7 left,
+        // 2 each and the first takes the last one -> 4,3,3.
+        assert_eq!(sizes(10, 3), (vec![4, 3, 3], 2));
+        // 12 over 3: levels 3 and 9 exactly -> 4,4,4.
+        assert_eq!(sizes(12, 3), (vec![4, 4, 4], 2));
+        // 13 over 3: 3+9 full, one left for the first branch at level 3.
+        assert_eq!(sizes(13, 3), (vec![5, 4, 4], 3));
+        // 5 over 2: level 2, then 3 left: 1 each and the first one more.
+        assert_eq!(sizes(5, 2), (vec![3, 2], 2));
+        assert_eq!(sizes(0, 4), (vec![], 0));
+    }
+
+    #[test]
+    fn branches_keep_the_node_order() {
+        let (b, _) = split_treewidth(&names(5), 2);
+        assert_eq!(b[0], ["n1", "n2", "n3"]);
+        assert_eq!(b[1], ["n4", "n5"]);
+    }
+
+    #[test]
+    fn zero_width_is_treated_as_one() {
+        assert_eq!(sizes(3, 0), (vec![3], 3));
+    }
+}

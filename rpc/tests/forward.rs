@@ -1,0 +1,266 @@
+//! Forwarding (TreeWidth) between in-process servers on localhost, with
+//! real munge credentials.
+
+use slurm_rpc::forward::{Forwarder, Resolver};
+use slurm_rpc::testing::Munged;
+use slurm_rpc::{read_frame, request_frame, serve_with, write_frame, AuthCtx, Incoming, ServeOpts};
+use slurm_wire::auth::{Audience, VerifyPolicy};
+use slurm_wire::errno::{
+    SLURM_COMMUNICATIONS_CONNECTION_ERROR, SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT,
+    SLURM_UNKNOWN_FORWARD_ADDR,
+};
+use slurm_wire::header::{Forward, RetEntry};
+use slurm_wire::msg::common::{LastUpdateMsg, ReturnCodeMsg};
+use slurm_wire::{Frame, Message, ProtocolVersion};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const T: Duration = Duration::from_secs(5);
+
+fn ctx(m: &Munged) -> AuthCtx {
+    AuthCtx {
+        plugin: Arc::new(m.auth()),
+        slurm_user_uid: 0,
+        policy: VerifyPolicy::default(),
+    }
+}
+
+/// What each node received: its name and the frame.
+type Seen = Arc<Mutex<Vec<(String, Frame)>>>;
+
+/// One munged per node sharing one key, as on a real cluster: a single
+/// munged would see each forwarded credential as a replay.
+fn munges(count: usize) -> Vec<Munged> {
+    let first = Munged::start();
+    let mut all: Vec<Munged> = (1..count).map(|_| first.sibling()).collect();
+    all.insert(0, first);
+    all
+}
+
+/// Servers named `n1`..`n{count}` (node i using munged i-1) that answer
+/// with their number as the return code, plus the names in `extra`
+/// resolving to the given ports. Returns what they receive and every
+/// name's port.
+async fn cluster(munged: &[Munged], extra: &[(&str, u16)]) -> (Seen, Arc<HashMap<String, u16>>) {
+    let count = munged.len();
+    let mut listeners = Vec::new();
+    let mut ports: HashMap<String, u16> = HashMap::new();
+    for i in 1..=count {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        ports.insert(format!("n{i}"), l.local_addr().unwrap().port());
+        listeners.push((i, l));
+    }
+    for (n, p) in extra {
+        ports.insert(n.to_string(), *p);
+    }
+    let ports = Arc::new(ports);
+    let table = ports.clone();
+    let resolve: Resolver = Arc::new(move |n: &str| table.get(n).map(|p| ("127.0.0.1".into(), *p)));
+    let seen: Seen = Arc::default();
+    for (i, l) in listeners {
+        let fw = Arc::new(Forwarder::new(resolve.clone(), T, 16));
+        let opts = ServeOpts {
+            timeout: T,
+            forwarder: Some(fw),
+        };
+        let seen = seen.clone();
+        let c = ctx(&munged[i - 1]);
+        tokio::spawn(serve_with(l, c, opts, move |req: Incoming| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().unwrap().push((format!("n{i}"), req.frame));
+                Some(slurm_rpc::rc_message(i as i32))
+            }
+        }));
+    }
+    (seen, ports)
+}
+
+/// Sends `msg` to `port` with `forward` in its header; returns what was
+/// sent and the reply.
+async fn send(
+    ctx: &AuthCtx,
+    port: u16,
+    v: ProtocolVersion,
+    forward: Forward,
+) -> (Frame, Frame, Duration) {
+    let msg = Message::RequestBuildInfo(LastUpdateMsg {
+        last_update: 0x0102_0304_0506,
+    });
+    let mut req = request_frame(ctx, v, &msg, Audience::Uid(0)).unwrap();
+    req.header.forward = forward;
+    let started = Instant::now();
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    write_frame(&mut s, &req).await.unwrap();
+    let raw = tokio::time::timeout(T * 3, read_frame(&mut s))
+        .await
+        .expect("a reply within the timeout")
+        .unwrap();
+    (req, Frame::decode(&raw).unwrap(), started.elapsed())
+}
+
+fn by_name(ret: &[RetEntry]) -> HashMap<String, (u32, Message)> {
+    let mut m = HashMap::new();
+    for e in ret {
+        let name = e.node_name.clone().expect("every entry names its node");
+        assert!(
+            m.insert(name.clone(), (e.err, e.body.clone())).is_none(),
+            "{name} twice"
+        );
+    }
+    m
+}
+
+fn rc(i: u32) -> Message {
+    Message::ResponseSlurmRc(ReturnCodeMsg { return_code: i })
+}
+
+/// n1 is told to forward to n2..n7 with TreeWidth 2: it relays to n2 (with
+/// n3, n4 to relay on) and n5 (with n6, n7). Every node gets the original
+/// credential and body, and n1's reply lists the six others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tree_reaches_every_node_and_the_replies_come_back() {
+    let m = munges(7);
+    // The client shares n1's munged: n1 decodes its credential once.
+    let c = ctx(&m[0]);
+    for v in [
+        ProtocolVersion::V22_05,
+        ProtocolVersion::V23_11,
+        ProtocolVersion::V24_11,
+        ProtocolVersion::V26_05,
+    ] {
+        let (seen, ports) = cluster(&m, &[]).await;
+        let fwd = Forward {
+            cnt: 6,
+            nodelist: Some("n[2-7]".into()),
+            timeout: 5000,
+            tree_width: 2,
+            net_cred: None,
+            tree_depth: 0,
+        };
+        let (req, reply, _) = send(&c, ports["n1"], v, fwd).await;
+        assert_eq!(reply.message().unwrap(), rc(1), "{v}");
+        let got = by_name(&reply.header.ret_list);
+        assert_eq!(got.len(), 6, "{v}: {got:?}");
+        for i in 2..=7u32 {
+            assert_eq!(got[&format!("n{i}")], (0, rc(i)), "{v}");
+        }
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 7, "{v}: each node handled it once");
+        for (name, f) in seen.iter() {
+            assert_eq!(f.auth, req.auth, "{v} {name}: the original credential");
+            assert_eq!(f.body, req.body, "{v} {name}: the original body");
+            assert_eq!(f.header.msg_type, req.header.msg_type);
+            let fwd = &f.header.forward;
+            let want = match name.as_str() {
+                "n1" => Some("n[2-7]"),
+                "n2" => Some("n[3-4]"),
+                "n5" => Some("n[6-7]"),
+                _ => None,
+            };
+            assert_eq!(fwd.nodelist.as_deref(), want, "{v} {name}");
+            if want.is_some() && name != "n1" {
+                assert_eq!((fwd.cnt, fwd.tree_width), (2, 2), "{v} {name}");
+                if v >= ProtocolVersion::V24_11 {
+                    assert_eq!(fwd.tree_depth, 2, "{v} {name}: depth below n1");
+                }
+            }
+        }
+    }
+}
+
+/// Nodes that refuse the connection, never answer or have no address get
+/// RESPONSE_FORWARD_FAILED entries, and the reply still comes within the
+/// forward timeout. A dead head of a branch does not cost its branch: the
+/// others are sent to directly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn unreachable_nodes_are_reported_within_the_timeout() {
+    let m = munges(4);
+    let c = ctx(&m[0]);
+    // A port nobody listens on.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    // A server that accepts and never answers.
+    let mute = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mute_port = mute.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = mute.accept().await {
+            held.push(s);
+        }
+    });
+    let (seen, ports) = cluster(&m, &[("dead1", closed), ("mute1", mute_port)]).await;
+    let v = ProtocolVersion::V24_11;
+
+    // All direct (TreeWidth 16): one of each kind.
+    let fwd = Forward {
+        cnt: 4,
+        nodelist: Some("n2,dead1,mute1,ghost1".into()),
+        timeout: 400,
+        tree_width: 16,
+        net_cred: None,
+        tree_depth: 1,
+    };
+    let (_, reply, took) = send(&c, ports["n1"], v, fwd).await;
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let got = by_name(&reply.header.ret_list);
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(got["n2"], (0, rc(2)));
+    let failed = |err: i32| {
+        (
+            err as u32,
+            Message::ResponseForwardFailed(Default::default()),
+        )
+    };
+    assert_eq!(got["dead1"], failed(SLURM_COMMUNICATIONS_CONNECTION_ERROR));
+    assert_eq!(got["mute1"], failed(SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT));
+    assert_eq!(got["ghost1"], failed(SLURM_UNKNOWN_FORWARD_ADDR));
+
+    // A chain (TreeWidth 1) whose head is dead: n3 and n4 still get it.
+    seen.lock().unwrap().clear();
+    let fwd = Forward {
+        cnt: 3,
+        nodelist: Some("dead1,n[3-4]".into()),
+        timeout: 400,
+        tree_width: 1,
+        net_cred: None,
+        tree_depth: 0,
+    };
+    let (_, reply, took) = send(&c, ports["n1"], v, fwd).await;
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let got = by_name(&reply.header.ret_list);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(got["dead1"], failed(SLURM_COMMUNICATIONS_CONNECTION_ERROR));
+    assert_eq!(got["n3"], (0, rc(3)));
+    assert_eq!(got["n4"], (0, rc(4)));
+    // A chain whose head never answers: the deadline is the whole
+    // branch's, so the reply still comes in time, n3 marked as not reached.
+    let fwd = Forward {
+        cnt: 2,
+        nodelist: Some("mute1,n3".into()),
+        timeout: 400,
+        tree_width: 1,
+        net_cred: None,
+        tree_depth: 2,
+    };
+    let (_, reply, took) = send(&c, ports["n1"], v, fwd).await;
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    let got = by_name(&reply.header.ret_list);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got["mute1"], failed(SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT));
+    assert_eq!(got["n3"], failed(SLURM_COMMUNICATIONS_CONNECTION_ERROR));
+
+    let mut handled: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(n, _)| n.clone())
+        .collect();
+    handled.sort();
+    assert_eq!(handled, ["n1", "n1", "n3", "n4"]);
+}
