@@ -210,10 +210,11 @@ impl Daemon {
         }
     }
 
-    fn ping_reply() -> Message {
+    fn ping_reply(&self) -> Message {
         Message::ResponsePingSlurmd(PingSlurmdRespMsg {
             cpu_load: hw::cpu_load(),
             free_mem: hw::free_mem(),
+            node_name: Some(self.node_name().to_string()),
         })
     }
 
@@ -228,12 +229,12 @@ impl Daemon {
         };
         let mtype = req.msg.msg_type();
         match req.msg {
-            Message::RequestPing(_) if ok => Some(Self::ping_reply()),
+            Message::RequestPing(_) if ok => Some(self.ping_reply()),
             Message::RequestPing(_) => deny("ping"),
             Message::RequestNodeRegistrationStatus(_) if ok => {
                 let me = self.clone();
                 tokio::spawn(async move { me.register_loop(0).await });
-                Some(Self::ping_reply())
+                Some(self.ping_reply())
             }
             Message::RequestNodeRegistrationStatus(_) => deny("registration request"),
             Message::RequestHealthCheck(_) if ok => {

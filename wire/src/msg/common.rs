@@ -42,6 +42,9 @@ wire_struct! {
     pub struct PingSlurmdRespMsg {
         pub cpu_load: u32,
         pub free_mem: u64,
+        /// 26.05: the answering node names itself.
+        [V26_05..]
+        pub node_name: Option<String>,
     }
 }
 
@@ -103,5 +106,32 @@ mod fed_tests {
             assert_eq!(decode_exact::<NoFederation>(&[0], v).unwrap(), NoFederation);
             assert!(decode_exact::<NoFederation>(&[1], v).is_err());
         }
+    }
+}
+
+#[cfg(test)]
+mod ping_tests {
+    use super::*;
+    use crate::pack::{decode_exact, encode_to_vec};
+    use crate::ProtocolVersion;
+
+    /// 26.05 slurmctld refuses a ping answer without the node's name
+    /// ("Malformed RPC of type RESPONSE_PING_SLURMD").
+    #[test]
+    fn ping_answer_names_its_node_from_26_05() {
+        let m = PingSlurmdRespMsg {
+            cpu_load: 7,
+            free_mem: 9,
+            node_name: Some("n1".into()),
+        };
+        let head = [0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 9];
+        assert_eq!(encode_to_vec(&m, ProtocolVersion::V24_11), head);
+        let mut with_name = head.to_vec();
+        with_name.extend_from_slice(&[0, 0, 0, 3, b'n', b'1', 0]);
+        assert_eq!(encode_to_vec(&m, ProtocolVersion::V26_05), with_name);
+        assert_eq!(
+            decode_exact::<PingSlurmdRespMsg>(&with_name, ProtocolVersion::V26_05).unwrap(),
+            m
+        );
     }
 }
