@@ -141,6 +141,7 @@ pub fn step_info_msg(
     Ok(JobStepInfoResponseMsg {
         last_update: now,
         job_steps,
+        ..Default::default()
     })
 }
 

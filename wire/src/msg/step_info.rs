@@ -73,6 +73,9 @@ wire_struct! {
 pub struct JobStepInfoResponseMsg {
     pub last_update: i64,
     pub job_steps: Vec<JobStepInfo>,
+    /// 24.05+: an empty `stepmgr_jobs` list was sent (count 0) rather than
+    /// none (NO_VAL); kept so that a message re-encodes as it came.
+    pub stepmgr_jobs_empty: bool,
 }
 
 impl Wire for JobStepInfoResponseMsg {
@@ -84,10 +87,11 @@ impl Wire for JobStepInfoResponseMsg {
         for _ in 0..n {
             job_steps.push(JobStepInfo::decode(r, v).map_err(|e| e.within("job_steps"))?);
         }
+        let mut cnt = crate::pack::NO_VAL;
         if v >= ProtocolVersion::V24_05 {
             // slurm_pack_list: NO_VAL for none, else a count of records
             // this decoder does not model.
-            let cnt = r.u32().map_err(|e| e.within("stepmgr_jobs"))?;
+            cnt = r.u32().map_err(|e| e.within("stepmgr_jobs"))?;
             if cnt != crate::pack::NO_VAL && cnt != 0 {
                 return Err(crate::error::DecodeError::new(
                     crate::error::DecodeErrorKind::BadValue {
@@ -101,6 +105,7 @@ impl Wire for JobStepInfoResponseMsg {
         Ok(Self {
             last_update,
             job_steps,
+            stepmgr_jobs_empty: cnt == 0,
         })
     }
     fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
@@ -110,7 +115,11 @@ impl Wire for JobStepInfoResponseMsg {
             s.encode(w, v);
         }
         if v >= ProtocolVersion::V24_05 {
-            w.u32(crate::pack::NO_VAL);
+            w.u32(if self.stepmgr_jobs_empty {
+                0
+            } else {
+                crate::pack::NO_VAL
+            });
         }
     }
 }
@@ -119,6 +128,20 @@ impl Wire for JobStepInfoResponseMsg {
 mod tests {
     use super::*;
     use crate::pack::{decode_exact, encode_to_vec};
+
+    /// A stepmgr list sent empty (count 0) and one sent as none (NO_VAL)
+    /// both decode, and each re-encodes as it came (found by fuzz_header).
+    #[test]
+    fn stepmgr_list_count_re_encodes_as_sent() {
+        for cnt in [0u32, crate::pack::NO_VAL] {
+            let mut b = vec![0, 0, 0, 0];
+            b.extend_from_slice(&7i64.to_be_bytes());
+            b.extend_from_slice(&cnt.to_be_bytes());
+            let m: JobStepInfoResponseMsg = decode_exact(&b, ProtocolVersion::V24_11).unwrap();
+            assert_eq!(m.stepmgr_jobs_empty, cnt == 0);
+            assert_eq!(encode_to_vec(&m, ProtocolVersion::V24_11), b);
+        }
+    }
 
     #[test]
     fn round_trips_and_version_gates() {
@@ -138,6 +161,7 @@ mod tests {
         let m = JobStepInfoResponseMsg {
             last_update: 5,
             job_steps: vec![step.clone()],
+            ..Default::default()
         };
         let mut sizes = Vec::new();
         for v in [
