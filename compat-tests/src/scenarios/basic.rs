@@ -435,10 +435,10 @@ fn ctld_crash(c: &mut Ctx) -> Result<(), String> {
         c.job(&id);
         ids.push(id);
     }
-    stock_state_mark(c)?;
     c.wait_state(&ids[1], "RUNNING", JOB_WAIT)?;
     let before = c.ok("squeue -h -o '%j %T %r' | sort")?;
     c.record("squeue before the crash", &before.stdout);
+    stock_state_mark(c)?;
     wait_stock_state_saved(c)?;
     // the same binary and arguments scripts/cluster used
     c.ok_on(

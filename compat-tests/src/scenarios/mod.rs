@@ -286,7 +286,8 @@ pub const JOB_WAIT: Duration = Duration::from_secs(60);
 
 /// Stock saves its job state some seconds after a change, and a `kill -9`
 /// before that loses jobs; ours acknowledges a change only once it is on
-/// disk. Before a crash test's last change, mark the time ...
+/// disk. Once a crash test's last change shows, mark the time (a save
+/// begun before the mark may predate the change) ...
 pub fn stock_state_mark(c: &mut Ctx) -> Result<(), String> {
     if stock_ctld(c) {
         c.ok_on("ctl", "touch /tmp/state-mark")?;
@@ -295,7 +296,8 @@ pub fn stock_state_mark(c: &mut Ctx) -> Result<(), String> {
 }
 
 /// ... and before the kill, give a stock controller until its job_state
-/// file is newer than the mark (25 s at most).
+/// file is newer than the mark (25 s at most: none comes when the change
+/// was saved before the mark).
 pub fn wait_stock_state_saved(c: &mut Ctx) -> Result<(), String> {
     if stock_ctld(c) {
         c.ok_on(

@@ -233,7 +233,6 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
         |s| s.trim() == "32",
     )?;
     let cancel = pending[pending.len() - 20..].join(" ");
-    stock_state_mark(c)?;
     c.ok_as(Some("alice"), &format!("scancel {cancel}"))?;
     ids.extend(running);
     ids.extend(pending);
@@ -257,6 +256,7 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
         ],
     )?;
     c.record("states before the crash", &counts);
+    stock_state_mark(c)?;
     wait_stock_state_saved(c)?;
     restart_ctld(c, Some("-9"))?;
     let after = c.wait_for_same(
