@@ -150,8 +150,7 @@ fn open_state(
             let mut ctrl = loaded.controller;
             // Partition changes made with scontrol end with the run, as
             // in stock (replaying them kept the log's replay faithful).
-            ctrl.conf = Arc::new(cluster);
-            ctrl.restarted(t);
+            ctrl.restarted(t, cluster);
             Ok((ctrl, Some(store)))
         }
         Err(e) if opts.ignore_errors => {

@@ -388,9 +388,13 @@ impl Controller {
         }
     }
 
-    /// After a restart with saved state: nodes get a fresh SlurmdTimeout
-    /// to register again (running jobs stay, and re-attach then).
-    pub fn restarted(&mut self, now: Time) {
+    /// After a restart with saved state, under slurm.conf as it reads now:
+    /// partitions are slurm.conf's again (stock restores scontrol's
+    /// partition changes only with ReconfigFlags=KeepPartInfo/KeepPartState),
+    /// jobs follow their partitions and nodes by name, and nodes get a
+    /// fresh SlurmdTimeout to register again (running jobs re-attach then).
+    pub fn restarted(&mut self, now: Time, conf: ClusterConf) {
+        self.reconfigure(now, conf);
         for n in &mut self.nodes {
             if n.protocol_version.is_some() {
                 n.last_response = now;
@@ -1550,6 +1554,8 @@ impl Controller {
             }
         }
         self.conf = Arc::new(conf);
+        // Per-partition scheduler memory is indexed like the table.
+        self.sched.blocked_at.clear();
         self.last_node_update = now;
         self.last_part_update = now;
     }

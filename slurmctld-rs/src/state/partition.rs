@@ -776,6 +776,29 @@ mod tests {
     }
 
     #[test]
+    fn a_restart_takes_slurm_conf_partitions_and_jobs_keep_theirs() {
+        let parts = "PartitionName=a Nodes=n1 Default=YES\nPartitionName=b Nodes=n1\n";
+        let mut c = sharing_cluster(&["n1"], parts);
+        let in_b = submit_shared(&mut c, 1000, "b", 4, NO_VAL16, V24);
+        assert_eq!(delete(&mut c, 0, "a"), Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(c.jobs[&in_b].part, 0, "b moved down");
+        // The restarted controller reads the same slurm.conf: "a" is back,
+        // and the running job is still b's (index 1 now).
+        let text = format!(
+            "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\nNodeName=n1 CPUs=4 RealMemory=1000\n{parts}"
+        );
+        c.restarted(2000, testkit::cluster_conf(&text));
+        let names: Vec<&str> = c.conf.partitions.iter().map(|p| p.name()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(c.conf.partitions[c.jobs[&in_b].part].name(), "b");
+        assert_eq!(c.jobs[&in_b].state, JobState::Running);
+        assert!(matches!(
+            submit_from(&mut c, "a", V24),
+            Reply::Submitted { .. }
+        ));
+    }
+
+    #[test]
     fn deleting_the_default_leaves_none() {
         let mut c = sharing_cluster(
             &["n1"],
