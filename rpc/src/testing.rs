@@ -86,6 +86,15 @@ impl Munged {
         MungeAuth::with_socket(&self.socket)
     }
 
+    /// What a daemon running as root verifies with, through this munged.
+    pub fn auth_ctx(&self) -> crate::AuthCtx {
+        crate::AuthCtx {
+            plugin: std::sync::Arc::new(self.auth()),
+            slurm_user_uid: 0,
+            policy: slurm_wire::auth::VerifyPolicy::default(),
+        }
+    }
+
     /// A credential made by another uid, through the munge CLI.
     pub fn cred_as(&self, uid: u32, payload: &[u8]) -> String {
         let mut c = Command::new("setpriv")

@@ -4,7 +4,7 @@
 use slurm_rpc::forward::{Forwarder, Resolver};
 use slurm_rpc::testing::Munged;
 use slurm_rpc::{read_frame, request_frame, serve_with, write_frame, AuthCtx, Incoming, ServeOpts};
-use slurm_wire::auth::{Audience, VerifyPolicy};
+use slurm_wire::auth::Audience;
 use slurm_wire::errno::{
     SLURM_COMMUNICATIONS_CONNECTION_ERROR, SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT,
     SLURM_UNKNOWN_FORWARD_ADDR,
@@ -17,14 +17,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(5);
-
-fn ctx(m: &Munged) -> AuthCtx {
-    AuthCtx {
-        plugin: Arc::new(m.auth()),
-        slurm_user_uid: 0,
-        policy: VerifyPolicy::default(),
-    }
-}
 
 /// What each node received: its name and the frame.
 type Seen = Arc<Mutex<Vec<(String, Frame)>>>;
@@ -65,7 +57,7 @@ async fn cluster(munged: &[Munged], extra: &[(&str, u16)]) -> (Seen, Arc<HashMap
             forwarder: Some(fw),
         };
         let seen = seen.clone();
-        let c = ctx(&munged[i - 1]);
+        let c = munged[i - 1].auth_ctx();
         tokio::spawn(serve_with(l, c, opts, move |req: Incoming| {
             let seen = seen.clone();
             async move {
@@ -125,7 +117,7 @@ fn rc(i: u32) -> Message {
 async fn a_tree_reaches_every_node_and_the_replies_come_back() {
     let m = munges(7);
     // The client shares n1's munged: n1 decodes its credential once.
-    let c = ctx(&m[0]);
+    let c = m[0].auth_ctx();
     for v in [
         ProtocolVersion::V22_05,
         ProtocolVersion::V23_11,
@@ -179,7 +171,7 @@ async fn a_tree_reaches_every_node_and_the_replies_come_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn unreachable_nodes_are_reported_within_the_timeout() {
     let m = munges(4);
-    let c = ctx(&m[0]);
+    let c = m[0].auth_ctx();
     // A port nobody listens on.
     let closed = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

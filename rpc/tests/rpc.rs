@@ -2,7 +2,7 @@
 
 use slurm_rpc::testing::Munged;
 use slurm_rpc::{call, read_frame, request_frame, serve, AuthCtx, Incoming, RpcError};
-use slurm_wire::auth::{Audience, VerifyPolicy};
+use slurm_wire::auth::Audience;
 use slurm_wire::msg::common::{Empty, LastUpdateMsg, ReturnCodeMsg};
 use slurm_wire::{Frame, Message, ProtocolVersion};
 use std::sync::Arc;
@@ -10,14 +10,6 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
 const T: Duration = Duration::from_secs(5);
-
-fn ctx(m: &Munged) -> AuthCtx {
-    AuthCtx {
-        plugin: Arc::new(m.auth()),
-        slurm_user_uid: 0,
-        policy: VerifyPolicy::default(),
-    }
-}
 
 async fn server(ctx: AuthCtx) -> std::net::SocketAddr {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -36,7 +28,7 @@ async fn server(ctx: AuthCtx) -> std::net::SocketAddr {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ping_in_every_version() {
     let m = Munged::start();
-    let c = ctx(&m);
+    let c = m.auth_ctx();
     let addr = server(c.clone()).await;
     for v in ProtocolVersion::ALL {
         let ping = Message::RequestPing(Empty {});
@@ -70,7 +62,7 @@ async fn ping_in_every_version() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_are_dropped_and_the_server_stays_up() {
     let m = Munged::start();
-    let c = ctx(&m);
+    let c = m.auth_ctx();
     let addr = server(c.clone()).await;
     let v = ProtocolVersion::V24_11;
 
@@ -121,7 +113,7 @@ async fn large_replies_are_written_a_few_at_a_time_and_a_ping_passes_them() {
     use tokio::io::AsyncReadExt;
 
     let m = Munged::start();
-    let c = ctx(&m);
+    let c = m.auth_ctx();
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     let body: Arc<[u8]> = vec![7u8; 64 * LARGE_BODY].into();

@@ -6,7 +6,7 @@
 
 use slurm_rpc::testing::Munged;
 use slurm_rpc::{call, rc_message, AuthCtx, Incoming};
-use slurm_wire::auth::{Audience, VerifyPolicy};
+use slurm_wire::auth::Audience;
 use slurm_wire::msg::common::LastUpdateMsg;
 use slurm_wire::msg::job::{JobIdMsg, JobInfoRequestMsg};
 use slurm_wire::msg::job_desc::JobDescMsg;
@@ -18,7 +18,6 @@ use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion as V};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -106,11 +105,7 @@ async fn clients_and_a_slurmd_of_three_versions() {
     let slurmd = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let slurmd_port = slurmd.local_addr().unwrap().port();
     let path = conf(dir.path(), &munged.socket, slurmd_port);
-    let ctx = AuthCtx {
-        plugin: Arc::new(munged.auth()),
-        slurm_user_uid: 0,
-        policy: VerifyPolicy::default(),
-    };
+    let ctx = munged.auth_ctx();
     let (sent_tx, mut sent) = mpsc::unbounded_channel::<(V, Message)>();
     tokio::spawn(slurm_rpc::serve(
         slurmd,

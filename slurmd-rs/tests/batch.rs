@@ -5,15 +5,14 @@
 mod common;
 
 use common::*;
+use slurm_rpc::call;
 use slurm_rpc::testing::Munged;
-use slurm_rpc::{call, AuthCtx};
-use slurm_wire::auth::{Audience, VerifyPolicy};
+use slurm_wire::auth::Audience;
 use slurm_wire::msg::common::ReturnCodeMsg;
 use slurm_wire::msg::kill::KillJobMsg;
 use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion as V};
 use std::net::SocketAddr;
-use std::sync::Arc;
 use tokio::net::TcpListener;
 
 /// Prints its environment's essentials, exits 3.
@@ -78,11 +77,7 @@ async fn scenario(v: V, pin: bool) {
         cmd.args(["--ctld-protocol", v.release()]);
     }
     let _d = Daemon(cmd.spawn().unwrap());
-    let ctx = AuthCtx {
-        plugin: Arc::new(munged.auth()),
-        slurm_user_uid: 0,
-        policy: VerifyPolicy::default(),
-    };
+    let ctx = munged.auth_ctx();
 
     // Registration, in the version this controller accepts.
     let (m, s, rv) = next_request(&ctld, &ctx, v).await;

@@ -5,7 +5,7 @@
 
 use slurm_rpc::testing::Munged;
 use slurm_rpc::{call, read_frame, reply_frame, write_frame, AuthCtx};
-use slurm_wire::auth::{Audience, AuthPlugin, VerifyPolicy};
+use slurm_wire::auth::{Audience, AuthPlugin};
 use slurm_wire::msg::common::ReturnCodeMsg;
 use slurm_wire::msg::cred::{CpuArrayRep, Identity, JobCred, JobCredArg, VersionedCred};
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
@@ -14,7 +14,6 @@ use slurm_wire::types::StepId;
 use slurm_wire::{Frame, Message, ProtocolVersion as V};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 
@@ -178,11 +177,7 @@ impl Node {
         if let Some(c) = cgroup_conf {
             std::fs::write(p("cgroup.conf"), c).unwrap();
         }
-        let ctx = AuthCtx {
-            plugin: Arc::new(munged.auth()),
-            slurm_user_uid: 0,
-            policy: VerifyPolicy::default(),
-        };
+        let ctx = munged.auth_ctx();
         Node {
             munged,
             dir,
