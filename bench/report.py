@@ -50,6 +50,9 @@ def rows(meta):
     for lvl in lv:
         goal = (2.0, "≤½ (≥2×)") if lvl == top else (None, "")
         r.append(("queue", f"rss_ctld_MiB@pending{lvl}", [f"rss_ctld_error@pending{lvl}"], f"controller RSS, {int(lvl):,} pending", "MiB", False, *goal))
+    settle = meta.get("SETTLE_S", "10")
+    r.append(("queue", f"rss_ctld_MiB@pending{top}_settled", [f"rss_ctld_error@pending{top}_settled"],
+              f"controller RSS, {int(top):,} pending, {settle} s after the last squeue", "MiB", False, 2.0, "≤½ (≥2×)"))
     r.append(("main", "rss_ctld_MiB@after_e2e", ["rss_ctld_error@after_e2e"], "controller RSS after the end-to-end run", "MiB", False, None, ""))
     return r
 

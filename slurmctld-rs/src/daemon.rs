@@ -328,7 +328,9 @@ pub async fn run_loaded(
             // O(1): the tables are persistent maps of shared records.
             let published = Arc::new(ctrl.clone());
             // Replies the new snapshot cannot use are freed now.
-            sh.replies.prune(&published);
+            if sh.replies.prune(&published, std::time::Instant::now()) {
+                tokio::task::spawn_blocking(crate::reply_cache::release_free_memory);
+            }
             sh.snap.store(published);
             agent.dispatch(&sh, effects);
             for (tx, r) in replies {

@@ -15,13 +15,17 @@
 //! So a state change is never answered with stale bytes, while a batch
 //! that changed nothing the listing shows (a scheduler tick over a held
 //! queue, a ping) keeps the entry. On each publish the daemon prunes the
-//! entries the new snapshot can no longer use.
+//! entries the new snapshot can no longer use, and the large ones nobody
+//! has asked for in [`IDLE_KEEP`]: at 100,000 jobs one listing is ~60 MB,
+//! which a site that runs `squeue` once a minute should not pay for in
+//! between.
 
 use crate::state::Controller;
 use crate::views;
 use slurm_wire::{Message, MsgType, ProtocolVersion};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
 
 /// Which listing.
@@ -104,7 +108,7 @@ const TRIM_ABOVE: usize = 1 << 20;
 /// 100,000 jobs) and frees them at once; glibc keeps such freed memory in
 /// the building thread's arena, so the controller's RSS would stay at its
 /// peak. Hand it back.
-fn release_free_memory() {
+pub fn release_free_memory() {
     #[cfg(target_env = "gnu")]
     // SAFETY: malloc_trim only releases free memory of the allocator.
     unsafe {
@@ -123,7 +127,21 @@ struct Slot {
     snap: Arc<Controller>,
     key: Key,
     cell: Cell,
+    /// When a request last asked for it.
+    used: Instant,
 }
+
+impl Slot {
+    fn big_and_idle(&self, now: Instant) -> bool {
+        self.cell.get().is_some_and(|b| b.len() > TRIM_ABOVE)
+            && now.saturating_duration_since(self.used) >= IDLE_KEEP
+    }
+}
+
+/// How long a body over [`TRIM_ABOVE`] is kept with no request for it:
+/// long enough for `watch squeue` and for a storm of clients to share one
+/// build, short enough that the memory is not held between uses.
+pub const IDLE_KEEP: Duration = Duration::from_secs(5);
 
 /// Most entries kept: versions x flag sets x listings in use at once.
 const MAX_SLOTS: usize = 16;
@@ -143,10 +161,18 @@ impl ReplyCache {
     }
 
     /// Keeps only the entries that `current` (just published) can be
-    /// served, so that old bodies and snapshots do not stay in memory.
-    pub fn prune(&self, current: &Controller) {
-        self.lock()
-            .retain(|s| same_content(&s.snap, current, &s.key.query));
+    /// served, so that old bodies and snapshots do not stay in memory, and
+    /// drops large ones unused for [`IDLE_KEEP`] at `now`. True when a large
+    /// body went: the caller may then hand free memory back
+    /// ([`release_free_memory`], off the async workers).
+    pub fn prune(&self, current: &Controller, now: Instant) -> bool {
+        let mut big_gone = false;
+        self.lock().retain(|s| {
+            let keep = same_content(&s.snap, current, &s.key.query) && !s.big_and_idle(now);
+            big_gone |= !keep && s.cell.get().is_some_and(|b| b.len() > TRIM_ABOVE);
+            keep
+        });
+        big_gone
     }
 
     /// How many bodies were built, and how many requests were served one
@@ -163,11 +189,12 @@ impl ReplyCache {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn cell(&self, snap: &Arc<Controller>, key: &Key) -> Cell {
+    fn cell(&self, snap: &Arc<Controller>, key: &Key, now: Instant) -> Cell {
         let mut slots = self.lock();
         let usable =
             |s: &Slot| Arc::ptr_eq(&s.snap, snap) || same_content(&s.snap, snap, &s.key.query);
-        if let Some(s) = slots.iter().find(|s| s.key == *key && usable(s)) {
+        if let Some(s) = slots.iter_mut().find(|s| s.key == *key && usable(s)) {
+            s.used = now;
             return s.cell.clone();
         }
         // Entries this snapshot cannot use are of an older state (or of a
@@ -181,6 +208,7 @@ impl ReplyCache {
             snap: snap.clone(),
             key: key.clone(),
             cell: cell.clone(),
+            used: now,
         });
         cell
     }
@@ -188,7 +216,7 @@ impl ReplyCache {
     /// The encoded reply for `key` over `snap`: cached, or built once on
     /// the blocking pool while other requests for it wait.
     pub async fn get(&self, snap: &Arc<Controller>, key: &Key) -> Result<Arc<[u8]>, BuildError> {
-        let cell = self.cell(snap, key);
+        let cell = self.cell(snap, key, Instant::now());
         let mut built = false;
         let body = cell
             .get_or_try_init(|| {
@@ -354,7 +382,7 @@ mod tests {
         // that is served the entry.
         c.apply(1002, Command::Tick);
         let s2 = Arc::new(c.clone());
-        cache.prune(&s2);
+        cache.prune(&s2, Instant::now());
         let b = cache.get(&s2, &k).await.unwrap();
         assert!(Arc::ptr_eq(&a, &b), "unchanged jobs: the same bytes");
         assert_eq!(cache.counts(), (1, 1));
@@ -363,7 +391,7 @@ mod tests {
         // entry is pruned and rebuilt, and the new bytes are the encoding.
         c.nodes[0].cpu_load += 1;
         let s3 = Arc::new(c.clone());
-        cache.prune(&s3);
+        cache.prune(&s3, Instant::now());
         assert_eq!(cache.lock().len(), 0, "the changed snapshot prunes it");
         let d = cache.get(&s3, &k).await.unwrap();
         assert_eq!(cache.counts().0, 2);
@@ -380,6 +408,43 @@ mod tests {
         let e = cache.get(&s4, &k).await.unwrap();
         assert_eq!(job_names(&e, k.version), vec!["renamed".to_string()]);
         assert_eq!(cache.counts().0, 3);
+    }
+
+    #[tokio::test]
+    async fn a_large_body_goes_once_idle_and_a_small_one_stays() {
+        let cache = ReplyCache::default();
+        let mut c = ctrl();
+        // Long names make the listing larger than TRIM_ABOVE.
+        let long = "x".repeat(4000);
+        for i in 0..300 {
+            submit(&mut c, 1000, &format!("{long}{i}"));
+        }
+        let s = Arc::new(c);
+        let (big, small) = (
+            jobs_key(None, ProtocolVersion::V24_11, 0),
+            Key {
+                query: Query::Partitions,
+                version: ProtocolVersion::V24_11,
+                show_flags: 0,
+            },
+        );
+        assert!(cache.get(&s, &big).await.unwrap().len() > TRIM_ABOVE);
+        assert!(cache.get(&s, &small).await.unwrap().len() < TRIM_ABOVE);
+        let t0 = Instant::now();
+        assert!(!cache.prune(&s, t0), "just used: kept");
+        // Asked for again just before it would expire: kept from then on.
+        cache.get(&s, &big).await.unwrap();
+        let asked = Instant::now();
+        assert!(!cache.prune(&s, asked + IDLE_KEEP / 2));
+        assert_eq!(cache.lock().len(), 2);
+        assert!(
+            cache.prune(&s, asked + IDLE_KEEP),
+            "idle: the big body goes"
+        );
+        let left: Vec<Query> = cache.lock().iter().map(|s| s.key.query.clone()).collect();
+        assert_eq!(left, [Query::Partitions]);
+        cache.get(&s, &big).await.unwrap();
+        assert_eq!(cache.counts().0, 3, "asked again: built again");
     }
 
     #[tokio::test]
