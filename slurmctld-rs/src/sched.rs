@@ -1,6 +1,7 @@
 //! Node selection, cons_tres-like: CPUs (and memory when it is a consumable
 //! resource) are counted per node. Pure functions over the state.
 
+use crate::constraint::{Constraint, ParseError};
 use crate::gres::GresReq;
 use crate::state::config::ClusterConf;
 use crate::state::job::{Job, NodeAlloc};
@@ -34,7 +35,7 @@ pub struct Request<'a> {
     pub req_nodes: Option<&'a str>,
     /// `--exclude`: nodes it may not use.
     pub exc_nodes: Option<&'a str>,
-    /// `--constraint`: node features (`a&b`, `a,b`, `a|b`).
+    /// `--constraint` (see [`crate::constraint`]).
     pub features: Option<&'a str>,
 }
 
@@ -48,51 +49,57 @@ pub fn node_indexes(conf: &ClusterConf, expr: &str) -> Option<Vec<usize>> {
         .collect()
 }
 
-/// Whether constraint `want` names a feature no node of the cluster has
-/// (stock refuses such a job at submit with ESLURM_INVALID_FEATURE,
-/// unless SchedulerParameters has ignore_constraint_validation).
-pub fn unknown_feature(conf: &ClusterConf, want: &str) -> bool {
-    if want.contains(['[', ']', '(', ')', '*'])
-        || conf
-            .raw
-            .scheduler_parameters
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("ignore_constraint_validation"))
-    {
-        return false;
-    }
-    want.split(['&', ',', '|'])
-        .map(str::trim)
-        .filter(|f| !f.is_empty())
-        .any(|f| {
-            !conf.nodes.iter().any(|d| {
+/// Why a `--constraint` is refused at submit (stock: ESLURM_INVALID_FEATURE).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FeatureError {
+    #[error("invalid constraint: {0}")]
+    Syntax(#[from] ParseError),
+    #[error("feature {0} is not usable on any node")]
+    Unknown(String),
+}
+
+/// Checks constraint `want` as stock does at submit: the syntax always,
+/// and (unless SchedulerParameters has ignore_constraint_validation)
+/// that every feature it names is on some node. `outer_counts`: the
+/// client is 22.05, whose controller took `a*2&b*2`.
+pub fn validate_constraint(
+    conf: &ClusterConf,
+    want: &str,
+    outer_counts: bool,
+) -> Result<Constraint, FeatureError> {
+    let c = Constraint::parse_with(want, outer_counts)?;
+    let skip = conf
+        .raw
+        .scheduler_parameters
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("ignore_constraint_validation"));
+    if !skip {
+        let known = |f: &str| {
+            conf.nodes.iter().any(|d| {
                 d.features
                     .as_deref()
                     .is_some_and(|have| have.split(',').any(|h| h.trim() == f))
             })
-        })
+        };
+        if let Some(f) = c.names().into_iter().find(|f| !known(f)) {
+            return Err(FeatureError::Unknown(f.to_string()));
+        }
+    }
+    Ok(c)
+}
+
+/// The job's constraint for placement (already validated at submit, so
+/// 22.05's wider form is taken here); Err when it cannot be parsed, and
+/// then no node fits.
+pub fn placement_constraint(want: Option<&str>) -> Result<Option<Constraint>, ParseError> {
+    want.map(|w| Constraint::parse_with(w, true)).transpose()
 }
 
 /// Whether a node with features `have` (comma-separated) satisfies the
-/// constraint `want`: alternatives split by `|`, each a list of features
-/// joined by `&` or `,` that must all be there. Forms beyond that
-/// (brackets, counts, parentheses) are not checked here.
+/// constraint `want` on its own (some matching-OR alternative; counts
+/// are the placement's business).
 pub fn features_match(want: &str, have: Option<&str>) -> bool {
-    if want.contains(['[', ']', '(', ')', '*']) {
-        return true;
-    }
-    let have: Vec<&str> = have
-        .unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .filter(|f| !f.is_empty())
-        .collect();
-    want.split('|').any(|alt| {
-        alt.split(['&', ','])
-            .map(str::trim)
-            .filter(|f| !f.is_empty())
-            .all(|f| have.contains(&f))
-    })
+    Constraint::parse_with(want, true).is_ok_and(|c| c.node_ok_any(have))
 }
 
 /// `JOB_SHARED_NONE`: the `shared` of a job submitted with `--exclusive`.
@@ -298,13 +305,56 @@ fn pick(
     exclude: &dyn Fn(usize) -> bool,
     mode: Mode,
 ) -> Option<Vec<NodeAlloc>> {
+    let cons = placement_constraint(req.features).ok()?;
+    // `[a|b]`: each alternative in turn, the first that fits wins.
+    let alts = cons.as_ref().map_or(1, Constraint::alternatives);
+    (0..alts).find_map(|alt| pick_alt(conf, nodes, p, req, exclude, mode, cons.as_ref(), alt))
+}
+
+/// Nodes for the counted sets of `cons` (`a*2`, `[a*2&b*4]`), taken in
+/// `cand` order, each node once; None when a set runs short.
+pub fn counted_nodes<'a>(
+    cons: Option<&Constraint>,
+    cand: &[usize],
+    have: &dyn Fn(usize) -> Option<&'a str>,
+) -> Option<Vec<usize>> {
+    let mut out: Vec<usize> = Vec::new();
+    for (atom, n) in cons.map(Constraint::counts).unwrap_or_default() {
+        let mut got = 0;
+        for &i in cand {
+            if got >= n {
+                break;
+            }
+            if !out.contains(&i) && atom.matches(have(i)) {
+                out.push(i);
+                got += 1;
+            }
+        }
+        if got < n {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pick_alt(
+    conf: &ClusterConf,
+    nodes: &Nodes,
+    p: &crate::state::config::PartDef,
+    req: &Request,
+    exclude: &dyn Fn(usize) -> bool,
+    mode: Mode,
+    cons: Option<&Constraint>,
+    alt: usize,
+) -> Option<Vec<NodeAlloc>> {
     let track_mem = memory_is_consumable(conf);
     let cpt = req.cpus_per_task.max(1);
     let exclusive = mode == Mode::Whole;
     let exclusive_user = p.conf.exclusive_user || req.exclusive_user;
     let own_part_shares = part_shares(p);
     // --nodelist must all be usable and taken; --exclude never.
-    let required = match req.req_nodes {
+    let mut required = match req.req_nodes {
         Some(r) => node_indexes(conf, r)?,
         None => Vec::new(),
     };
@@ -312,8 +362,6 @@ fn pick(
         Some(x) => node_indexes(conf, x).unwrap_or_default(),
         None => Vec::new(),
     };
-    let min_nodes = req.min_nodes.max(required.len() as u32);
-    let max_nodes = req.max_nodes.max(min_nodes);
     // CPUs this job may use on a node, by mode.
     let usable = |n: &crate::state::node::Node| -> u16 {
         match mode {
@@ -335,7 +383,7 @@ fn pick(
             let n = &nodes[i];
             !exclude(i)
                 && !excluded.contains(&i)
-                && req.features.is_none_or(|f| features_match(f, n.def.features.as_deref()))
+                && cons.is_none_or(|c| c.node_ok(n.def.features.as_deref(), alt))
                 && n.open_to(req.uid)
                 // ExclusiveUser: only nodes empty or held by this user
                 && (!exclusive_user || n.jobs.is_empty() || n.owner == Some(req.uid))
@@ -354,6 +402,21 @@ fn pick(
     }
     // Required nodes first; then lowest weight, then config order
     // (stock's default).
+    cand.sort_by_key(|&i| (!required.contains(&i), nodes[i].def.weight, i));
+    // Counted sets become required nodes too, and the job at least that
+    // many nodes (stock adds them to the required bitmap); more than
+    // the job's node limit cannot run.
+    let counted = counted_nodes(cons, &cand, &|i| nodes[i].def.features.as_deref())?;
+    if counted.len() as u32 > req.max_nodes {
+        return None;
+    }
+    for i in counted {
+        if !required.contains(&i) {
+            required.push(i);
+        }
+    }
+    let min_nodes = req.min_nodes.max(required.len() as u32);
+    let max_nodes = req.max_nodes.max(min_nodes);
     cand.sort_by_key(|&i| (!required.contains(&i), nodes[i].def.weight, i));
     let mut out = Vec::new();
     let mut remaining = req.cpus;

@@ -922,12 +922,12 @@ impl Controller {
         {
             return Reply::Rc(rc);
         }
-        if desc
-            .features
-            .as_deref()
-            .is_some_and(|f| sched::unknown_feature(&self.conf, f))
-        {
-            return Reply::Rc(ESLURM_INVALID_FEATURE);
+        // An empty --constraint is none.
+        if let Some(f) = desc.features.as_deref().filter(|f| !f.is_empty()) {
+            let outer_counts = version < ProtocolVersion::V23_02;
+            if sched::validate_constraint(&self.conf, f, outer_counts).is_err() {
+                return Reply::Rc(ESLURM_INVALID_FEATURE);
+            }
         }
         let enforce = self
             .conf
