@@ -254,6 +254,41 @@ fn whole_array(
     })
 }
 
+/// Every task of array `array_job_id`, pending in the meta record or
+/// with a record of its own.
+pub(crate) fn all_tasks(snap: &Controller, array_job_id: u32) -> Vec<u32> {
+    let mut t: BTreeSet<u32> = snap
+        .arrays
+        .metas
+        .get(&array_job_id)
+        .filter(|_| {
+            snap.arrays
+                .task_of(array_job_id)
+                .is_some_and(|r| r.task_id == NO_VAL)
+        })
+        .map(|m| m.pending.clone())
+        .unwrap_or_default();
+    t.extend(
+        snap.arrays
+            .members(array_job_id)
+            .into_iter()
+            .filter_map(|id| snap.arrays.task_of(id))
+            .map(|r| r.task_id)
+            .filter(|&t| t != NO_VAL),
+    );
+    t.into_iter().collect()
+}
+
+/// Runs `cmds` in order; the worst return code, starting from `rc`.
+pub(crate) async fn exec_all(sh: &Arc<Shared>, cmds: Vec<Command>, mut rc: i32) -> i32 {
+    for cmd in cmds {
+        if let Reply::Rc(r) = sh.exec(cmd).await {
+            rc = rc.max(r);
+        }
+    }
+    rc
+}
+
 /// The target for record `j` that passed the filters: an array's meta
 /// record stands for its pending tasks only, a task record for its task
 /// (never the whole array, which a kill by the array's id would be).
@@ -307,7 +342,7 @@ fn merge(targets: Vec<Target>) -> Vec<Target> {
 /// Whether `signal` with `flags` only signals processes (stock's
 /// job_signal): anything but a plain SIGKILL, or SIGKILL to the batch
 /// script (`-b`) or the steps only. A plain SIGKILL cancels.
-fn signal_only(signal: u16, flags: u16) -> bool {
+pub(crate) fn signal_only(signal: u16, flags: u16) -> bool {
     signal != SIGKILL || flags & (KILL_JOB_BATCH | KILL_STEPS_ONLY) != 0
 }
 
@@ -317,7 +352,7 @@ fn signal_only(signal: u16, flags: u16) -> bool {
 /// ones are cancelled by SIGKILL (`-b` or not: stock's job_signal and
 /// _signal_pending_job_array_tasks cancel a pending job whatever the
 /// flags) and refuse other signals (ESLURM_TRANSITION_STATE_NO_UPDATE).
-fn task_commands(
+pub(crate) fn task_commands(
     snap: &Controller,
     uid: u32,
     array_job_id: u32,
@@ -500,11 +535,7 @@ pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
             out.push(resp(job_id, ESLURM_ACCESS_DENIED, None));
             continue;
         }
-        for cmd in cmds {
-            if let Reply::Rc(r) = sh.exec(cmd).await {
-                rc = rc.max(r);
-            }
-        }
+        rc = exec_all(sh, cmds, rc).await;
         if rc != SLURM_SUCCESS || verbose {
             out.push(resp(job_id, rc, None));
         }
