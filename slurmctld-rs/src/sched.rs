@@ -227,30 +227,62 @@ pub fn requested_mem(conf: &ClusterConf, j: &Job) -> u64 {
 }
 
 /// Whether the partition's configured nodes could ever run `req`, idle.
+/// With a `--constraint`, only nodes that satisfy it count (some
+/// matching-OR alternative, its counted sets included), as stock's node
+/// sets hold only such nodes.
 pub fn could_ever_fit(conf: &ClusterConf, part: usize, req: &Request) -> bool {
     let Some(p) = conf.partitions.get(part) else {
         return false;
     };
+    let Ok(cons) = placement_constraint(req.features) else {
+        return false;
+    };
+    let alts = cons.as_ref().map_or(1, Constraint::alternatives);
+    (0..alts).any(|alt| could_fit_alt(conf, p, req, cons.as_ref(), alt))
+}
+
+fn could_fit_alt(
+    conf: &ClusterConf,
+    p: &crate::state::config::PartDef,
+    req: &Request,
+    cons: Option<&Constraint>,
+    alt: usize,
+) -> bool {
     let cpt = u32::from(req.cpus_per_task.max(1));
-    let mut usable: Vec<u32> = p
+    let fits: Vec<usize> = p
         .nodes
         .iter()
-        .filter_map(|&i| conf.nodes.get(i))
-        .filter(|d| {
-            u32::from(d.cpus) >= cpt
-                && req.mem_on(req.cpus_per_task.max(1)) <= d.real_memory
-                && req
-                    .gres
-                    .iter()
-                    .all(|g| g.available_in(&d.gres_list) >= g.count)
+        .copied()
+        .filter(|&i| {
+            conf.nodes.get(i).is_some_and(|d| {
+                u32::from(d.cpus) >= cpt
+                    && req.mem_on(req.cpus_per_task.max(1)) <= d.real_memory
+                    && req
+                        .gres
+                        .iter()
+                        .all(|g| g.available_in(&d.gres_list) >= g.count)
+                    && cons.is_none_or(|c| c.node_ok(d.features.as_deref(), alt))
+            })
         })
-        .map(|d| u32::from(d.cpus) / cpt * cpt)
         .collect();
-    if (usable.len() as u32) < req.min_nodes {
+    let feats = |i: usize| conf.nodes.get(i).and_then(|d| d.features.as_deref());
+    let Some(counted) = counted_nodes(cons, &fits, &feats) else {
+        return false;
+    };
+    let min_nodes = req.min_nodes.max(counted.len() as u32);
+    if (fits.len() as u32) < min_nodes {
         return false;
     }
+    let mut usable: Vec<u32> = fits
+        .iter()
+        .filter_map(|&i| conf.nodes.get(i))
+        .map(|d| u32::from(d.cpus) / cpt * cpt)
+        .collect();
     usable.sort_unstable_by(|a, b| b.cmp(a));
-    let total: u32 = usable.iter().take(req.max_nodes as usize).sum();
+    let total: u32 = usable
+        .iter()
+        .take(req.max_nodes.max(min_nodes) as usize)
+        .sum();
     total >= req.cpus
 }
 
@@ -312,25 +344,29 @@ fn pick(
 }
 
 /// Nodes for the counted sets of `cons` (`a*2`, `[a*2&b*4]`), taken in
-/// `cand` order, each node once; None when a set runs short.
+/// `cand` order; a bracket's sets each take nodes no earlier set took,
+/// as stock's XAND does. None when a set runs short.
 pub fn counted_nodes<'a>(
     cons: Option<&Constraint>,
     cand: &[usize],
     have: &dyn Fn(usize) -> Option<&'a str>,
 ) -> Option<Vec<usize>> {
     let mut out: Vec<usize> = Vec::new();
-    for (atom, n) in cons.map(Constraint::counts).unwrap_or_default() {
+    for set in cons.map(Constraint::counts).unwrap_or_default() {
         let mut got = 0;
         for &i in cand {
-            if got >= n {
+            if got >= set.count {
                 break;
             }
-            if !out.contains(&i) && atom.matches(have(i)) {
-                out.push(i);
+            let taken = out.contains(&i);
+            if (!set.distinct || !taken) && set.atom.matches(have(i)) {
+                if !taken {
+                    out.push(i);
+                }
                 got += 1;
             }
         }
-        if got < n {
+        if got < set.count {
             return None;
         }
     }

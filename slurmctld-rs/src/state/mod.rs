@@ -922,11 +922,16 @@ impl Controller {
         {
             return Reply::Rc(rc);
         }
-        // An empty --constraint is none.
+        // An empty --constraint is none. Nodes its counts need at least.
+        let mut counted_nodes = 0;
         if let Some(f) = desc.features.as_deref().filter(|f| !f.is_empty()) {
             let outer_counts = version < ProtocolVersion::V23_02;
-            if sched::validate_constraint(&self.conf, f, outer_counts).is_err() {
-                return Reply::Rc(ESLURM_INVALID_FEATURE);
+            match sched::validate_constraint(&self.conf, f, outer_counts) {
+                Ok(c) => counted_nodes = c.counted_nodes(),
+                Err(e) => {
+                    tracing::info!(constraint = f, "job refused: {e}");
+                    return Reply::Rc(ESLURM_INVALID_FEATURE);
+                }
             }
         }
         let enforce = self
@@ -1055,6 +1060,18 @@ impl Controller {
             exc_nodes: None,
             features: None,
         };
+        // A --constraint no set of the partition's nodes satisfies (too
+        // few with the features, counts beyond the job's node limit) is a
+        // flaw in the request for every release: stock's node selection
+        // answers it, after the partition limits passed.
+        let features = desc.features.as_deref().filter(|f| !f.is_empty());
+        if features.is_some()
+            && sched::could_ever_fit(&self.conf, part, &req)
+            && (counted_nodes > max_nodes
+                || !sched::could_ever_fit(&self.conf, part, &sched::Request { features, ..req }))
+        {
+            return Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+        }
         if !sched::could_ever_fit(&self.conf, part, &req) {
             // What no single node can hold (memory, GRES) is refused by
             // every release; more CPUs or nodes than the partition has only

@@ -888,13 +888,28 @@ mod tests {
             [2, 3],
             "r1 cannot hold 6 CPUs: both from r2"
         );
-        // The term outside the brackets holds on every node.
+        // The term outside the brackets holds on every node: one ib node a
+        // rack can never make two nodes, and stock refuses such a job.
         let mut c = racks();
-        let ib = submit_with(&mut c, "d", 2, |d| {
-            d.features = Some("ib&[r1|r2]".into());
-            d.min_nodes = 2;
-        });
-        assert_eq!(c.jobs[&ib].state, JobState::Pending, "one ib node a rack");
+        for v in [ProtocolVersion::V22_05, V24, ProtocolVersion::V26_05] {
+            let d = JobDescMsg {
+                features: Some("ib&[r1|r2]".into()),
+                min_nodes: 2,
+                min_cpus: 2,
+                num_tasks: 2,
+                partition: Some("d".into()),
+                ..true_job()
+            };
+            let r = submit_desc(&mut c, 1002, user(1000, 1000), v, d);
+            assert_eq!(
+                r.0,
+                Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE),
+                "{v:?}"
+            );
+        }
+        // One node is fine.
+        let one = submit_with(&mut c, "d", 1, |d| d.features = Some("ib&[r1|r2]".into()));
+        assert_eq!(nodes_of(&c, one), [0]);
     }
 
     #[test]
@@ -913,13 +928,32 @@ mod tests {
         let mut c = racks();
         let ib = submit_with(&mut c, "d", 1, |d| d.features = Some("ib*2".into()));
         assert_eq!(nodes_of(&c, ib), [0, 2]);
-        // More counted nodes than the job may have: never placed.
+        // More counted nodes than the job may have, or than the
+        // partition has with the feature: refused at submit.
         let mut c = racks();
-        let capped = submit_with(&mut c, "d", 1, |d| {
-            d.features = Some("[r1*1&r2*1]".into());
-            d.max_nodes = 1;
-        });
-        assert_eq!(c.jobs[&capped].state, JobState::Pending);
+        for (f, max_nodes) in [
+            ("[r1*1&r2*1]", 1),
+            ("ib*3", NO_VAL),
+            ("[r1*2&r2*3]", NO_VAL),
+        ] {
+            let d = JobDescMsg {
+                features: Some(f.into()),
+                max_nodes,
+                partition: Some("d".into()),
+                ..true_job()
+            };
+            let r = submit_desc(&mut c, 1002, user(1000, 1000), V24, d);
+            assert_eq!(
+                r.0,
+                Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE),
+                "{f}"
+            );
+        }
+        // The counted sets do not share nodes: r1*2 takes n1 and n2, so
+        // ib*1 is n3.
+        let mut c = racks();
+        let three = submit_with(&mut c, "d", 1, |d| d.features = Some("[r1*2&ib*1]".into()));
+        assert_eq!(nodes_of(&c, three), [0, 1, 2]);
     }
 
     #[test]
@@ -949,6 +983,8 @@ mod tests {
         let v22 = ProtocolVersion::V22_05;
         let r = submit_desc(&mut c, 1002, UserInfo::default(), v22, d);
         assert!(matches!(r.0, Reply::Submitted { .. }), "{:?}", r.0);
+        // Every node has r1 and ib there, and the sets may share one: n1.
+        assert_eq!(nodes_of(&c, job_id(r.0)), [0]);
     }
 
     #[test]
