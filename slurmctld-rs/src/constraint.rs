@@ -122,6 +122,8 @@ const SPECIAL: &[char] = &['&', '|', ',', '*', '[', ']', '(', ')'];
 struct Parser<'a> {
     s: &'a str,
     pos: usize,
+    /// 22.05's rules (see [`Constraint::parse_with`]).
+    v22: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -189,7 +191,16 @@ impl<'a> Parser<'a> {
             return Err(ParseError::BadCount);
         }
         self.pos += len;
+        // Stock reads the number with strtol and passes over what follows
+        // up to the next operator (`a*2x` is `a*2`).
+        self.skip_name();
         Ok(n)
+    }
+
+    /// Passes over feature-name characters.
+    fn skip_name(&mut self) {
+        let rest = self.s.get(self.pos..).unwrap_or("");
+        self.pos += rest.find(SPECIAL).unwrap_or(rest.len());
     }
 
     /// A feature or a parenthesised group.
@@ -238,8 +249,12 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// After an atom or `]`: an operator, a closer, or the end.
-    fn after_term(&self) -> Result<(), ParseError> {
+    /// After an atom or `]`: an operator, a closer, or the end. (22.05
+    /// passed over a name right after `)` or `]`: `(a)b` is `a`.)
+    fn after_term(&mut self) -> Result<(), ParseError> {
+        if self.v22 {
+            self.skip_name();
+        }
         match self.peek() {
             None | Some('&' | '|' | ',' | ']') => Ok(()),
             Some('*') => Err(ParseError::BadCount),
@@ -337,13 +352,14 @@ impl Constraint {
         Self::parse_with(s, false)
     }
 
-    /// Parses `s`; `outer_counts` allows `a*N` on several features outside
-    /// brackets, as 22.05 did.
-    pub fn parse_with(s: &str, outer_counts: bool) -> Result<Self, ParseError> {
+    /// Parses `s`; `v22`: by 22.05's rules, which allowed `a*N` on
+    /// several features outside brackets and a name right after `)` or
+    /// `]` (ignored).
+    pub fn parse_with(s: &str, v22: bool) -> Result<Self, ParseError> {
         if s.is_empty() {
             return Err(ParseError::Empty);
         }
-        let mut p = Parser { s, pos: 0 };
+        let mut p = Parser { s, pos: 0, v22 };
         let mut seen = false;
         let first = p.term(&mut seen)?;
         let mut rest = Vec::new();
@@ -358,9 +374,7 @@ impl Constraint {
             return Err(ParseError::Unexpected(c));
         }
         let c = Constraint { first, rest };
-        if !outer_counts
-            && c.terms().any(|t| matches!(t, Term::Atom(_, n) if *n > 0))
-            && c.names().len() > 1
+        if !v22 && c.terms().any(|t| matches!(t, Term::Atom(_, n) if *n > 0)) && c.names().len() > 1
         {
             return Err(ParseError::OuterCount);
         }
@@ -554,6 +568,14 @@ mod tests {
         ] {
             assert_eq!(Constraint::parse(s), Err(e), "{s:?}");
         }
+        // Stock passes over what follows a count.
+        assert_eq!(p("a*2x"), p("a*2"));
+        // 22.05 took `(a)b` as `a`.
+        let v22 = |s: &str| Constraint::parse_with(s, true).map_err(|e| e.to_string());
+        assert_eq!(v22("(r1)ib").map(|c| c.names().len()), Ok(1));
+        let names = |c: Constraint| c.names().join(" ");
+        assert_eq!(v22("[a|b]c&d").map(names), Ok("a b d".to_string()));
+        assert!(Constraint::parse("[a|b]c&d").is_err());
         // 22.05 took several counts outside brackets.
         let c = Constraint::parse_with("a*2&b*2", true).map_err(|e| e.to_string());
         // (They may share nodes: at least 2.)

@@ -1065,9 +1065,20 @@ impl Controller {
         // flaw in the request for every release: stock's node selection
         // answers it, after the partition limits passed.
         let features = desc.features.as_deref().filter(|f| !f.is_empty());
+        // 26.05 takes a task count without a node count as the most
+        // nodes too (JOB_IMPLICIT_MAX_NODES).
+        let implicit_max = version >= ProtocolVersion::V26_05
+            && (desc.max_nodes == NO_VAL || desc.max_nodes == 0)
+            && desc.num_tasks != NO_VAL
+            && desc.num_tasks != 0;
+        let count_limit = if implicit_max {
+            max_nodes.min(desc.num_tasks)
+        } else {
+            max_nodes
+        };
         if features.is_some()
             && sched::could_ever_fit(&self.conf, part, &req)
-            && (counted_nodes > max_nodes
+            && (counted_nodes > count_limit
                 || !sched::could_ever_fit(&self.conf, part, &sched::Request { features, ..req }))
         {
             return Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);

@@ -949,6 +949,24 @@ mod tests {
                 "{f}"
             );
         }
+        // 26.05 takes -n2 without -N as at most two nodes.
+        let n2 = || JobDescMsg {
+            features: Some("[r1*2&ib*1]".into()),
+            num_tasks: 2,
+            min_cpus: 2,
+            partition: Some("d".into()),
+            ..true_job()
+        };
+        let r = submit_desc(
+            &mut c,
+            1002,
+            user(1000, 1000),
+            ProtocolVersion::V26_05,
+            n2(),
+        );
+        assert_eq!(r.0, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+        let r = submit_desc(&mut c, 1002, user(1000, 1000), V24, n2());
+        assert!(matches!(r.0, Reply::Submitted { .. }), "{:?}", r.0);
         // The counted sets do not share nodes: r1*2 takes n1 and n2, so
         // ib*1 is n3.
         let mut c = racks();
