@@ -351,7 +351,9 @@ pub(crate) fn signal_only(signal: u16, flags: u16) -> bool {
 /// tasks get the signal with the client's flags (`-b`, `-f`), and pending
 /// ones are cancelled by SIGKILL (`-b` or not: stock's job_signal and
 /// _signal_pending_job_array_tasks cancel a pending job whatever the
-/// flags) and refuse other signals (ESLURM_TRANSITION_STATE_NO_UPDATE).
+/// flags) and refuse other signals (signal_job answers
+/// ESLURM_TRANSITION_STATE_NO_UPDATE). The return code is that of tasks
+/// that have no record.
 pub(crate) fn task_commands(
     snap: &Controller,
     uid: u32,
@@ -375,32 +377,37 @@ pub(crate) fn task_commands(
             .and_then(|id| snap.jobs.get(&id))
             .is_some_and(|j| j.state == crate::state::job::JobState::Pending)
     };
-    let (pending, started): (Vec<u32>, Vec<u32>) = tasks.into_iter().partition(pending);
+    let (pending, others): (Vec<u32>, Vec<u32>) = if signal == SIGKILL {
+        tasks.into_iter().partition(pending)
+    } else {
+        (Vec::new(), tasks)
+    };
     let mut cmds = Vec::new();
     let mut rc = SLURM_SUCCESS;
     if !pending.is_empty() {
-        if signal == SIGKILL {
-            cmds.push(Command::KillTasks {
-                uid,
-                array_job_id,
-                tasks: pending,
-                signal,
-            });
-        } else {
-            rc = ESLURM_TRANSITION_STATE_NO_UPDATE;
-        }
+        cmds.push(Command::KillTasks {
+            uid,
+            array_job_id,
+            tasks: pending,
+            signal,
+        });
     }
-    for t in started {
+    // One signal a record (the meta record holds several tasks); a pending
+    // record answers it after the owner check, as stock does.
+    let mut records: Vec<u32> = Vec::new();
+    for t in others {
         match snap.arrays.find_task(array_job_id, t) {
-            Some(job_id) => cmds.push(Command::Signal {
-                uid,
-                job_id,
-                signal,
-                flags,
-            }),
+            Some(job_id) if !records.contains(&job_id) => records.push(job_id),
+            Some(_) => {}
             None => rc = rc.max(ESLURM_INVALID_JOB_ID),
         }
     }
+    cmds.extend(records.into_iter().map(|job_id| Command::Signal {
+        uid,
+        job_id,
+        signal,
+        flags,
+    }));
     (cmds, rc)
 }
 
@@ -929,23 +936,36 @@ mod tests {
 
     #[test]
     fn other_signals_leave_pending_tasks_alone() {
-        let (c, a, _) = array_1_6();
+        let (mut c, a, _) = array_1_6();
         let t1 = c.arrays.find_task(a, 1).unwrap_or_default();
-        // -s USR1 A_[1,4]: task 1 is signalled; pending 4 cannot be, as
-        // stock's _signal_pending_job_array_tasks answers.
-        let (cmds, rc) = task_commands(&c, 2001, a, vec![1, 4], 10, 0);
-        assert_eq!(rc, ESLURM_TRANSITION_STATE_NO_UPDATE);
-        assert!(
-            matches!(
-                cmds.as_slice(),
-                [Command::Signal {
-                    uid: 2001,
-                    job_id,
-                    signal: 10,
-                    flags: 0
-                }] if *job_id == t1
-            ),
-            "{cmds:?}"
+        // -s USR1 A_[1,4-5]: task 1 is signalled; pending 4 and 5 (in the
+        // meta record) cannot be, as stock's job_signal answers.
+        let (cmds, rc) = task_commands(&c, 2001, a, vec![1, 4, 5], 10, 0);
+        assert_eq!(rc, SLURM_SUCCESS);
+        let ids: Vec<u32> = cmds
+            .iter()
+            .filter_map(|cmd| match cmd {
+                Command::Signal { job_id, .. } => Some(*job_id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, [t1, a], "one signal for the meta record");
+        let replies: Vec<Reply> = cmds.into_iter().map(|cmd| c.apply(10, cmd).0).collect();
+        assert_eq!(
+            replies,
+            [
+                Reply::Rc(SLURM_SUCCESS),
+                Reply::Rc(ESLURM_TRANSITION_STATE_NO_UPDATE)
+            ]
         );
+        assert_eq!(c.arrays.metas[&a].pending.len(), 3, "nothing cancelled");
+        // Someone else's signal is refused before that.
+        let (cmds, _) = task_commands(&c, 2002, a, vec![4], 10, 0);
+        let replies: Vec<Reply> = cmds.into_iter().map(|cmd| c.apply(10, cmd).0).collect();
+        assert_eq!(replies, [Reply::Rc(ESLURM_ACCESS_DENIED)]);
+        // A task that does not exist.
+        let (cmds, rc) = task_commands(&c, 2001, a, vec![9], 10, 0);
+        assert!(cmds.is_empty());
+        assert_eq!(rc, ESLURM_INVALID_JOB_ID);
     }
 }
