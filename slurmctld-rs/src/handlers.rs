@@ -278,17 +278,23 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 .map(crate::state::array::parse_job_id_str)
             {
                 Some(Ok((id, None))) => id,
-                // Array tasks: `12_3`, `12_[1-2]`.
+                // Array tasks: `12_3`, `12_[1-2]`, with the client's
+                // flags (`-b`, `--full`, `--signal`) as stock's
+                // job_str_signal keeps them.
                 Some(Ok((array_job_id, Some(tasks)))) => {
-                    return Some(rc_of(
-                        sh.exec(Command::KillTasks {
-                            uid,
-                            array_job_id,
-                            tasks: tasks.into_iter().collect(),
-                            signal: m.signal,
-                        })
-                        .await,
-                    ))
+                    let snap = sh.snapshot();
+                    let (cmds, rc) = crate::kill_jobs::task_commands(
+                        &snap,
+                        uid,
+                        array_job_id,
+                        tasks.into_iter().collect(),
+                        m.signal,
+                        m.flags,
+                    );
+                    if cmds.is_empty() && rc == SLURM_SUCCESS {
+                        return Some(rc_message(ESLURM_INVALID_JOB_ID));
+                    }
+                    return Some(rc_message(crate::kill_jobs::exec_all(&sh, cmds, rc).await));
                 }
                 Some(Err(_)) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
                 None => m.step_id.job_id,
@@ -300,9 +306,23 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             {
                 return Some(rc_message(ESLURM_NOT_SUPPORTED));
             }
+            // A signal (not a cancel) to a whole array reaches every task,
+            // as stock's job_str_signal walks them.
+            let snap = sh.snapshot();
+            if crate::kill_jobs::signal_only(m.signal, m.flags) && snap.arrays.is_array_id(job_id) {
+                let tasks = crate::kill_jobs::all_tasks(&snap, job_id);
+                let (cmds, rc) =
+                    crate::kill_jobs::task_commands(&snap, uid, job_id, tasks, m.signal, m.flags);
+                return Some(rc_message(crate::kill_jobs::exec_all(&sh, cmds, rc).await));
+            }
+            // SIGKILL cancels a pending job whatever the flags.
+            let pending = snap
+                .jobs
+                .get(&job_id)
+                .is_some_and(|j| j.state == crate::state::job::JobState::Pending);
             // Other signals, and `scancel -b`, go to the job's processes.
-            let cmd = if m.signal != crate::state::SIGKILL
-                || m.flags & crate::state::control::KILL_JOB_BATCH != 0
+            let cmd = if crate::kill_jobs::signal_only(m.signal, m.flags)
+                && !(m.signal == crate::state::SIGKILL && pending)
             {
                 Command::Signal {
                     uid,

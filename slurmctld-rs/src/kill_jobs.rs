@@ -5,7 +5,7 @@
 //! the write-ahead log sees per-job cancels.
 
 use crate::daemon::Shared;
-use crate::state::control::KILL_JOB_BATCH;
+use crate::state::control::{KILL_JOB_BATCH, KILL_STEPS_ONLY};
 use crate::state::job::Job;
 use crate::state::{Command, Controller, Reply, SIGKILL};
 use slurm_rpc::rc_message;
@@ -14,6 +14,7 @@ use slurm_wire::msg::job::{KillJobsMsg, KillJobsRespJob, KillJobsRespMsg, Select
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::types::StepId;
 use slurm_wire::Message;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// `JOB_END`: no state filter.
@@ -195,9 +196,219 @@ fn selected_task(array_job_id: u32, task: u32) -> SelectedStep {
 }
 
 /// What to act on after the filters.
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
+    /// A job outside any array.
     Job(u32),
+    /// Tasks of an array: pending in its meta record or started.
     Tasks { array_job_id: u32, tasks: Vec<u32> },
+}
+
+/// `scancel --ctld A` for a whole array: every record of it is judged
+/// by the filters, as stock's foreach_job_by_id walks them; the meta
+/// record once for all the tasks it still holds (one answer, under the
+/// array's id, when it fails), each task record for its task.
+fn whole_array(
+    snap: &Controller,
+    m: &KillJobsMsg,
+    array_job_id: u32,
+    out: &mut Vec<KillJobsRespJob>,
+) -> Option<Target> {
+    let mut tasks: Vec<u32> = Vec::new();
+    let meta_tasks = snap
+        .arrays
+        .metas
+        .get(&array_job_id)
+        .filter(|_| {
+            snap.arrays
+                .task_of(array_job_id)
+                .is_some_and(|r| r.task_id == NO_VAL)
+        })
+        .map(|meta| meta.pending.iter().copied().collect::<Vec<u32>>())
+        .filter(|p| !p.is_empty());
+    if let (Some(held), Some(j)) = (meta_tasks, snap.jobs.get(&array_job_id)) {
+        if j.state.is_finished() {
+            out.push(resp(array_job_id, ESLURM_ALREADY_DONE, None));
+        } else {
+            match mismatch(snap, j, m) {
+                Some(why) => out.push(filtered_out(array_job_id, why)),
+                None => tasks.extend(held),
+            }
+        }
+    }
+    let split: BTreeSet<u32> = snap
+        .arrays
+        .members(array_job_id)
+        .into_iter()
+        .filter_map(|id| snap.arrays.task_of(id))
+        .map(|r| r.task_id)
+        .filter(|&t| t != NO_VAL)
+        .collect();
+    if let Some(Target::Tasks { tasks: t, .. }) = array_tasks(snap, m, array_job_id, &split, out) {
+        tasks.extend(t);
+    }
+    tasks.sort_unstable();
+    (!tasks.is_empty()).then_some(Target::Tasks {
+        array_job_id,
+        tasks,
+    })
+}
+
+/// Every task of array `array_job_id`, pending in the meta record or
+/// with a record of its own.
+pub(crate) fn all_tasks(snap: &Controller, array_job_id: u32) -> Vec<u32> {
+    let mut t: BTreeSet<u32> = snap
+        .arrays
+        .metas
+        .get(&array_job_id)
+        .filter(|_| {
+            snap.arrays
+                .task_of(array_job_id)
+                .is_some_and(|r| r.task_id == NO_VAL)
+        })
+        .map(|m| m.pending.clone())
+        .unwrap_or_default();
+    t.extend(
+        snap.arrays
+            .members(array_job_id)
+            .into_iter()
+            .filter_map(|id| snap.arrays.task_of(id))
+            .map(|r| r.task_id)
+            .filter(|&t| t != NO_VAL),
+    );
+    t.into_iter().collect()
+}
+
+/// Runs `cmds` in order; the worst return code, starting from `rc`.
+pub(crate) async fn exec_all(sh: &Arc<Shared>, cmds: Vec<Command>, mut rc: i32) -> i32 {
+    for cmd in cmds {
+        if let Reply::Rc(r) = sh.exec(cmd).await {
+            rc = rc.max(r);
+        }
+    }
+    rc
+}
+
+/// The target for record `j` that passed the filters: an array's meta
+/// record stands for its pending tasks only, a task record for its task
+/// (never the whole array, which a kill by the array's id would be).
+fn target_of(snap: &Controller, j: &Job) -> Target {
+    match snap.arrays.task_of(j.job_id) {
+        Some(r) if r.task_id == NO_VAL => Target::Tasks {
+            array_job_id: r.array_job_id,
+            tasks: snap
+                .arrays
+                .metas
+                .get(&r.array_job_id)
+                .map(|m| m.pending.iter().copied().collect())
+                .unwrap_or_default(),
+        },
+        Some(r) => Target::Tasks {
+            array_job_id: r.array_job_id,
+            tasks: vec![r.task_id],
+        },
+        None => Target::Job(j.job_id),
+    }
+}
+
+/// Joins the task targets of one array into one, in first-seen order.
+fn merge(targets: Vec<Target>) -> Vec<Target> {
+    let mut out: Vec<Target> = Vec::new();
+    for t in targets {
+        if let Target::Tasks {
+            array_job_id,
+            tasks,
+        } = &t
+        {
+            let same = out.iter_mut().find_map(|o| match o {
+                Target::Tasks {
+                    array_job_id: a,
+                    tasks: have,
+                } if a == array_job_id => Some(have),
+                _ => None,
+            });
+            if let Some(have) = same {
+                have.extend(tasks.iter().copied());
+                have.sort_unstable();
+                have.dedup();
+                continue;
+            }
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// Whether `signal` with `flags` only signals processes (stock's
+/// job_signal): anything but a plain SIGKILL, or SIGKILL to the batch
+/// script (`-b`) or the steps only. A plain SIGKILL cancels.
+pub(crate) fn signal_only(signal: u16, flags: u16) -> bool {
+    signal != SIGKILL || flags & (KILL_JOB_BATCH | KILL_STEPS_ONLY) != 0
+}
+
+/// The commands for tasks `tasks` of `array_job_id`, as stock treats
+/// them: a cancel goes through KillTasks (logged); otherwise the started
+/// tasks get the signal with the client's flags (`-b`, `-f`), and pending
+/// ones are cancelled by SIGKILL (`-b` or not: stock's job_signal and
+/// _signal_pending_job_array_tasks cancel a pending job whatever the
+/// flags) and refuse other signals (signal_job answers
+/// ESLURM_TRANSITION_STATE_NO_UPDATE). The return code is that of tasks
+/// that have no record.
+pub(crate) fn task_commands(
+    snap: &Controller,
+    uid: u32,
+    array_job_id: u32,
+    tasks: Vec<u32>,
+    signal: u16,
+    flags: u16,
+) -> (Vec<Command>, i32) {
+    if !signal_only(signal, flags) {
+        let cmd = Command::KillTasks {
+            uid,
+            array_job_id,
+            tasks,
+            signal,
+        };
+        return (vec![cmd], SLURM_SUCCESS);
+    }
+    let pending = |t: &u32| {
+        snap.arrays
+            .find_task(array_job_id, *t)
+            .and_then(|id| snap.jobs.get(&id))
+            .is_some_and(|j| j.state == crate::state::job::JobState::Pending)
+    };
+    let (pending, others): (Vec<u32>, Vec<u32>) = if signal == SIGKILL {
+        tasks.into_iter().partition(pending)
+    } else {
+        (Vec::new(), tasks)
+    };
+    let mut cmds = Vec::new();
+    let mut rc = SLURM_SUCCESS;
+    if !pending.is_empty() {
+        cmds.push(Command::KillTasks {
+            uid,
+            array_job_id,
+            tasks: pending,
+            signal,
+        });
+    }
+    // One signal a record (the meta record holds several tasks); a pending
+    // record answers it after the owner check, as stock does.
+    let mut records: Vec<u32> = Vec::new();
+    for t in others {
+        match snap.arrays.find_task(array_job_id, t) {
+            Some(job_id) if !records.contains(&job_id) => records.push(job_id),
+            Some(_) => {}
+            None => rc = rc.max(ESLURM_INVALID_JOB_ID),
+        }
+    }
+    cmds.extend(records.into_iter().map(|job_id| Command::Signal {
+        uid,
+        job_id,
+        signal,
+        flags,
+    }));
+    (cmds, rc)
 }
 
 /// `A_T`, `A_[1-3]` in the job list: the filters apply to the record
@@ -238,13 +449,9 @@ fn array_tasks(
     })
 }
 
-pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
-    if !has_filter(&m) {
-        return rc_message(ESLURM_SIGNAL_JOBS_INVALID);
-    }
-    let snap = sh.snapshot();
-    let admin = snap.conf.is_admin(uid);
-    let mut out = Vec::new();
+/// The jobs and tasks that pass the filters, to act on; answers for
+/// those that do not go to `out`.
+fn select(snap: &Controller, m: &KillJobsMsg, out: &mut Vec<KillJobsRespJob>) -> Vec<Target> {
     // Jobs that passed the filters, to act on.
     let mut targets: Vec<Target> = Vec::new();
     let explicit = !m.jobs_array.is_empty();
@@ -253,14 +460,19 @@ pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
             match crate::state::array::parse_job_id_str(s.trim()) {
                 Err(_) => out.push(resp(0, ESLURM_INVALID_JOB_ID, Some(s.clone()))),
                 Ok((array_job_id, Some(tasks))) => {
-                    targets.extend(array_tasks(&snap, &m, array_job_id, &tasks, &mut out));
+                    targets.extend(array_tasks(snap, m, array_job_id, &tasks, out));
+                }
+                // A whole array: each task's record is judged, as stock
+                // walks every record of the array.
+                Ok((id, None)) if snap.arrays.is_array_id(id) => {
+                    targets.extend(whole_array(snap, m, id, out));
                 }
                 Ok((id, None)) => match snap.jobs.get(&id) {
                     None => out.push(resp(id, ESLURM_INVALID_JOB_ID, None)),
                     Some(j) if j.state.is_finished() => {
                         out.push(resp(id, ESLURM_ALREADY_DONE, None))
                     }
-                    Some(j) => match mismatch(&snap, j, &m) {
+                    Some(j) => match mismatch(snap, j, m) {
                         Some(why) => out.push(filtered_out(id, why)),
                         None => targets.push(Target::Job(id)),
                     },
@@ -268,46 +480,59 @@ pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
             }
         }
     } else {
-        targets = snap
-            .jobs
-            .values()
-            .filter(|j| !j.state.is_finished() && mismatch(&snap, j, &m).is_none())
-            .map(|j| Target::Job(j.job_id))
-            .collect();
+        targets = merge(
+            snap.jobs
+                .values()
+                .filter(|j| !j.state.is_finished() && mismatch(snap, j, m).is_none())
+                .map(|j| target_of(snap, j))
+                .filter(|t| !matches!(t, Target::Tasks { tasks, .. } if tasks.is_empty()))
+                .collect(),
+        );
     }
+    targets
+}
+
+pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
+    if !has_filter(&m) {
+        return rc_message(ESLURM_SIGNAL_JOBS_INVALID);
+    }
+    let snap = sh.snapshot();
+    let admin = snap.conf.is_admin(uid);
+    let mut out = Vec::new();
+    let targets = select(&snap, &m, &mut out);
     let verbose = m.flags & KILL_JOBS_VERBOSE != 0;
     let flags = m.flags & !KILL_JOBS_VERBOSE;
     for t in targets {
-        let (job_id, cmd) = match t {
+        let (job_id, cmds, mut rc) = match t {
             Target::Job(job_id) => {
-                let cmd = if m.signal == SIGKILL && flags & KILL_JOB_BATCH == 0 {
-                    Command::Kill {
-                        uid,
-                        job_id,
-                        signal: m.signal,
-                    }
-                } else {
+                // SIGKILL cancels a pending job whatever the flags.
+                let pending = snap
+                    .jobs
+                    .get(&job_id)
+                    .is_some_and(|j| j.state == crate::state::job::JobState::Pending);
+                let cmd = if signal_only(m.signal, flags) && !(m.signal == SIGKILL && pending) {
                     Command::Signal {
                         uid,
                         job_id,
                         signal: m.signal,
                         flags,
                     }
+                } else {
+                    Command::Kill {
+                        uid,
+                        job_id,
+                        signal: m.signal,
+                    }
                 };
-                (job_id, cmd)
+                (job_id, vec![cmd], SLURM_SUCCESS)
             }
             Target::Tasks {
                 array_job_id,
                 tasks,
-            } => (
-                array_job_id,
-                Command::KillTasks {
-                    uid,
-                    array_job_id,
-                    tasks,
-                    signal: m.signal,
-                },
-            ),
+            } => {
+                let (cmds, rc) = task_commands(&snap, uid, array_job_id, tasks, m.signal, flags);
+                (array_job_id, cmds, rc)
+            }
         };
         let owner = snap.jobs.get(&job_id).map(|j| j.user.uid).or_else(|| {
             let first = snap.arrays.members(job_id).into_iter().next()?;
@@ -317,10 +542,7 @@ pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
             out.push(resp(job_id, ESLURM_ACCESS_DENIED, None));
             continue;
         }
-        let rc = match sh.exec(cmd).await {
-            Reply::Rc(rc) => rc,
-            _ => SLURM_SUCCESS,
-        };
+        rc = exec_all(sh, cmds, rc).await;
         if rc != SLURM_SUCCESS || verbose {
             out.push(resp(job_id, rc, None));
         }
@@ -531,5 +753,219 @@ mod tests {
             Some("Job state PENDING != filter state RUNNING: Cannot signal job")
         );
         assert_eq!(out[0].id.array_task_id, 4);
+    }
+
+    /// An array 1-6 of alice's (uid 2001) on a 4-CPU node beside a
+    /// one-CPU job: tasks 1-3 run, 4-6 wait in the meta record.
+    fn array_1_6() -> (Controller, u32, u32) {
+        let (mut c, plain) = ctrl_with_job("a1", 2001);
+        let d = JobDescMsg {
+            min_cpus: 1,
+            name: Some("arr".into()),
+            script: Some("#!/bin/sh\n".into()),
+            array_inx: Some("1-6".into()),
+            ..JobDescMsg::unset()
+        };
+        let (r, _) = submit_desc(&mut c, 3, user(2001, 2001), ProtocolVersion::V24_11, d);
+        let a = job_id(r);
+        register(&mut c);
+        (c, a, plain)
+    }
+
+    fn task_state(c: &Controller, a: u32, t: u32) -> Option<crate::state::job::JobState> {
+        let id = c.arrays.find_task(a, t)?;
+        let j = c.jobs.get(&id)?;
+        // A task still in the meta record is pending while it is there.
+        let in_meta = c
+            .arrays
+            .metas
+            .get(&a)
+            .is_some_and(|m| m.pending.contains(&t));
+        (in_meta || c.arrays.task_of(id).is_some_and(|r| r.task_id == t)).then_some(j.state)
+    }
+
+    fn signals(fx: &[crate::state::Effect]) -> Vec<(u32, u32, u16, u16)> {
+        crate::state::testkit::msgs(fx)
+            .into_iter()
+            .filter_map(|m| match m {
+                Message::RequestSignalTasks(s) => {
+                    Some((s.step_id.job_id, s.step_id.step_id, s.signal, s.flags))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_whole_array_id_stands_for_every_task() {
+        let (c, a, plain) = array_1_6();
+        let ids = |v: &[&str]| KillJobsMsg {
+            jobs_array: v.iter().map(|s| Some(s.to_string())).collect(),
+            ..msg()
+        };
+        let mut out = Vec::new();
+        let t = select(&c, &ids(&[&a.to_string(), &plain.to_string()]), &mut out);
+        assert_eq!(
+            t,
+            [
+                Target::Tasks {
+                    array_job_id: a,
+                    tasks: vec![1, 2, 3, 4, 5, 6]
+                },
+                Target::Job(plain)
+            ]
+        );
+        assert!(out.is_empty());
+        // Each record is judged by the filter: -t RUNNING keeps 1-3; the
+        // meta record (4-6) fails once, under the array's id.
+        let m = KillJobsMsg {
+            state: 1,
+            ..ids(&[&a.to_string()])
+        };
+        let t = select(&c, &m, &mut out);
+        assert_eq!(
+            t,
+            [Target::Tasks {
+                array_job_id: a,
+                tasks: vec![1, 2, 3]
+            }]
+        );
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(
+            (out[0].id.step_id.job_id, out[0].id.array_task_id),
+            (a, NO_VAL)
+        );
+        assert_eq!(
+            out[0].error_msg.as_deref(),
+            Some("Job state PENDING != filter state RUNNING: Cannot signal job")
+        );
+        // -t PENDING: the meta record's tasks, not the running ones.
+        let mut out = Vec::new();
+        let m = KillJobsMsg {
+            state: 0,
+            ..ids(&[&a.to_string()])
+        };
+        let t = select(&c, &m, &mut out);
+        assert_eq!(
+            t,
+            [Target::Tasks {
+                array_job_id: a,
+                tasks: vec![4, 5, 6]
+            }]
+        );
+        assert_eq!(out.len(), 3, "one answer a running task: {out:?}");
+    }
+
+    #[test]
+    fn a_filter_on_the_meta_record_takes_only_its_pending_tasks() {
+        let (c, a, _) = array_1_6();
+        // -t PENDING matches the meta record only: its pending tasks,
+        // not the array's running ones (a kill by the array's id, as
+        // before, took them all).
+        let m = KillJobsMsg { state: 0, ..msg() };
+        let t = select(&c, &m, &mut Vec::new());
+        assert_eq!(
+            t,
+            [Target::Tasks {
+                array_job_id: a,
+                tasks: vec![4, 5, 6]
+            }]
+        );
+        // -u alice: everything of hers, the array's tasks in one target.
+        let m = KillJobsMsg {
+            user_name: Some("alice".into()),
+            user_id: 2001,
+            ..msg()
+        };
+        let t = select(&c, &m, &mut Vec::new());
+        assert!(t.contains(&Target::Tasks {
+            array_job_id: a,
+            tasks: vec![1, 2, 3, 4, 5, 6]
+        }));
+        assert_eq!(t.len(), 2, "{t:?}");
+    }
+
+    #[test]
+    fn task_signals_keep_the_clients_flags() {
+        use crate::state::control::KILL_FULL_JOB;
+        use crate::state::job::JobState;
+        let (mut c, a, _) = array_1_6();
+        let run = |c: &mut Controller, cmds: Vec<Command>| {
+            let mut fx = Vec::new();
+            let mut rcs = Vec::new();
+            for cmd in cmds {
+                let (r, f) = c.apply(10, cmd);
+                rcs.push(r);
+                fx.extend(f);
+            }
+            (rcs, fx)
+        };
+        // scancel --ctld -b A_[2,4]: task 2's batch script gets SIGKILL
+        // and the task stays (until the script ends); pending 4 is
+        // cancelled.
+        let (cmds, rc) = task_commands(&c, 2001, a, vec![2, 4], SIGKILL, KILL_JOB_BATCH);
+        assert_eq!(rc, SLURM_SUCCESS);
+        let t2 = c.arrays.find_task(a, 2).unwrap_or_default();
+        let (rcs, fx) = run(&mut c, cmds);
+        assert!(
+            rcs.iter().all(|r| *r == Reply::Rc(SLURM_SUCCESS)),
+            "{rcs:?}"
+        );
+        assert_eq!(
+            signals(&fx),
+            [(t2, StepId::BATCH_SCRIPT, SIGKILL, KILL_JOB_BATCH)]
+        );
+        assert_eq!(task_state(&c, a, 2), Some(JobState::Running));
+        assert!(!c.arrays.metas[&a].pending.contains(&4), "4 cancelled");
+        // --full -s USR1 A_3: all of task 3's processes, batch included.
+        let t3 = c.arrays.find_task(a, 3).unwrap_or_default();
+        let (cmds, rc) = task_commands(&c, 2001, a, vec![3], 10, KILL_FULL_JOB);
+        assert_eq!(rc, SLURM_SUCCESS);
+        let (_, fx) = run(&mut c, cmds);
+        let sent = signals(&fx);
+        assert_eq!(sent.len(), 1);
+        assert_eq!((sent[0].0, sent[0].2, sent[0].3), (t3, 10, KILL_FULL_JOB));
+        assert_ne!(sent[0].1, StepId::BATCH_SCRIPT, "the whole job, not -b");
+        assert_eq!(task_state(&c, a, 3), Some(JobState::Running));
+        // A plain SIGKILL still cancels (one logged KillTasks).
+        let (cmds, _) = task_commands(&c, 2001, a, vec![3], SIGKILL, 0);
+        assert!(matches!(cmds.as_slice(), [Command::KillTasks { .. }]));
+        run(&mut c, cmds);
+        assert_eq!(task_state(&c, a, 3), Some(JobState::Cancelled));
+    }
+
+    #[test]
+    fn other_signals_leave_pending_tasks_alone() {
+        let (mut c, a, _) = array_1_6();
+        let t1 = c.arrays.find_task(a, 1).unwrap_or_default();
+        // -s USR1 A_[1,4-5]: task 1 is signalled; pending 4 and 5 (in the
+        // meta record) cannot be, as stock's job_signal answers.
+        let (cmds, rc) = task_commands(&c, 2001, a, vec![1, 4, 5], 10, 0);
+        assert_eq!(rc, SLURM_SUCCESS);
+        let ids: Vec<u32> = cmds
+            .iter()
+            .filter_map(|cmd| match cmd {
+                Command::Signal { job_id, .. } => Some(*job_id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, [t1, a], "one signal for the meta record");
+        let replies: Vec<Reply> = cmds.into_iter().map(|cmd| c.apply(10, cmd).0).collect();
+        assert_eq!(
+            replies,
+            [
+                Reply::Rc(SLURM_SUCCESS),
+                Reply::Rc(ESLURM_TRANSITION_STATE_NO_UPDATE)
+            ]
+        );
+        assert_eq!(c.arrays.metas[&a].pending.len(), 3, "nothing cancelled");
+        // Someone else's signal is refused before that.
+        let (cmds, _) = task_commands(&c, 2002, a, vec![4], 10, 0);
+        let replies: Vec<Reply> = cmds.into_iter().map(|cmd| c.apply(10, cmd).0).collect();
+        assert_eq!(replies, [Reply::Rc(ESLURM_ACCESS_DENIED)]);
+        // A task that does not exist.
+        let (cmds, rc) = task_commands(&c, 2001, a, vec![9], 10, 0);
+        assert!(cmds.is_empty());
+        assert_eq!(rc, ESLURM_INVALID_JOB_ID);
     }
 }

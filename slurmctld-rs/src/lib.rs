@@ -14,6 +14,7 @@
 
 pub mod agent;
 pub mod build_info;
+pub mod constraint;
 pub mod daemon;
 pub mod gres;
 pub mod handlers;

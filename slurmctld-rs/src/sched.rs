@@ -1,6 +1,7 @@
 //! Node selection, cons_tres-like: CPUs (and memory when it is a consumable
 //! resource) are counted per node. Pure functions over the state.
 
+use crate::constraint::{Constraint, ParseError};
 use crate::gres::GresReq;
 use crate::state::config::ClusterConf;
 use crate::state::job::{Job, NodeAlloc};
@@ -34,7 +35,7 @@ pub struct Request<'a> {
     pub req_nodes: Option<&'a str>,
     /// `--exclude`: nodes it may not use.
     pub exc_nodes: Option<&'a str>,
-    /// `--constraint`: node features (`a&b`, `a,b`, `a|b`).
+    /// `--constraint` (see [`crate::constraint`]).
     pub features: Option<&'a str>,
 }
 
@@ -48,51 +49,57 @@ pub fn node_indexes(conf: &ClusterConf, expr: &str) -> Option<Vec<usize>> {
         .collect()
 }
 
-/// Whether constraint `want` names a feature no node of the cluster has
-/// (stock refuses such a job at submit with ESLURM_INVALID_FEATURE,
-/// unless SchedulerParameters has ignore_constraint_validation).
-pub fn unknown_feature(conf: &ClusterConf, want: &str) -> bool {
-    if want.contains(['[', ']', '(', ')', '*'])
-        || conf
-            .raw
-            .scheduler_parameters
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("ignore_constraint_validation"))
-    {
-        return false;
-    }
-    want.split(['&', ',', '|'])
-        .map(str::trim)
-        .filter(|f| !f.is_empty())
-        .any(|f| {
-            !conf.nodes.iter().any(|d| {
+/// Why a `--constraint` is refused at submit (stock: ESLURM_INVALID_FEATURE).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FeatureError {
+    #[error("invalid constraint: {0}")]
+    Syntax(#[from] ParseError),
+    #[error("feature {0} is not usable on any node")]
+    Unknown(String),
+}
+
+/// Checks constraint `want` as stock does at submit: the syntax always,
+/// and (unless SchedulerParameters has ignore_constraint_validation)
+/// that every feature it names is on some node. `outer_counts`: the
+/// client is 22.05, whose controller took `a*2&b*2`.
+pub fn validate_constraint(
+    conf: &ClusterConf,
+    want: &str,
+    outer_counts: bool,
+) -> Result<Constraint, FeatureError> {
+    let c = Constraint::parse_with(want, outer_counts)?;
+    let skip = conf
+        .raw
+        .scheduler_parameters
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("ignore_constraint_validation"));
+    if !skip {
+        let known = |f: &str| {
+            conf.nodes.iter().any(|d| {
                 d.features
                     .as_deref()
                     .is_some_and(|have| have.split(',').any(|h| h.trim() == f))
             })
-        })
+        };
+        if let Some(f) = c.names().into_iter().find(|f| !known(f)) {
+            return Err(FeatureError::Unknown(f.to_string()));
+        }
+    }
+    Ok(c)
+}
+
+/// The job's constraint for placement (already validated at submit, so
+/// 22.05's wider form is taken here); Err when it cannot be parsed, and
+/// then no node fits.
+pub fn placement_constraint(want: Option<&str>) -> Result<Option<Constraint>, ParseError> {
+    want.map(|w| Constraint::parse_with(w, true)).transpose()
 }
 
 /// Whether a node with features `have` (comma-separated) satisfies the
-/// constraint `want`: alternatives split by `|`, each a list of features
-/// joined by `&` or `,` that must all be there. Forms beyond that
-/// (brackets, counts, parentheses) are not checked here.
+/// constraint `want` on its own (some matching-OR alternative; counts
+/// are the placement's business).
 pub fn features_match(want: &str, have: Option<&str>) -> bool {
-    if want.contains(['[', ']', '(', ')', '*']) {
-        return true;
-    }
-    let have: Vec<&str> = have
-        .unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .filter(|f| !f.is_empty())
-        .collect();
-    want.split('|').any(|alt| {
-        alt.split(['&', ','])
-            .map(str::trim)
-            .filter(|f| !f.is_empty())
-            .all(|f| have.contains(&f))
-    })
+    Constraint::parse_with(want, true).is_ok_and(|c| c.node_ok_any(have))
 }
 
 /// `JOB_SHARED_NONE`: the `shared` of a job submitted with `--exclusive`.
@@ -220,30 +227,62 @@ pub fn requested_mem(conf: &ClusterConf, j: &Job) -> u64 {
 }
 
 /// Whether the partition's configured nodes could ever run `req`, idle.
+/// With a `--constraint`, only nodes that satisfy it count (some
+/// matching-OR alternative, its counted sets included), as stock's node
+/// sets hold only such nodes.
 pub fn could_ever_fit(conf: &ClusterConf, part: usize, req: &Request) -> bool {
     let Some(p) = conf.partitions.get(part) else {
         return false;
     };
+    let Ok(cons) = placement_constraint(req.features) else {
+        return false;
+    };
+    let alts = cons.as_ref().map_or(1, Constraint::alternatives);
+    (0..alts).any(|alt| could_fit_alt(conf, p, req, cons.as_ref(), alt))
+}
+
+fn could_fit_alt(
+    conf: &ClusterConf,
+    p: &crate::state::config::PartDef,
+    req: &Request,
+    cons: Option<&Constraint>,
+    alt: usize,
+) -> bool {
     let cpt = u32::from(req.cpus_per_task.max(1));
-    let mut usable: Vec<u32> = p
+    let fits: Vec<usize> = p
         .nodes
         .iter()
-        .filter_map(|&i| conf.nodes.get(i))
-        .filter(|d| {
-            u32::from(d.cpus) >= cpt
-                && req.mem_on(req.cpus_per_task.max(1)) <= d.real_memory
-                && req
-                    .gres
-                    .iter()
-                    .all(|g| g.available_in(&d.gres_list) >= g.count)
+        .copied()
+        .filter(|&i| {
+            conf.nodes.get(i).is_some_and(|d| {
+                u32::from(d.cpus) >= cpt
+                    && req.mem_on(req.cpus_per_task.max(1)) <= d.real_memory
+                    && req
+                        .gres
+                        .iter()
+                        .all(|g| g.available_in(&d.gres_list) >= g.count)
+                    && cons.is_none_or(|c| c.node_ok(d.features.as_deref(), alt))
+            })
         })
-        .map(|d| u32::from(d.cpus) / cpt * cpt)
         .collect();
-    if (usable.len() as u32) < req.min_nodes {
+    let feats = |i: usize| conf.nodes.get(i).and_then(|d| d.features.as_deref());
+    let Some(counted) = counted_nodes(cons, &fits, &feats) else {
+        return false;
+    };
+    let min_nodes = req.min_nodes.max(counted.len() as u32);
+    if (fits.len() as u32) < min_nodes {
         return false;
     }
+    let mut usable: Vec<u32> = fits
+        .iter()
+        .filter_map(|&i| conf.nodes.get(i))
+        .map(|d| u32::from(d.cpus) / cpt * cpt)
+        .collect();
     usable.sort_unstable_by(|a, b| b.cmp(a));
-    let total: u32 = usable.iter().take(req.max_nodes as usize).sum();
+    let total: u32 = usable
+        .iter()
+        .take(req.max_nodes.max(min_nodes) as usize)
+        .sum();
     total >= req.cpus
 }
 
@@ -298,13 +337,60 @@ fn pick(
     exclude: &dyn Fn(usize) -> bool,
     mode: Mode,
 ) -> Option<Vec<NodeAlloc>> {
+    let cons = placement_constraint(req.features).ok()?;
+    // `[a|b]`: each alternative in turn, the first that fits wins.
+    let alts = cons.as_ref().map_or(1, Constraint::alternatives);
+    (0..alts).find_map(|alt| pick_alt(conf, nodes, p, req, exclude, mode, cons.as_ref(), alt))
+}
+
+/// Nodes for the counted sets of `cons` (`a*2`, `[a*2&b*4]`), taken in
+/// `cand` order; a bracket's sets each take nodes no earlier set took,
+/// as stock's XAND does. None when a set runs short.
+pub fn counted_nodes<'a>(
+    cons: Option<&Constraint>,
+    cand: &[usize],
+    have: &dyn Fn(usize) -> Option<&'a str>,
+) -> Option<Vec<usize>> {
+    let mut out: Vec<usize> = Vec::new();
+    for set in cons.map(Constraint::counts).unwrap_or_default() {
+        let mut got = 0;
+        for &i in cand {
+            if got >= set.count {
+                break;
+            }
+            let taken = out.contains(&i);
+            if (!set.distinct || !taken) && set.atom.matches(have(i)) {
+                if !taken {
+                    out.push(i);
+                }
+                got += 1;
+            }
+        }
+        if got < set.count {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pick_alt(
+    conf: &ClusterConf,
+    nodes: &Nodes,
+    p: &crate::state::config::PartDef,
+    req: &Request,
+    exclude: &dyn Fn(usize) -> bool,
+    mode: Mode,
+    cons: Option<&Constraint>,
+    alt: usize,
+) -> Option<Vec<NodeAlloc>> {
     let track_mem = memory_is_consumable(conf);
     let cpt = req.cpus_per_task.max(1);
     let exclusive = mode == Mode::Whole;
     let exclusive_user = p.conf.exclusive_user || req.exclusive_user;
     let own_part_shares = part_shares(p);
     // --nodelist must all be usable and taken; --exclude never.
-    let required = match req.req_nodes {
+    let mut required = match req.req_nodes {
         Some(r) => node_indexes(conf, r)?,
         None => Vec::new(),
     };
@@ -312,8 +398,6 @@ fn pick(
         Some(x) => node_indexes(conf, x).unwrap_or_default(),
         None => Vec::new(),
     };
-    let min_nodes = req.min_nodes.max(required.len() as u32);
-    let max_nodes = req.max_nodes.max(min_nodes);
     // CPUs this job may use on a node, by mode.
     let usable = |n: &crate::state::node::Node| -> u16 {
         match mode {
@@ -335,7 +419,7 @@ fn pick(
             let n = &nodes[i];
             !exclude(i)
                 && !excluded.contains(&i)
-                && req.features.is_none_or(|f| features_match(f, n.def.features.as_deref()))
+                && cons.is_none_or(|c| c.node_ok(n.def.features.as_deref(), alt))
                 && n.open_to(req.uid)
                 // ExclusiveUser: only nodes empty or held by this user
                 && (!exclusive_user || n.jobs.is_empty() || n.owner == Some(req.uid))
@@ -354,6 +438,21 @@ fn pick(
     }
     // Required nodes first; then lowest weight, then config order
     // (stock's default).
+    cand.sort_by_key(|&i| (!required.contains(&i), nodes[i].def.weight, i));
+    // Counted sets become required nodes too, and the job at least that
+    // many nodes (stock adds them to the required bitmap); more than
+    // the job's node limit cannot run.
+    let counted = counted_nodes(cons, &cand, &|i| nodes[i].def.features.as_deref())?;
+    if counted.len() as u32 > req.max_nodes {
+        return None;
+    }
+    for i in counted {
+        if !required.contains(&i) {
+            required.push(i);
+        }
+    }
+    let min_nodes = req.min_nodes.max(required.len() as u32);
+    let max_nodes = req.max_nodes.max(min_nodes);
     cand.sort_by_key(|&i| (!required.contains(&i), nodes[i].def.weight, i));
     let mut out = Vec::new();
     let mut remaining = req.cpus;

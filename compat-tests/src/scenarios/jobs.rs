@@ -471,6 +471,42 @@ fn scancel_ctld_arrays(c: &mut Ctx) -> Result<(), String> {
         &err,
     );
     c.ok_as(ALICE, &format!("scancel --ctld {a}_4"))?;
+
+    // A whole array with a state filter takes only the tasks still
+    // pending; -b --signal reaches a running task's shell (its trap
+    // runs) and the task keeps running.
+    let trap = "'trap \"echo got USR1\" USR1; while true; do sleep 1; done'";
+    let b = sbatch(
+        c,
+        ALICE,
+        &format!("--array=1-4%2 -J carr2 -o carr2-%a.out --wrap {trap}"),
+    )?;
+    let q = format!("squeue -h -r -j {b} -o '%i %T'");
+    c.wait_for(None, &q, "2 tasks running", JOB_WAIT, |s| {
+        s.matches("RUNNING").count() == 2
+    })?;
+    c.ok_as(ALICE, &format!("scancel --ctld -t PENDING {b}"))?;
+    c.wait_for(None, &q, "the pending tasks gone", JOB_WAIT, |s| {
+        s.lines().count() == 2 && s.matches("RUNNING").count() == 2
+    })?;
+    c.ok_as(ALICE, &format!("scancel --ctld -b --signal=USR1 {b}_1"))?;
+    let out = c.wait_for(
+        ALICE,
+        "cat carr2-1.out",
+        "task 1's USR1 trap",
+        JOB_WAIT,
+        |s| s.contains("got USR1"),
+    )?;
+    c.record(
+        "task 1 after scancel --ctld -b --signal=USR1 <B>_1",
+        &trap_lines(&out, "got USR1"),
+    );
+    let o = c.ok(&q)?;
+    let mut l: Vec<String> = o.stdout.lines().map(|l| l.replacen(&b, "<B>", 1)).collect();
+    l.sort();
+    c.record("tasks still running after -t PENDING and -b", &l.join("\n"));
+    c.ok_as(ALICE, &format!("scancel --ctld {b}"))?;
+    c.ok_as(ALICE, "rm -f carr2-*.out")?;
     empty_queue(c)
 }
 

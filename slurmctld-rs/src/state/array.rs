@@ -804,8 +804,32 @@ pub fn parse_job_id_str(s: &str) -> Result<(u32, Option<BTreeSet<u32>>), ArrayEr
     }
     match rest {
         None | Some("*") => Ok((id, None)),
-        Some(r) => Ok((id, Some(parse_tasks(r, INFINITE)?))),
+        Some(r) => Ok((id, Some(parse_tasks(&strip_throttle(r), INFINITE)?))),
     }
+}
+
+/// Drops a `%N` throttle ending an element: clients that build ids from
+/// a job's array_task_str (22.05's scancel with a filter: `9_[3-4%2]`)
+/// send it, and stock's _parse_array_tok ignores it.
+fn strip_throttle(r: &str) -> String {
+    let mut out = String::with_capacity(r.len());
+    let mut rest = r;
+    while let Some(i) = rest.find('%') {
+        let (head, tail) = rest.split_at(i);
+        let after = tail.get(1..).unwrap_or("");
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let next = after.get(digits..).unwrap_or("");
+        out.push_str(head);
+        if digits == 0 || !(next.is_empty() || next.starts_with([',', ']'])) {
+            // Not a throttle: kept, for parse_tasks to refuse.
+            out.push('%');
+            rest = after;
+        } else {
+            rest = next;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]

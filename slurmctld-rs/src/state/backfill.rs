@@ -10,6 +10,7 @@ use super::config::ClusterConf;
 use super::job::{Job, JobState};
 use super::table::Nodes;
 use super::Time;
+use crate::constraint::Constraint;
 use crate::sched::Request;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -251,6 +252,7 @@ impl Planner {
         req: &Request,
         dur: Time,
     ) -> Option<(Time, Vec<usize>)> {
+        let cons = crate::sched::placement_constraint(req.features).ok()?;
         let order = self.order_of(conf, part);
         let walked = order.len() as u64 + self.releases.len() as u64;
         if self.budget < walked {
@@ -288,7 +290,13 @@ impl Planner {
             if total >= u64::from(req.cpus) {
                 checks += 1;
                 self.budget = self.budget.saturating_sub(order.len() as u64);
-                if let Some(nodes) = self.fits(conf, &order, &cur, req, t, dur) {
+                // `[a|b]`: the first alternative that fits at `t`.
+                let alts = cons.as_ref().map_or(1, Constraint::alternatives);
+                let fit = (0..alts).find_map(|alt| {
+                    let c = cons.as_ref().map(|c| (c, alt));
+                    self.fits(conf, &order, &cur, req, c, t, dur)
+                });
+                if let Some(nodes) = fit {
                     return Some((t, nodes));
                 }
             }
@@ -316,13 +324,16 @@ impl Planner {
         }
     }
 
-    /// Greedy node choice as `sched::select` makes it, on the model.
+    /// Greedy node choice as `sched::select` makes it, on the model;
+    /// `cons`: the constraint and the matching-OR alternative tried.
+    #[allow(clippy::too_many_arguments)]
     fn fits(
         &self,
         conf: &ClusterConf,
         order: &[usize],
         cur: &NodeMap<Avail>,
         req: &Request,
+        cons: Option<(&Constraint, usize)>,
         t: Time,
         dur: Time,
     ) -> Option<Vec<usize>> {
@@ -337,11 +348,45 @@ impl Planner {
             .exc_nodes
             .and_then(|x| crate::sched::node_indexes(conf, x))
             .unwrap_or_default();
+        let feats = |i: usize| conf.nodes.get(i).and_then(|d| d.features.as_deref());
+        let one = req.mem_on(cpt as u16);
+        // Nodes the job could use at `t` at all.
+        let usable = |i: usize| {
+            let (Some(a), Some(def)) = (cur.get(&i), conf.nodes.get(i)) else {
+                return false;
+            };
+            cons.is_none_or(|(c, alt)| c.node_ok(def.features.as_deref(), alt))
+                && a.cpus >= cpt
+                && (!self.track_mem || one <= a.mem)
+                && one <= def.real_memory
+                && !self.reserved(i, t, dur)
+                && req.gres.iter().all(|g| {
+                    def.gres_list
+                        .iter()
+                        .zip(&a.gres)
+                        .filter(|(d, _)| g.matches(d))
+                        .map(|(_, f)| *f)
+                        .sum::<u64>()
+                        >= g.count
+                })
+        };
+        let mut required = required;
         let mut order: Vec<usize> = order
             .iter()
             .copied()
-            .filter(|i| !excluded.contains(i))
+            .filter(|&i| !excluded.contains(&i) && usable(i))
             .collect();
+        order.sort_by_key(|i| !required.contains(i));
+        // Counted sets (`[a*2&b*4]`) are required nodes, as in sched.
+        let counted = crate::sched::counted_nodes(cons.map(|(c, _)| c), &order, &feats)?;
+        if counted.len() as u32 > req.max_nodes {
+            return None;
+        }
+        for i in counted {
+            if !required.contains(&i) {
+                required.push(i);
+            }
+        }
         order.sort_by_key(|i| !required.contains(i));
         let min_nodes = req.min_nodes.max(required.len() as u32);
         let mut out = Vec::new();
@@ -350,35 +395,9 @@ impl Planner {
             if out.len() as u32 >= req.max_nodes.max(min_nodes) {
                 break;
             }
-            let (Some(a), Some(def)) = (cur.get(&i), conf.nodes.get(i)) else {
+            let Some(a) = cur.get(&i) else {
                 continue;
             };
-            if req
-                .features
-                .is_some_and(|f| !crate::sched::features_match(f, def.features.as_deref()))
-            {
-                continue;
-            }
-            let one = req.mem_on(cpt as u16);
-            if a.cpus < cpt
-                || (self.track_mem && one > a.mem)
-                || one > def.real_memory
-                || self.reserved(i, t, dur)
-            {
-                continue;
-            }
-            let gres_ok = req.gres.iter().all(|g| {
-                def.gres_list
-                    .iter()
-                    .zip(&a.gres)
-                    .filter(|(d, _)| g.matches(d))
-                    .map(|(_, f)| *f)
-                    .sum::<u64>()
-                    >= g.count
-            });
-            if !gres_ok {
-                continue;
-            }
             let k = out.len() as u32;
             let reserve = cpt * min_nodes.saturating_sub(k + 1);
             let want = remaining.saturating_sub(reserve).max(cpt);

@@ -926,12 +926,17 @@ impl Controller {
         {
             return Reply::Rc(rc);
         }
-        if desc
-            .features
-            .as_deref()
-            .is_some_and(|f| sched::unknown_feature(&self.conf, f))
-        {
-            return Reply::Rc(ESLURM_INVALID_FEATURE);
+        // An empty --constraint is none. Nodes its counts need at least.
+        let mut counted_nodes = 0;
+        if let Some(f) = desc.features.as_deref().filter(|f| !f.is_empty()) {
+            let outer_counts = version < ProtocolVersion::V23_02;
+            match sched::validate_constraint(&self.conf, f, outer_counts) {
+                Ok(c) => counted_nodes = c.counted_nodes(),
+                Err(e) => {
+                    tracing::info!(constraint = f, "job refused: {e}");
+                    return Reply::Rc(ESLURM_INVALID_FEATURE);
+                }
+            }
         }
         let enforce = self
             .conf
@@ -1059,6 +1064,29 @@ impl Controller {
             exc_nodes: None,
             features: None,
         };
+        // A --constraint no set of the partition's nodes satisfies (too
+        // few with the features, counts beyond the job's node limit) is a
+        // flaw in the request for every release: stock's node selection
+        // answers it, after the partition limits passed.
+        let features = desc.features.as_deref().filter(|f| !f.is_empty());
+        // 26.05 takes a task count without a node count as the most
+        // nodes too (JOB_IMPLICIT_MAX_NODES).
+        let implicit_max = version >= ProtocolVersion::V26_05
+            && (desc.max_nodes == NO_VAL || desc.max_nodes == 0)
+            && desc.num_tasks != NO_VAL
+            && desc.num_tasks != 0;
+        let count_limit = if implicit_max {
+            max_nodes.min(desc.num_tasks)
+        } else {
+            max_nodes
+        };
+        if features.is_some()
+            && sched::could_ever_fit(&self.conf, part, &req)
+            && (counted_nodes > count_limit
+                || !sched::could_ever_fit(&self.conf, part, &sched::Request { features, ..req }))
+        {
+            return Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+        }
         if !sched::could_ever_fit(&self.conf, part, &req) {
             // What no single node can hold (memory, GRES) is refused by
             // every release; more CPUs or nodes than the partition has only

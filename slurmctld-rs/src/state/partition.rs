@@ -857,8 +857,11 @@ mod tests {
         let either = submit_with(&mut c, "d", 1, |d| d.features = Some("big|slow".into()));
         assert_eq!(nodes_of(&c, either), [0]);
         // A feature no node has is refused at submit.
-        assert!(sched::unknown_feature(&c.conf, "fast&gpu"));
-        assert!(!sched::unknown_feature(&c.conf, "fast|big"));
+        assert_eq!(
+            sched::validate_constraint(&c.conf, "fast&gpu", false),
+            Err(sched::FeatureError::Unknown("gpu".into()))
+        );
+        assert!(sched::validate_constraint(&c.conf, "fast|big", false).is_ok());
         let r = submit_from(&mut c, "d", V24);
         assert!(matches!(r, Reply::Submitted { .. }));
         let d = JobDescMsg {
@@ -872,6 +875,157 @@ mod tests {
         assert_eq!(c.jobs[&busy].state, JobState::Pending);
         assert!(sched::features_match("fast,big", Some("big,fast")));
         assert!(!sched::features_match("fast,big", Some("fast")));
+    }
+
+    /// n1, n2 in rack r1; n3, n4 in r2; n1 and n3 also `ib`.
+    fn racks() -> Controller {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+            NodeName=n1 CPUs=4 RealMemory=1000 Feature=r1,ib\n\
+            NodeName=n2 CPUs=4 RealMemory=1000 Feature=r1\n\
+            NodeName=n3 CPUs=4 RealMemory=1000 Feature=r2,ib\n\
+            NodeName=n4 CPUs=4 RealMemory=1000 Feature=r2\n\
+            PartitionName=d Nodes=n[1-4] Default=YES\n";
+        let mut c = controller(text);
+        apply_all(
+            &mut c,
+            1000,
+            ["n1", "n2", "n3", "n4"].map(|n| reg_bare(n, 4, 1000, V24)),
+        );
+        c
+    }
+
+    #[test]
+    fn matching_or_places_a_job_on_nodes_sharing_one_alternative() {
+        let mut c = racks();
+        // n1 busy: r1 has 4 CPUs left, r2 8. Plain `r1|r2` takes the
+        // first free nodes whatever their rack; `[r1|r2]` one rack only.
+        let busy = submit_with(&mut c, "d", 4, |d| d.req_nodes = Some("n1".into()));
+        assert_eq!(nodes_of(&c, busy), [0]);
+        let plain = submit_with(&mut c, "d", 6, |d| d.features = Some("r1|r2".into()));
+        assert_eq!(nodes_of(&c, plain), [1, 2], "n2 (r1) and n3 (r2)");
+        let mut c = racks();
+        submit_with(&mut c, "d", 4, |d| d.req_nodes = Some("n1".into()));
+        let same = submit_with(&mut c, "d", 6, |d| d.features = Some("[r1|r2]".into()));
+        assert_eq!(
+            nodes_of(&c, same),
+            [2, 3],
+            "r1 cannot hold 6 CPUs: both from r2"
+        );
+        // The term outside the brackets holds on every node: one ib node a
+        // rack can never make two nodes, and stock refuses such a job.
+        let mut c = racks();
+        for v in [ProtocolVersion::V22_05, V24, ProtocolVersion::V26_05] {
+            let d = JobDescMsg {
+                features: Some("ib&[r1|r2]".into()),
+                min_nodes: 2,
+                min_cpus: 2,
+                num_tasks: 2,
+                partition: Some("d".into()),
+                ..true_job()
+            };
+            let r = submit_desc(&mut c, 1002, user(1000, 1000), v, d);
+            assert_eq!(
+                r.0,
+                Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE),
+                "{v:?}"
+            );
+        }
+        // One node is fine.
+        let one = submit_with(&mut c, "d", 1, |d| d.features = Some("ib&[r1|r2]".into()));
+        assert_eq!(nodes_of(&c, one), [0]);
+    }
+
+    #[test]
+    fn counts_take_that_many_nodes_with_each_feature() {
+        let mut c = racks();
+        // One task: still one node from each rack.
+        let one_each = submit_with(&mut c, "d", 1, |d| d.features = Some("[r1*1&r2*1]".into()));
+        let got = nodes_of(&c, one_each);
+        assert_eq!(got, [0, 2], "n1 (r1) and n3 (r2)");
+        let mut c = racks();
+        let two_one = submit_with(&mut c, "d", 3, |d| d.features = Some("[r2*2&r1*1]".into()));
+        let mut got = nodes_of(&c, two_one);
+        got.sort_unstable();
+        assert_eq!(got, [0, 2, 3]);
+        // `ib*2`: both ib nodes, however few CPUs.
+        let mut c = racks();
+        let ib = submit_with(&mut c, "d", 1, |d| d.features = Some("ib*2".into()));
+        assert_eq!(nodes_of(&c, ib), [0, 2]);
+        // More counted nodes than the job may have, or than the
+        // partition has with the feature: refused at submit.
+        let mut c = racks();
+        for (f, max_nodes) in [
+            ("[r1*1&r2*1]", 1),
+            ("ib*3", NO_VAL),
+            ("[r1*2&r2*3]", NO_VAL),
+        ] {
+            let d = JobDescMsg {
+                features: Some(f.into()),
+                max_nodes,
+                partition: Some("d".into()),
+                ..true_job()
+            };
+            let r = submit_desc(&mut c, 1002, user(1000, 1000), V24, d);
+            assert_eq!(
+                r.0,
+                Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE),
+                "{f}"
+            );
+        }
+        // 26.05 takes -n2 without -N as at most two nodes.
+        let n2 = || JobDescMsg {
+            features: Some("[r1*2&ib*1]".into()),
+            num_tasks: 2,
+            min_cpus: 2,
+            partition: Some("d".into()),
+            ..true_job()
+        };
+        let r = submit_desc(
+            &mut c,
+            1002,
+            user(1000, 1000),
+            ProtocolVersion::V26_05,
+            n2(),
+        );
+        assert_eq!(r.0, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+        let r = submit_desc(&mut c, 1002, user(1000, 1000), V24, n2());
+        assert!(matches!(r.0, Reply::Submitted { .. }), "{:?}", r.0);
+        // The counted sets do not share nodes: r1*2 takes n1 and n2, so
+        // ib*1 is n3.
+        let mut c = racks();
+        let three = submit_with(&mut c, "d", 1, |d| d.features = Some("[r1*2&ib*1]".into()));
+        assert_eq!(nodes_of(&c, three), [0, 1, 2]);
+    }
+
+    #[test]
+    fn bad_constraints_are_refused_at_submit() {
+        let mut c = racks();
+        for f in [
+            "[r1|r2",
+            "r1*2&r2*2",
+            "[r1&r2]",
+            "[r1*1|r2]",
+            "(r1",
+            "r1&nosuch",
+            "[r1|nosuch]",
+        ] {
+            let d = JobDescMsg {
+                features: Some(f.into()),
+                ..true_job()
+            };
+            let r = submit_desc(&mut c, 1002, UserInfo::default(), V24, d);
+            assert_eq!(r.0, Reply::Rc(ESLURM_INVALID_FEATURE), "{f}");
+        }
+        // 22.05 took counts on several features outside brackets.
+        let d = JobDescMsg {
+            features: Some("r1*1&ib*1".into()),
+            ..true_job()
+        };
+        let v22 = ProtocolVersion::V22_05;
+        let r = submit_desc(&mut c, 1002, UserInfo::default(), v22, d);
+        assert!(matches!(r.0, Reply::Submitted { .. }), "{:?}", r.0);
+        // Every node has r1 and ib there, and the sets may share one: n1.
+        assert_eq!(nodes_of(&c, job_id(r.0)), [0]);
     }
 
     #[test]

@@ -165,3 +165,49 @@ fn a_planned_start_keeps_to_the_nodes_the_job_names() {
     let p = c.planned(w).expect("planned");
     assert_eq!((p.start, p.nodes.clone()), (c.jobs[&a].end_time, vec![0]));
 }
+
+#[test]
+fn a_matching_or_job_is_planned_on_one_alternative() {
+    let conf = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\nSlurmdTimeout=3000\n\
+        NodeName=n[1-2] CPUs=4 RealMemory=1000 Feature=r1\n\
+        NodeName=n[3-4] CPUs=4 RealMemory=1000 Feature=r2\n\
+        PartitionName=low Nodes=n[1-4] Default=YES MaxTime=60 State=UP\n";
+    let mut c = controller(conf);
+    let regs = ["n1", "n2", "n3", "n4"].map(|n| reg_bare(n, 4, 1000, ProtocolVersion::V24_11));
+    apply_all(&mut c, 1000, regs);
+    let on = |c: &mut Controller, now: Time, node: &str, minutes: u32| {
+        let d = JobDescMsg {
+            time_limit: minutes,
+            num_tasks: 4,
+            req_nodes: Some(node.into()),
+            ..true_job()
+        };
+        job_id(submit_desc(c, now, user(1000, 1000), ProtocolVersion::V24_11, d).0)
+    };
+    let a = on(&mut c, 1001, "n1", 10);
+    let b = on(&mut c, 1001, "n3", 20);
+    // n2 (r1) and n4 (r2) are free, but not one rack's pair.
+    let d = JobDescMsg {
+        time_limit: 10,
+        num_tasks: 8,
+        min_nodes: 2,
+        max_nodes: 2,
+        features: Some("[r1|r2]".into()),
+        ..true_job()
+    };
+    let rack = job_id(submit_desc(&mut c, 1002, user(1000, 1000), ProtocolVersion::V24_11, d).0);
+    assert_eq!(st(&c, rack), (JobState::Pending, reason::WAIT_RESOURCES));
+    c.apply(1010, Command::Tick);
+    // r1 frees first (A's 10 minutes): planned there, both r1 nodes.
+    let plan = c.planned(rack).expect("a planned start");
+    assert_eq!(
+        (plan.start, plan.nodes.clone()),
+        (c.jobs[&a].end_time, vec![0, 1])
+    );
+    assert!(c.jobs[&b].end_time > plan.start);
+    finish(&mut c, 1100, a);
+    assert_eq!(c.jobs[&rack].state, JobState::Running);
+    let mut got: Vec<usize> = c.jobs[&rack].alloc.iter().map(|x| x.node).collect();
+    got.sort_unstable();
+    assert_eq!(got, [0, 1]);
+}
