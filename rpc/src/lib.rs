@@ -434,21 +434,82 @@ where
     };
     if let Some(reply) = reply {
         let ReplyBytes { head, body } = reply_bytes_with(ctx, v, uid, &reply, ret_list)?;
-        let write = async {
-            // Never closed, so a permit always comes.
-            let _slot = match &body {
-                Some(b) if b.len() >= LARGE_BODY => LARGE_WRITE_SLOTS.acquire().await.ok(),
-                _ => None,
-            };
-            stream.write_all(&head).await?;
-            if let Some(b) = &body {
-                stream.write_all(b).await?;
+        match body {
+            Some(body) if body.len() >= LARGE_BODY => {
+                write_large(stream, head, body, timeout).await?;
             }
-            stream.flush().await
-        };
-        tokio::time::timeout(timeout, write)
-            .await
-            .map_err(|_| RpcError::Timeout)??;
+            body => {
+                let write = async {
+                    stream.write_all(&head).await?;
+                    if let Some(b) = &body {
+                        stream.write_all(b).await?;
+                    }
+                    stream.flush().await
+                };
+                tokio::time::timeout(timeout, write)
+                    .await
+                    .map_err(|_| RpcError::Timeout)??;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes a large reply on a thread of the blocking pool, through the
+/// socket made blocking, all within `timeout`.
+///
+/// On an async worker each poll of such a write copies megabytes into the
+/// socket, and a task behind it (a ping) waits for the whole poll: the
+/// runtime cannot preempt a task, the kernel can preempt a thread. So the
+/// workers keep the small work and the copies run where the scheduler can
+/// put a waking worker first.
+async fn write_large(
+    stream: TcpStream,
+    head: Vec<u8>,
+    body: Arc<[u8]>,
+    timeout: Duration,
+) -> Result<(), RpcError> {
+    let deadline = std::time::Instant::now() + timeout;
+    // Never closed, so a permit always comes; waiting for one is asleep,
+    // off the run queue.
+    let slot = tokio::time::timeout(timeout, LARGE_WRITE_SLOTS.acquire())
+        .await
+        .map_err(|_| RpcError::Timeout)?
+        .ok();
+    let mut s = stream.into_std()?;
+    s.set_nonblocking(false)?;
+    tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        write_all_until(&mut s, &head, deadline)?;
+        write_all_until(&mut s, &body, deadline)
+    })
+    .await
+    .map_err(|e| RpcError::Io(std::io::Error::other(e)))?
+}
+
+/// `write_all` on a blocking socket that gives up at `deadline`.
+fn write_all_until(
+    s: &mut std::net::TcpStream,
+    mut buf: &[u8],
+    deadline: std::time::Instant,
+) -> Result<(), RpcError> {
+    use std::io::{ErrorKind, Write};
+    while !buf.is_empty() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(RpcError::Timeout);
+        }
+        // A send that moved nothing in `left` fails with WouldBlock.
+        s.set_write_timeout(Some(left))?;
+        match s.write(buf) {
+            Ok(0) => return Err(std::io::Error::from(ErrorKind::WriteZero).into()),
+            Ok(n) => buf = buf.get(n..).unwrap_or_default(),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return Err(RpcError::Timeout)
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
     Ok(())
 }
