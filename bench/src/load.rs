@@ -279,20 +279,79 @@ async fn ping_timed(t: &Target) -> Result<Duration, RpcError> {
     Ok(d)
 }
 
+/// Raises the calling thread's nice value by `by` (Linux: nice is per
+/// thread; new threads inherit it). Needs no privilege.
+fn lower_this_threads_priority(by: i32) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread; errno is only read.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        *libc::__errno_location() = 0;
+        let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+        if *libc::__errno_location() == 0 {
+            let _ = libc::setpriority(libc::PRIO_PROCESS, tid, now.saturating_add(by).min(19));
+        }
+    }
+}
+
+/// The storm's closed loop, on a runtime of its own whose threads run
+/// `nice` below this process's priority.
+async fn storm_below(t: Arc<Target>, conns: usize, limit: Limit, nice: i32) -> Outcome {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("storm".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .max_blocking_threads(512)
+                .on_thread_start(move || lower_this_threads_priority(nice))
+                .build();
+            let o = match rt {
+                Ok(rt) => rt.block_on(closed_loop(t, Kind::JobInfo, conns, limit)),
+                Err(e) => {
+                    let mut o = Outcome::default();
+                    o.errors.insert(format!("no runtime for the storm: {e}"), 1);
+                    o
+                }
+            };
+            let _ = tx.send(o);
+        });
+    let mut o = Outcome::default();
+    match spawned {
+        Ok(_) => rx.await.unwrap_or_else(|_| {
+            o.errors.insert("storm thread died".into(), 1);
+            o
+        }),
+        Err(e) => {
+            o.errors.insert(format!("no thread for the storm: {e}"), 1);
+            o
+        }
+    }
+}
+
 /// Ping latency while `storm_conns` workers hammer job info: the storm's
-/// outcome and the pings' outcome.
+/// outcome and the pings' outcome. With `storm_nice` > 0 the storm's
+/// threads run that much below the pings' and this process's: on a machine
+/// shared with the controller, the storm's own client-side work (which
+/// real clients do on their own hosts) then does not delay the pinger, the
+/// controller's workers or munged; 0 leaves every thread equal.
 pub async fn storm(
     t: Arc<Target>,
     storm_conns: usize,
     duration: Duration,
     warmup: Duration,
     ping_interval: Duration,
+    storm_nice: i32,
 ) -> (Outcome, Outcome) {
     let limit = Limit {
         count: None,
         duration: warmup + duration,
     };
-    let storm = tokio::spawn(closed_loop(t.clone(), Kind::JobInfo, storm_conns, limit));
+    let storm = if storm_nice > 0 {
+        tokio::spawn(storm_below(t.clone(), storm_conns, limit, storm_nice))
+    } else {
+        tokio::spawn(closed_loop(t.clone(), Kind::JobInfo, storm_conns, limit))
+    };
     tokio::time::sleep(warmup).await;
     // The pings get a thread and runtime of their own, and their credential
     // is signed before the clock starts: what is timed is the controller
