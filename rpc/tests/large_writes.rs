@@ -131,5 +131,40 @@ fn a_large_reply_is_written_while_the_only_worker_is_blocked() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(large_writes_in_progress(), 0);
+    // The writers run below the daemon's priority, the other threads at it.
+    let nices = thread_nices();
+    let main_nice = stat_nice(&std::fs::read_to_string("/proc/self/stat").unwrap());
+    let writers: Vec<i64> = nices
+        .iter()
+        .filter(|(name, _)| name.starts_with("large-writer"))
+        .map(|(_, n)| *n)
+        .collect();
+    assert!(!writers.is_empty(), "writer threads: {nices:?}");
+    for n in writers {
+        assert_eq!(n, (main_nice + 10).min(19), "{nices:?}");
+    }
     drop(server);
+}
+
+/// (name, nice) of every thread of this process, from /proc.
+fn thread_nices() -> Vec<(String, i64)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc/self/task").unwrap() {
+        let dir = e.unwrap().path();
+        let (Ok(comm), Ok(stat)) = (
+            std::fs::read_to_string(dir.join("comm")),
+            std::fs::read_to_string(dir.join("stat")),
+        ) else {
+            continue; // the thread ended meanwhile
+        };
+        out.push((comm.trim().to_string(), stat_nice(&stat)));
+    }
+    out
+}
+
+/// The nice value in a /proc stat line.
+fn stat_nice(stat: &str) -> i64 {
+    // After "pid (comm) ": state is field 3, nice field 19.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    rest.split(' ').nth(16).unwrap().parse().unwrap()
 }
