@@ -535,7 +535,12 @@ fn large_writers() -> Option<&'static std::sync::mpsc::Sender<LargeWrite>> {
                             // receiver usable.
                             let job = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
                             match job {
-                                Ok(job) => (job.run)(),
+                                // A panicking job (none is known) must not
+                                // take a writer with it: the bound counts four.
+                                Ok(job) => {
+                                    let run = std::panic::AssertUnwindSafe(job.run);
+                                    let _ = std::panic::catch_unwind(run);
+                                }
                                 Err(_) => return,
                             }
                         }
