@@ -104,11 +104,11 @@ async fn bad_requests_are_dropped_and_the_server_stays_up() {
     );
 }
 
-/// Large replies are written at most four at a time, every one of them
+/// Large replies are written at most `LARGE_WRITES` at a time, every one of them
 /// completes, and a ping is answered while readers stall them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_replies_are_written_a_few_at_a_time_and_a_ping_passes_them() {
-    use slurm_rpc::{large_writes_in_progress, Outgoing, LARGE_BODY};
+    use slurm_rpc::{large_writes_in_progress, Outgoing, LARGE_BODY, LARGE_WRITES};
     use slurm_wire::MsgType;
     use tokio::io::AsyncReadExt;
 
@@ -160,7 +160,10 @@ async fn large_replies_are_written_a_few_at_a_time_and_a_ping_passes_them() {
         tokio::time::sleep(Duration::from_millis(20)).await;
         seen = seen.max(large_writes_in_progress());
     }
-    assert_eq!(seen, 4, "four writes at once, the others waiting");
+    assert_eq!(
+        seen, LARGE_WRITES,
+        "that many writes at once, the others waiting"
+    );
     let (_, reply) = call(
         &c,
         addr,

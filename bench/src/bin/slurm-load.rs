@@ -82,6 +82,9 @@ enum Cmd {
         /// Pause between pings, in milliseconds
         #[arg(long, default_value_t = 10)]
         ping_interval_ms: u64,
+        /// Run the storm's threads this much nicer than the pings' (0: equal)
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=19))]
+        storm_nice: i32,
     },
 }
 
@@ -240,6 +243,7 @@ fn main() -> ExitCode {
                 duration,
                 warmup,
                 ping_interval_ms,
+                storm_nice,
             } => {
                 let (storm, pings) = load::storm(
                     t.clone(),
@@ -247,6 +251,7 @@ fn main() -> ExitCode {
                     Duration::from_secs_f64(duration),
                     Duration::from_secs_f64(warmup),
                     Duration::from_millis(ping_interval_ms),
+                    storm_nice,
                 )
                 .await;
                 print_outcome(&format!("{m}_storm"), &storm, true);
