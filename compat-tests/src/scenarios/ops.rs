@@ -223,7 +223,9 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
     )?;
     // 32 that fill both nodes (16 CPUs each) and stay running, then 108
     // that wait; 20 of those are cancelled while pending.
-    let running = submit_many(c, 32, &format!("{common} --wrap 'sleep 60'"))?;
+    // Long enough to still run after the restart on a loaded CI machine
+    // (at 60 s, stock 26.05's running jobs once ended during its restart).
+    let running = submit_many(c, 32, &format!("{common} --wrap 'sleep 120'"))?;
     let pending = submit_many(c, 108, &format!("{common} --wrap 'sleep 1'"))?;
     c.wait_for(
         None,
