@@ -81,13 +81,19 @@ impl Outcome {
     }
 }
 
+/// The request frame of `msg`, signed (a blocking munged round trip, so
+/// off the async workers).
+async fn sign(t: &Target, msg: Message) -> Result<Frame, RpcError> {
+    let (ctx, v, aud) = (t.ctx.clone(), t.version, t.audience);
+    tokio::task::spawn_blocking(move || request_frame(&ctx, v, &msg, aud))
+        .await
+        .map_err(|e| RpcError::Io(std::io::Error::other(e)))?
+}
+
 /// Signs `msg` (a blocking munged round trip, so off the async workers),
 /// sends it, and reads the reply frame, its credential checked when it has one.
 pub async fn exchange(t: &Target, msg: Message) -> Result<Frame, RpcError> {
-    let (ctx, v, aud) = (t.ctx.clone(), t.version, t.audience);
-    let req = tokio::task::spawn_blocking(move || request_frame(&ctx, v, &msg, aud))
-        .await
-        .map_err(|e| RpcError::Io(std::io::Error::other(e)))??;
+    let req = sign(t, msg).await?;
     let io = async {
         let mut s = TcpStream::connect(t.addr).await?;
         s.set_nodelay(true)?;
@@ -119,10 +125,7 @@ pub async fn exchange_into(
     msg: Message,
     buf: &mut Vec<u8>,
 ) -> Result<(Header, std::ops::Range<usize>), RpcError> {
-    let (ctx, v, aud) = (t.ctx.clone(), t.version, t.audience);
-    let req = tokio::task::spawn_blocking(move || request_frame(&ctx, v, &msg, aud))
-        .await
-        .map_err(|e| RpcError::Io(std::io::Error::other(e)))??;
+    let req = sign(t, msg).await?;
     let io = async {
         let mut s = TcpStream::connect(t.addr).await?;
         s.set_nodelay(true)?;
