@@ -806,7 +806,11 @@ impl Daemon {
         if text.is_empty() || !sd.first_notice() {
             return;
         }
-        if let Err(e) = notice::write(Some(pid), sd.stderr_path().as_deref(), &text) {
+        if let Err(e) = notice::write(
+            Some(pid),
+            sd.stderr_path().as_deref().map(|p| (&rec.owner, p)),
+            &text,
+        ) {
             tracing::warn!("[job {job_id}] cannot write the job's end to its stderr: {e}");
         }
     }

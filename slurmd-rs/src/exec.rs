@@ -7,7 +7,6 @@
 use crate::launch::BatchPlan;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
@@ -59,27 +58,17 @@ fn cstr(s: &str, what: &'static str) -> Result<CString, SpawnError> {
     CString::new(s).map_err(|_| SpawnError::Nul(what))
 }
 
-/// Writes the script into `<spool>/jobNNNNN/slurm_script`, owned by the
-/// job's owner (stock's layout, so tools that look there find it).
+/// Makes `<spool>/jobNNNNN/slurm_script` as stock lays it out (so tools
+/// that look there find it), without ever following a name the user
+/// could have planted: see `batch_dir`.
 fn write_script(plan: &BatchPlan) -> Result<(), SpawnError> {
     let dir = &plan.batch_dir;
     let e = |err| SpawnError::BatchDir(dir.display().to_string(), err);
-    if let Some(parent) = dir.parent() {
-        std::fs::create_dir_all(parent).map_err(e)?;
-    }
-    match std::fs::create_dir(dir) {
-        Ok(()) => {}
-        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(err) => return Err(e(err)),
-    }
-    std::os::unix::fs::chown(dir, Some(plan.owner.uid), Some(plan.owner.gid)).map_err(e)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(e)?;
-    let p = &plan.script_path;
-    let _ = std::fs::remove_file(p);
-    std::fs::write(p, plan.script.as_bytes()).map_err(e)?;
-    std::os::unix::fs::chown(p, Some(plan.owner.uid), Some(plan.owner.gid)).map_err(e)?;
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o500)).map_err(e)?;
-    Ok(())
+    let (Some(spool), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Err(e(std::io::Error::from_raw_os_error(libc::EINVAL)));
+    };
+    let fd = crate::batch_dir::create(spool, &name.to_string_lossy(), plan.owner.gid).map_err(e)?;
+    crate::batch_dir::write_script(&fd, plan.script.as_bytes(), plan.owner.uid).map_err(e)
 }
 
 /// Removes the batch directory once the job is over.

@@ -4,6 +4,8 @@
 //! tokio shell around it.
 
 pub mod alloc;
+pub mod as_user;
+pub mod batch_dir;
 pub mod cgroup;
 pub mod cred;
 pub mod ctld;

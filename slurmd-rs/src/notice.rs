@@ -10,8 +10,10 @@
 //! Stock writes through the step daemon's own copy of the job's stderr, so
 //! the line lands where the job's next output would (shared offset); we
 //! borrow the script's stderr descriptor with pidfd_getfd(2) to do the
-//! same, and append to the stderr file when that is not possible.
+//! same, and append to the stderr file, as the job's owner, when that is
+//! not possible (the script closed its stderr, say).
 
+use crate::launch::Owner;
 use slurm_wire::ProtocolVersion;
 use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -147,10 +149,11 @@ fn borrow_fd(pid: i32, fd: i32) -> std::io::Result<OwnedFd> {
 }
 
 /// Writes `text` to the stderr of the running script `script_pid`, or
-/// appends it to `stderr_path` when the descriptor cannot be borrowed.
+/// appends it to the stderr file when the descriptor cannot be borrowed:
+/// as its owner, since the user chose that path.
 pub fn write(
     script_pid: Option<i32>,
-    stderr_path: Option<&str>,
+    stderr_file: Option<(&Owner, &str)>,
     text: &str,
 ) -> std::io::Result<()> {
     if let Some(pid) = script_pid.filter(|&p| p > 0) {
@@ -159,16 +162,13 @@ pub fn write(
             Err(e) => tracing::debug!("stderr of pid {pid}: {e}; appending to the file instead"),
         }
     }
-    let Some(path) = stderr_path else {
+    let Some((owner, path)) = stderr_file else {
         return Err(std::io::Error::new(
             std::io::ErrorKind::NotFound,
             "no stderr to write to",
         ));
     };
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)?
-        .write_all(text.as_bytes())
+    crate::as_user::append(owner, std::path::Path::new(path), text.as_bytes())
 }
 
 #[cfg(test)]
@@ -251,9 +251,51 @@ mod tests {
         child.stdin.take().unwrap().write_all(b"\n").unwrap();
         child.wait().unwrap();
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "a-line-b");
-        // No process: appended to the file.
-        write(None, Some(f.to_str().unwrap()), "!").unwrap();
+        // No process: appended to the file, as its owner.
+        let me = Owner {
+            uid: nix::unistd::getuid().as_raw(),
+            gid: nix::unistd::getgid().as_raw(),
+            ..Owner::default()
+        };
+        write(None, Some((&me, f.to_str().unwrap())), "!").unwrap();
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "a-line-b!");
         assert!(write(None, None, "x").is_err());
+    }
+
+    /// `exec 2>&-` in the script, then its stderr path swapped for a link
+    /// to a root file: the fallback writes as the owner, so it is refused.
+    #[test]
+    fn the_fallback_never_writes_as_root() {
+        assert_eq!(nix::unistd::geteuid().as_raw(), 0, "run as root");
+        let d = tempfile::tempdir().unwrap();
+        let canary = d.path().join("canary");
+        std::fs::write(&canary, "root's").unwrap();
+        let err = d.path().join("err");
+        std::os::unix::fs::symlink(&canary, &err).unwrap();
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "exec 2>&-; sleep 5"])
+            .spawn()
+            .unwrap();
+        let fd2 = format!("/proc/{}/fd/2", child.id());
+        while std::fs::symlink_metadata(&fd2).is_ok() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let nobody = Owner {
+            uid: 65534,
+            gid: 65534,
+            ..Owner::default()
+        };
+        let r = write(
+            Some(child.id() as i32),
+            Some((&nobody, err.to_str().unwrap())),
+            "-line-",
+        );
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::SIGKILL,
+        );
+        let _ = child.wait();
+        assert!(r.is_err(), "wrote through the link");
+        assert_eq!(std::fs::read_to_string(&canary).unwrap(), "root's");
     }
 }

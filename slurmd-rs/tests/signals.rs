@@ -7,77 +7,15 @@ mod common;
 
 use common::*;
 use slurm_wire::msg::common::SignalTasksMsg;
-use slurm_wire::msg::kill::KillJobMsg;
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion as V};
-use std::path::Path;
 use std::time::Duration;
 
 const KILL_JOB_BATCH: u16 = 1 << 0;
 const KILL_STEPS_ONLY: u16 = 1 << 2;
 const KILL_FULL_JOB: u16 = 1 << 3;
 const JOB_RUNNING: u32 = 1;
-const JOB_CANCELLED: u32 = 4;
-
-fn rc_ok(r: Message) {
-    assert!(
-        matches!(r, Message::ResponseSlurmRc(ref rc) if rc.return_code == 0),
-        "{r:?}"
-    );
-}
-
-async fn wait_file(p: &Path, what: &str, done: impl Fn(&str) -> bool) -> String {
-    for _ in 0..200 {
-        let s = std::fs::read_to_string(p).unwrap_or_default();
-        if done(&s) {
-            return s;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!(
-        "{what}: {} has {:?}",
-        p.display(),
-        std::fs::read_to_string(p).unwrap_or_default()
-    );
-}
-
-fn kill_msg(job_id: u32, job_state: u32) -> KillJobMsg {
-    KillJobMsg {
-        step_id: StepId::job(job_id),
-        job_state,
-        job_uid: NOBODY,
-        job_gid: NOBODY,
-        nodes: Some("t1".into()),
-        ..Default::default()
-    }
-}
-
-/// Sends `m` (a kill request) and waits for the epilog's report.
-async fn end_job(n: &Node, v: V, job_id: u32, m: Message) {
-    rc_ok(n.rpc(v, m).await);
-    loop {
-        match n.receive(v).await {
-            Message::MessageEpilogComplete(e) => {
-                assert_eq!(e.step_id.0.job_id, job_id);
-                return;
-            }
-            Message::RequestCompleteBatchScript(c) => assert_eq!(c.step_id.job_id, job_id),
-            m => panic!("expected epilog complete, got {m:?}"),
-        }
-    }
-}
-
-/// A running job that said "started" on stderr; returns its output file.
-async fn started(n: &Node, v: V, job_id: u32, script_tail: &str) -> std::path::PathBuf {
-    let auth = n.munged.auth();
-    let script = format!("#!/bin/sh\necho started >&2\n{script_tail}\n");
-    let m = launch(job_id, v, &auth, n.dir.path(), "t1", &script);
-    rc_ok(n.rpc(v, Message::RequestBatchJobLaunch(m)).await);
-    let out = n.path(&format!("out-{job_id}-itest.txt"));
-    wait_file(&out, "the job's start", |s| s == "started\n").await;
-    out
-}
 
 /// The lines of `text` after "started", the time after " AT " and a
 /// leading `[<time>.<ms>]` stamp checked and replaced.
