@@ -17,6 +17,7 @@
 //! - `COMPAT_KEEP`      1: leave clusters up afterwards (for debugging)
 //! - `COMPAT_JOBS`      clusters run at once (default 4)
 //! - `COMPAT_NAME`      suffix of the cluster names (default: the checkout's directory name)
+#![forbid(unsafe_code)]
 
 pub mod cluster;
 pub mod normalize;

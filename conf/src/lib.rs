@@ -1,6 +1,7 @@
 //! Slurm configuration files: `slurm.conf`, `gres.conf`, `cgroup.conf`,
 //! `topology.conf`, and hostlist expressions. Accepts the options of Slurm
 //! 22.05, 24.11 and 26.05.
+#![forbid(unsafe_code)]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)

@@ -108,8 +108,10 @@ pub fn lines(
 
 /// Local time as stock's default time format (`%FT%T`).
 pub fn local_time(t: libc::time_t) -> String {
-    // SAFETY: localtime_r fills the zeroed struct we own, or fails.
+    // SAFETY: tm is plain integers (and a pointer left null), for which
+    // all zeroes is a valid value.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: localtime_r fills the struct we own, or fails.
     if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
         return t.to_string();
     }

@@ -106,6 +106,7 @@ fn opens_in(procs: &Path, paths: &[&Path]) -> Vec<Option<i32>> {
     // SAFETY: the child only makes raw system calls on data prepared
     // before the fork, then _exits.
     match unsafe { fork() }.unwrap() {
+        // SAFETY: as above, in the child.
         ForkResult::Child => unsafe {
             let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
             if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {

@@ -1,4 +1,5 @@
 //! slurmdbd-rs: accepts the stock slurmdbd's command line.
+#![forbid(unsafe_code)]
 
 use clap::{ArgAction, Parser};
 use std::process::ExitCode;
