@@ -97,6 +97,7 @@ pub fn build_info(c: &Controller, slurm_user_name: &str, now: i64, v: V) -> Slur
     w.batch_start_timeout = k.batch_start_timeout;
     w.over_time_limit = k.over_time_limit;
     w.priority_type = some(&k.priority_type);
+    w.private_data = crate::private_data::PrivateData::parse(k.raw("PrivateData")).0;
     w.priority_weight_age = k.priority_weights.age;
     w.priority_weight_assoc = k.priority_weights.assoc;
     w.priority_weight_fs = k.priority_weights.fairshare;

@@ -5,6 +5,7 @@
 //! * [`gres`], [`tres`]: generic resources; TRES strings as stock prints them.
 //! * [`views`]: wire replies (node/partition/job info, build info) from a snapshot.
 //! * [`reply_cache`]: encoded job/node/partition listings, shared per snapshot.
+//! * [`private_data`]: slurm.conf's PrivateData, who may see what.
 //! * [`handlers`]: decoded RPC -> command or read, and the reply.
 //! * [`agent`]: outbound RPCs to slurmd (effects), results fed back as commands.
 //! * [`stats`]: sdiag counters kept by the daemon shell.
@@ -21,6 +22,7 @@ pub mod handlers;
 pub mod job_resrcs;
 pub mod kill_jobs;
 pub mod persist;
+pub mod private_data;
 pub mod reply_cache;
 pub mod sched;
 pub mod srun;
