@@ -355,3 +355,67 @@ async fn a_running_steps_processes_die_with_the_job() {
         assert!(!d.exists(), "{} left behind", d.display());
     }
 }
+
+/// The same containment on cgroup v2 (this host's unified hierarchy, which
+/// has no controllers here: tracking only, no limits).
+#[tokio::test(flavor = "multi_thread")]
+async fn srun_steps_are_tracked_in_cgroup_v2() {
+    require_prerequisites();
+    let unified = Path::new("/sys/fs/cgroup/unified");
+    assert!(
+        unified.join("cgroup.procs").exists(),
+        "this test needs the cgroup2 hierarchy at {}",
+        unified.display()
+    );
+    let v = V::V26_05;
+    let conf = format!(
+        "CgroupPlugin=cgroup/v2\nCgroupMountpoint={}\n",
+        unified.display()
+    );
+    let n = Node::new("ProctrackType=proctrack/cgroup", Some(&conf), "stepv2").await;
+    let top = unified.join(&n.cg_root);
+    let _d = n.start(v);
+    registered(&n, v).await;
+    let auth = n.munged.auth();
+    let mut srun = Srun::start(&n, v).await;
+    let job = 63;
+    let cmd = format!(
+        "cat /proc/self/cgroup > {d}/cg.txt; \
+         setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > {d}/bg.txt",
+        d = n.dir.path().display()
+    );
+    let m = step_launch((job, 0), v, &auth, &srun, n.dir.path(), &cmd, 0);
+    launched(n.rpc(v, Message::RequestLaunchTasks(m)).await);
+    assert_eq!(srun.task_exit().await, 0);
+    assert_eq!(step_complete(&n, v, job, 0).await, 0);
+    let cg = std::fs::read_to_string(n.path("cg.txt")).unwrap();
+    let want = format!("/{}/uid_{NOBODY}/job_{job}/step_0", n.cg_root);
+    let line = cg
+        .lines()
+        .find(|l| l.starts_with("0::"))
+        .unwrap_or_default();
+    assert!(line.ends_with(&want), "{line}, want ...{want}");
+    let bg: i32 = std::fs::read_to_string(n.path("bg.txt"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!alive(bg), "step 0's setsid child {bg} outlived the step");
+    let k = KillJobMsg {
+        step_id: StepId::job(job),
+        job_uid: NOBODY,
+        job_gid: NOBODY,
+        nodes: Some("t1".into()),
+        ..Default::default()
+    };
+    launched(n.rpc(v, Message::RequestTerminateJob(k)).await);
+    match n.receive(v).await {
+        Message::MessageEpilogComplete(e) => assert_eq!(e.step_id.0.job_id, job),
+        m => panic!("expected epilog complete, got {m:?}"),
+    }
+    let job_dir = top.join(format!("uid_{NOBODY}/job_{job}"));
+    let gone = !job_dir.exists();
+    let _ = std::fs::remove_dir(top.join(format!("uid_{NOBODY}")));
+    let _ = std::fs::remove_dir(&top);
+    assert!(gone, "{} left behind", job_dir.display());
+}
