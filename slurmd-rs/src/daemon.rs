@@ -374,7 +374,7 @@ impl Daemon {
         }
     }
 
-    /// The job's and the batch step's cgroup limits from its credential.
+    /// The job's and the step's cgroup limits from its credential.
     pub fn limits(&self, a: &JobCredArg) -> (Limits, Limits) {
         let s = &self.settings;
         // Stock constrains only through task/cgroup; without it cgroups
@@ -387,10 +387,8 @@ impl Daemon {
         if !task_cgroup {
             return (Limits::default(), Limits::default());
         }
-        // Batch credentials carry this node's memory first (stock: rep 0).
-        let job_mem = a.job_mem_alloc.first().map_or(0, |r| r.mem_alloc);
-        let step_mem = a.step_mem_alloc.first().map_or(0, |r| r.mem_alloc);
-        let step_mem = if step_mem == 0 { job_mem } else { step_mem };
+        // This node's memory, as stock's slurm_cred_get_mem reads it.
+        let (job_mem, step_mem) = crate::step::launch::cred_mem(a, &s.node.name);
         let total = s
             .conf
             .node(&s.node.name)

@@ -33,6 +33,7 @@ pub const NEEDS: &[(&str, Needs)] = &[
     ("slurmd_cancel_out", BOTH),
     ("slurmd_signal_batch", BOTH),
     ("slurmd_oom", BOTH_CG),
+    ("slurmd_srun_cgroup", BOTH_CG),
     ("slurmd_prolog_fail", BOTH),
     ("slurmd_epilog", BOTH),
     ("slurmd_gpus", BOTH),
@@ -815,6 +816,99 @@ fn srun_batch(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// The script of [`srun_cgroup`]: each srun step prints its cgroups, leaves
+/// a process in a session of its own, or allocates beyond the job's --mem.
+const SRUN_CGROUP_SCRIPT: &str = r#"#!/bin/sh
+srun cat /proc/self/cgroup | sed 's/^/cg /'
+srun sh -c 'setsid sleep 7781 </dev/null >/dev/null 2>&1 & echo forked'
+i=0
+while ps -eo args | grep -q '[s]leep 7781' && [ $i -lt 40 ]; do sleep 0.5; i=$((i+1)); done
+ps -eo args | grep -q '[s]leep 7781' && echo "step child alive" || echo "step child gone"
+srun python3 -c 'import time; a = bytearray(512 << 20); time.sleep(5); print("survived")'
+echo "oom step rc=$?"
+"#;
+
+/// Steps of a batch job are contained like the batch step: every task in
+/// the job's cgroup under its own step's, with the job's memory limit (a
+/// step beyond it is OOM-killed and srun says so), and what a step forks
+/// dies with the step.
+fn srun_cgroup(c: &mut Ctx) -> Result<(), String> {
+    let alice = Some("alice");
+    c.ok_as(
+        alice,
+        &format!("cat > sd-srcg.sh <<'EOF'\n{SRUN_CGROUP_SCRIPT}EOF"),
+    )?;
+    let id = submit(c, alice, "-N1 -n1 --mem=100 -o sd-srcg.out sd-srcg.sh")?;
+    c.wait_for(
+        None,
+        &format!("scontrol show job {id}"),
+        &format!("job {id} ended"),
+        JOB_WAIT,
+        |s| {
+            !s.contains("JobState=RUNNING ")
+                && !s.contains("JobState=PENDING ")
+                && !s.contains("JobState=CONFIGURING ")
+                && !s.contains("JobState=COMPLETING ")
+        },
+    )?;
+    let o = c.ok(&format!("scontrol show job {id}"))?;
+    let node = field(&o.stdout, "NodeList").unwrap_or_default();
+    let state = field(&o.stdout, "JobState").unwrap_or_default();
+    let out = c.ok_as(alice, "cat sd-srcg.out")?.stdout;
+    // Step 0's cgroups: the tracking (freezer) and the memory hierarchy
+    // name the job's step 0 (stock: .../job_<id>/step_0[/task_0]). The
+    // cluster constrains neither cores nor devices, so stock leaves those.
+    let step_dir = format!("/job_{id}/step_0");
+    let mut shown = String::new();
+    for ctl in ["freezer", "memory"] {
+        let line = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("cg "))
+            .find(|l| {
+                l.split(':')
+                    .nth(1)
+                    .is_some_and(|c| c.split(',').any(|x| x == ctl))
+            })
+            .ok_or_else(|| format!("no {ctl} line in step 0's /proc/self/cgroup:\n{out}"))?;
+        let path = line.splitn(3, ':').nth(2).unwrap_or_default();
+        let inside = path.contains(&format!("{step_dir}/")) || path.ends_with(&step_dir);
+        if !inside {
+            return Err(format!(
+                "step 0's {ctl} cgroup is {path}, not in the job's step cgroup {step_dir}:\n{out}"
+            ));
+        }
+        shown.push_str(&format!("{ctl}: in the job's step_0\n"));
+    }
+    c.record("cgroups of an srun step", &shown);
+    // What step 1 forked into a session of its own died with the step (the
+    // script looked), and nothing of the job is left on the node.
+    let left = marker_procs(c, &node)?;
+    if left.contains("sleep 7781") || !out.contains("step child gone\n") {
+        return Err(format!(
+            "step 1's setsid child outlived its step on {node}:\n{left}\n{out}"
+        ));
+    }
+    // Step 2 went beyond --mem: killed, and srun reports it as stock does.
+    let oom: String = out
+        .lines()
+        .filter(|l| {
+            l.contains("Out Of Memory")
+                || l.starts_with("oom step rc=")
+                || l.starts_with("step child")
+                || l.contains("survived")
+                || *l == "forked"
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    if !oom.contains("Out Of Memory") || oom.contains("survived") {
+        return Err(format!("the step beyond --mem was not OOM-killed:\n{out}"));
+    }
+    c.record("output of the steps", &oom);
+    c.record("job state", &format!("JobState={state}\n"));
+    c.ok_as(alice, "rm -f sd-srcg.sh sd-srcg.out")?;
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -882,6 +976,12 @@ pub fn all() -> Vec<Scenario> {
             about: "a job beyond --mem ends OUT_OF_MEMORY, the node stays healthy",
             compare: true,
             run: oom,
+        },
+        Scenario {
+            name: "slurmd_srun_cgroup",
+            about: "srun steps in a batch job run in the job's step cgroups: a step beyond --mem is OOM-killed and reported Out Of Memory, nothing a step forks outlives it",
+            compare: true,
+            run: srun_cgroup,
         },
         Scenario {
             name: "slurmd_prolog_fail",

@@ -18,6 +18,8 @@ pub struct NodeInfo {
     pub conf_path: String,
     /// PropagateResourceLimitsExcept names.
     pub rlimits_except: Vec<String>,
+    /// ConstrainDevices in force: the tasks see their GPUs numbered from 0.
+    pub constrain_devices: bool,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -132,6 +134,37 @@ pub fn check_launch(
     Ok(())
 }
 
+/// The entry of a `*_mem_alloc` run-length list covering node `idx`.
+fn rep_value(reps: &[slurm_wire::msg::cred::MemAllocRep], idx: u32) -> Option<u64> {
+    let mut end = 0u64;
+    for r in reps {
+        end += u64::from(r.rep_count);
+        if u64::from(idx) < end {
+            return Some(r.mem_alloc);
+        }
+    }
+    None
+}
+
+/// This node's job and step memory (MB) from a credential, as stock's
+/// `slurm_cred_get_mem` reads them: a batch credential's first entry; else
+/// the node's run in the job's list (by its index in the job's nodes) and
+/// in the step's (by its index in the step's nodes). A step of 0 (or none
+/// found) gets the job's.
+pub fn cred_mem(a: &slurm_wire::msg::cred::JobCredArg, node: &str) -> (u64, u64) {
+    if a.step_id.step_id == StepId::BATCH_SCRIPT {
+        let job = a.job_mem_alloc.first().map_or(0, |r| r.mem_alloc);
+        let step = a.step_mem_alloc.first().map_or(0, |r| r.mem_alloc);
+        return (job, if step == 0 { job } else { step });
+    }
+    let at = |list: &Option<String>, reps| {
+        node_position(list.as_deref().unwrap_or_default(), node).and_then(|i| rep_value(reps, i))
+    };
+    let job = at(&a.job_hostlist, &a.job_mem_alloc).unwrap_or(0);
+    let step = at(&a.step_hostlist, &a.step_mem_alloc).unwrap_or(0);
+    (job, if step == 0 { job } else { step })
+}
+
 fn node_position(list: &str, node: &str) -> Option<u32> {
     Hostlist::parse(list).ok()?.position(node).map(|p| p as u32)
 }
@@ -204,7 +237,7 @@ pub fn plan_step(
     base.set("SLURM_SRUN_COMM_HOST", ip.as_str());
     // Steps see the job's GPUs on this node (device indices as on the node).
     let gpus = crate::alloc::allocated_gres(a, "gpu", &node.node_name);
-    for (k, v) in crate::alloc::gpu_env(&gpus, false) {
+    for (k, v) in crate::alloc::gpu_env(&gpus, node.constrain_devices) {
         base.set(k, v);
     }
     base.set_default("SLURM_STEP_ID", m.step_id.step_id.to_string());
@@ -322,6 +355,7 @@ mod tests {
             node_name: n.into(),
             conf_path: "/etc/slurm/slurm.conf".into(),
             rlimits_except: vec![],
+            constrain_devices: false,
         }
     }
 
@@ -388,6 +422,31 @@ mod tests {
         let mut m = launch();
         m.argv.clear();
         assert_eq!(plan_step(&m, &node("n2"), SRUN), Err(LaunchError::NoArgv));
+    }
+
+    #[test]
+    fn memory_of_this_node_from_the_credential() {
+        use slurm_wire::msg::cred::MemAllocRep;
+        let rep = |mem_alloc, rep_count| MemAllocRep {
+            mem_alloc,
+            rep_count,
+        };
+        let m = launch();
+        let mut a = m.cred.cred.arg.clone();
+        // Job on n[1-3]: 100 MB on n1, 300 on n[2-3]; step on n[2-3].
+        a.job_mem_alloc = vec![rep(100, 1), rep(300, 2)];
+        a.step_mem_alloc = vec![rep(50, 1), rep(70, 1)];
+        assert_eq!(cred_mem(&a, "n2"), (300, 50));
+        assert_eq!(cred_mem(&a, "n3"), (300, 70));
+        // Not in the step: the job's amount for both.
+        assert_eq!(cred_mem(&a, "n1"), (100, 100));
+        a.step_mem_alloc.clear();
+        assert_eq!(cred_mem(&a, "n3"), (300, 300));
+        assert_eq!(cred_mem(&a, "elsewhere"), (0, 0));
+        // A batch credential carries this node's first.
+        a.step_id.step_id = StepId::BATCH_SCRIPT;
+        a.job_mem_alloc = vec![rep(64, 1)];
+        assert_eq!(cred_mem(&a, "n3"), (64, 64));
     }
 
     #[test]

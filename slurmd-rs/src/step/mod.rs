@@ -11,6 +11,7 @@
 pub mod io;
 pub mod launch;
 
+use crate::cgroup::{self, Hierarchy, StepCg, StepName};
 use crate::daemon::Daemon;
 use launch::{StepPlan, TaskPlan};
 use nix::sys::signal::Signal;
@@ -23,6 +24,7 @@ use slurm_wire::msg::step::StepCompleteMsg;
 use slurm_wire::types::{SlurmAddr, StepId};
 use slurm_wire::{Message, ProtocolVersion};
 use std::collections::HashMap;
+use std::ffi::CString;
 use std::net::SocketAddr;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
@@ -31,11 +33,45 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-/// The steps running on this node: their tasks' process groups.
+/// The steps running on this node: their tasks' process groups, and
+/// their cgroups where jobs have them.
 #[derive(Debug, Default)]
 pub struct Registry {
     steps: Mutex<HashMap<(u32, u32), Vec<i32>>>,
     owners: Mutex<HashMap<(u32, u32), u32>>,
+    cgroups: Mutex<HashMap<(u32, u32), Contained>>,
+}
+
+/// A step's cgroup in the daemon's hierarchy.
+#[derive(Debug, Clone)]
+pub struct Contained {
+    pub hier: Hierarchy,
+    pub cg: StepCg,
+}
+
+impl Contained {
+    /// Kills what is left in the step's cgroup (bounded), then reads its
+    /// OOM kills and removes it. Blocking.
+    fn end(&self) -> u64 {
+        let (h, cg) = (&self.hier, &self.cg);
+        let gone = cgroup::wait_for(Duration::from_secs(30), || {
+            h.signal(cg, false, libc::SIGKILL);
+            h.step_pids(cg).is_empty()
+        });
+        if !gone {
+            tracing::error!(
+                "{}.{}: processes survive SIGKILL: {:?}",
+                cg.job_id,
+                cg.step.dir(),
+                h.step_pids(cg)
+            );
+        }
+        let n = h.oom_kills(cg);
+        if let Err(e) = h.remove_step(cg) {
+            tracing::warn!("{}.{}: step cgroup: {e}", cg.job_id, cg.step.dir());
+        }
+        n
+    }
 }
 
 impl Registry {
@@ -66,7 +102,31 @@ impl Registry {
             .push(pid);
     }
 
+    fn cgroups(&self) -> std::sync::MutexGuard<'_, HashMap<(u32, u32), Contained>> {
+        self.cgroups.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_cgroup(&self, s: StepId, c: Contained) {
+        self.cgroups().insert((s.job_id, s.step_id), c);
+    }
+
+    /// Signals one step: everything in its cgroup, or its tasks' sessions.
+    fn signal_one(&self, key: (u32, u32), pids: &[i32], sig: Signal) {
+        let cg = self.cgroups().get(&key).cloned();
+        match cg {
+            Some(c) => {
+                c.hier.signal(&c.cg, false, sig as i32);
+            }
+            None => {
+                for &pid in pids {
+                    crate::track::signal_session(pid, sig);
+                }
+            }
+        }
+    }
+
     fn remove(&self, s: StepId) {
+        self.cgroups().remove(&(s.job_id, s.step_id));
         self.lock().remove(&(s.job_id, s.step_id));
         self.owners
             .lock()
@@ -87,14 +147,12 @@ impl Registry {
             .collect()
     }
 
-    /// Signals one step's tasks (each a process group); false if unknown.
+    /// Signals one step's processes; false if unknown.
     pub fn signal_step(&self, job_id: u32, step_id: u32, sig: Signal) -> bool {
         let pids = self.lock().get(&(job_id, step_id)).cloned();
         match pids {
             Some(p) => {
-                for pid in p {
-                    crate::track::signal_session(pid, sig);
-                }
+                self.signal_one((job_id, step_id), &p, sig);
                 true
             }
             None => false,
@@ -103,16 +161,14 @@ impl Registry {
 
     /// Signals every step of a job; returns how many steps there were.
     pub fn signal_job(&self, job_id: u32, sig: Signal) -> usize {
-        let all: Vec<Vec<i32>> = self
+        let all: Vec<((u32, u32), Vec<i32>)> = self
             .lock()
             .iter()
             .filter(|((j, _), _)| *j == job_id)
-            .map(|(_, p)| p.clone())
+            .map(|(k, p)| (*k, p.clone()))
             .collect();
-        for p in &all {
-            for &pid in p {
-                crate::track::signal_session(pid, sig);
-            }
+        for (k, p) in &all {
+            self.signal_one(*k, p, sig);
         }
         all.len()
     }
@@ -162,6 +218,7 @@ pub fn launch_tasks(
             .raw("PropagateResourceLimitsExcept")
             .map(|x| x.split(',').map(|s| s.trim().to_string()).collect())
             .unwrap_or_default(),
+        constrain_devices: s.cgroups.is_some() && s.cgroup_conf.constrain_devices,
     };
     let plan = match launch::plan_step(&m, &node, launch::srun_ip(&orig, peer)) {
         Ok(p) => p,
@@ -174,6 +231,32 @@ pub fn launch_tasks(
             return rc_msg(e.errno());
         }
     };
+    // The step's cgroup below the job's (made here when no batch step
+    // made it), with the credential's limits, before any task exists.
+    let contained = match &s.cgroups {
+        None => None,
+        Some(h) => {
+            let cg = StepCg {
+                uid: plan.uid,
+                job_id: plan.step.job_id,
+                step: StepName::from_step_id(plan.step.step_id),
+            };
+            let (job_l, step_l) = d.limits(&m.cred.cred.arg);
+            if let Err(e) = h.create_step(&cg, &job_l, &step_l) {
+                tracing::error!(
+                    "{}.{}: cannot create the step's cgroup: {e}",
+                    plan.step.job_id,
+                    plan.step.step_id
+                );
+                let _ = h.remove_step(&cg);
+                return rc_msg(errno::ESLURMD_SETUP_ENVIRONMENT_ERROR);
+            }
+            Some(Contained {
+                hier: h.clone(),
+                cg,
+            })
+        }
+    };
     tracing::info!(
         "launching step {}.{} ({} tasks here) for uid {}",
         plan.step.job_id,
@@ -181,7 +264,7 @@ pub fn launch_tasks(
         plan.tasks.len(),
         plan.uid
     );
-    tokio::spawn(async move { run_step(d, v, plan).await });
+    tokio::spawn(async move { run_step(d, v, plan, contained).await });
     rc_msg(0)
 }
 
@@ -194,7 +277,22 @@ struct Running {
     failed: Option<i32>,
 }
 
-fn spawn_task(p: &StepPlan, t: &TaskPlan) -> std::io::Result<tokio::process::Child> {
+/// The step's `cgroup.procs` files, for a task to join before it drops
+/// root.
+fn procs_files(c: Option<&Contained>) -> std::io::Result<Vec<CString>> {
+    use std::os::unix::ffi::OsStrExt;
+    c.map(|c| c.hier.procs_files(&c.cg))
+        .unwrap_or_default()
+        .iter()
+        .map(|p| CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other))
+        .collect()
+}
+
+fn spawn_task(
+    p: &StepPlan,
+    t: &TaskPlan,
+    procs: &[CString],
+) -> std::io::Result<tokio::process::Child> {
     let mut c = tokio::process::Command::new(&p.argv[0]);
     c.args(&p.argv[1..])
         .env_clear()
@@ -212,10 +310,25 @@ fn spawn_task(p: &StepPlan, t: &TaskPlan) -> std::io::Result<tokio::process::Chi
     let umask = p.umask;
     let cwd = std::ffi::CString::new(p.cwd.as_bytes()).map_err(std::io::Error::other)?;
     let tmp = c"/tmp";
+    let procs = procs.to_vec();
     // SAFETY: the closure runs in the forked child before exec and only
     // makes plain system calls on memory prepared before the fork.
     unsafe {
         c.pre_exec(move || {
+            // Into the step's cgroups while still root ("0" = the writer),
+            // so everything the task forks is the step's from the start.
+            for f in &procs {
+                let fd = libc::open(f.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let ok = libc::write(fd, b"0".as_ptr().cast(), 1) == 1;
+                let err = std::io::Error::last_os_error();
+                libc::close(fd);
+                if !ok {
+                    return Err(err);
+                }
+            }
             libc::setsid();
             if libc::setgroups(groups.len(), groups.as_ptr()) != 0
                 || libc::setgid(gid) != 0
@@ -307,14 +420,27 @@ async fn stdin_from_srun(
 }
 
 /// Runs this node's part of a step to its end.
-async fn run_step(d: Arc<Daemon>, v: ProtocolVersion, plan: StepPlan) {
+async fn run_step(
+    d: Arc<Daemon>,
+    v: ProtocolVersion,
+    plan: StepPlan,
+    contained: Option<Contained>,
+) {
     let timeout = Duration::from_secs(u64::from(d.settings.conf.message_timeout.max(1)));
     let step = plan.step;
     d.steps.set_owner(step, plan.uid);
+    if let Some(c) = &contained {
+        d.steps.set_cgroup(step, c.clone());
+    }
+    // A task that cannot join the step's cgroup does not start.
+    let procs = procs_files(contained.as_ref());
     // Start the tasks.
     let mut running: Vec<Running> = Vec::new();
     for t in &plan.tasks {
-        match spawn_task(&plan, t) {
+        let child = procs
+            .as_ref()
+            .map_err(|e| std::io::Error::other(e.to_string()));
+        match child.and_then(|procs| spawn_task(&plan, t, procs)) {
             Ok(child) => {
                 if let Some(pid) = child.id() {
                     d.steps.add(step, pid as i32);
@@ -348,6 +474,8 @@ async fn run_step(d: Arc<Daemon>, v: ProtocolVersion, plan: StepPlan) {
         .iter()
         .map(|r| r.child.as_ref().and_then(|c| c.id()).unwrap_or(0))
         .collect();
+    // Kept for the end: a reaped child no longer has its id.
+    let task_pids: Vec<i32> = pids.iter().filter(|&&p| p > 0).map(|&p| p as i32).collect();
     let any_failed = running.iter().any(|r| r.failed.is_some());
     let resp = Message::ResponseLaunchTasks(LaunchTasksResponseMsg {
         step_id: step,
@@ -438,6 +566,32 @@ async fn run_step(d: Arc<Daemon>, v: ProtocolVersion, plan: StepPlan) {
             (None, None) => 0,
         };
         statuses.push((r.gtid, st));
+    }
+    // The step is over when its tasks are: nothing it forked outlives it
+    // (which also closes the output pipes such leftovers hold).
+    let oom = match contained {
+        Some(c) => tokio::task::spawn_blocking(move || c.end())
+            .await
+            .unwrap_or(0),
+        None => {
+            for &pid in &task_pids {
+                crate::track::signal_session(pid, Signal::SIGKILL);
+            }
+            0
+        }
+    };
+    if oom > 0 {
+        tracing::error!(
+            "Detected {oom} oom_kill event{} in StepId={}.{}. Some of the step tasks have been OOM Killed.",
+            if oom == 1 { "" } else { "s" },
+            step.job_id,
+            step.step_id
+        );
+        // As stock: every task of an OOM-killed step exits SIG_OOM, and so
+        // does the step (slurmctld and srun report OUT_OF_MEMORY).
+        for s in statuses.iter_mut() {
+            s.1 = crate::stepd::SIG_OOM as i32;
+        }
     }
     // Output first, so srun has it all before it hears the tasks ended.
     for p in pumps {
