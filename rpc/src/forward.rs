@@ -505,6 +505,21 @@ mod tests {
     }
 
     #[test]
+    fn a_sender_cannot_make_us_wait_longer_than_our_own_timeouts() {
+        let fw = Forwarder::new(Arc::new(|_: &str| None), Duration::from_secs(10), 16);
+        let mut f = slurm_wire::header::Forward {
+            timeout: u32::MAX,
+            ..Default::default()
+        };
+        assert_eq!(fw.hop_time(&f, 2), Duration::from_secs(80));
+        f.timeout = 3000;
+        f.tree_depth = 3;
+        assert_eq!(fw.hop_time(&f, 2), Duration::from_secs(2));
+        f.tree_depth = 0;
+        assert_eq!(fw.hop_time(&f, 2), Duration::from_secs(12));
+    }
+
+    #[test]
     fn zero_width_is_treated_as_one() {
         assert_eq!(sizes(3, 0), (vec![3], 3));
     }

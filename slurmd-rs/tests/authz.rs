@@ -266,6 +266,13 @@ async fn another_users_steps_only_signal_groups_and_a_revoked_credential() {
         ESLURMD_CREDENTIAL_REVOKED as u32
     );
 
+    // A credential past its lifetime (120 s by default).
+    let stale = step_launch(&n, v, (73, 0), now() - 1000, vec![vec![0]], "true", ports);
+    assert_eq!(
+        rc_of(&n.rpc(v, stale).await),
+        slurm_wire::errno::ESLURMD_CREDENTIAL_EXPIRED as u32
+    );
+
     // 100,000 task ids over the job's two nodes: refused, nothing started.
     let ids = vec![(0..50_000).collect(), (50_000..100_000).collect()];
     let big = step_launch(&n, v, (72, 0), now(), ids, "true", ports);
