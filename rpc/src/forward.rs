@@ -16,7 +16,7 @@ use slurm_wire::msg::common::{Empty, ReturnCodeMsg};
 use slurm_wire::pack::Writer;
 use slurm_wire::types::SlurmAddr;
 use slurm_wire::{Frame, Header, Message, MsgType};
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,12 +63,12 @@ pub fn span(total: usize, tree_width: u16) -> (Vec<usize>, u16) {
     (spans, depth)
 }
 
-/// Splits `names` (in order) into the branches of a tree of `tree_width`:
+/// Splits `items` (in order) into the branches of a tree of `tree_width`:
 /// each branch's first node is sent the message with the others as its
 /// forward list. Also returns the tree's depth.
-pub fn split_treewidth(names: &[String], tree_width: u16) -> (Vec<Vec<String>>, u16) {
-    let (spans, depth) = span(names.len(), tree_width);
-    let mut rest = names;
+pub fn split_treewidth<T: Clone>(items: &[T], tree_width: u16) -> (Vec<Vec<T>>, u16) {
+    let (spans, depth) = span(items.len(), tree_width);
+    let mut rest = items;
     let mut out = Vec::with_capacity(spans.len());
     for n in spans {
         let (head, tail) = rest.split_at(n.min(rest.len()));
@@ -89,6 +89,35 @@ pub fn failed_entry(node: &str, err: i32) -> RetEntry {
     }
 }
 
+/// Whether a request from `uid` may be relayed: only root and SlurmUser
+/// send trees that we pass on. Anyone else's request is still answered
+/// for this node alone; a sender then reaches the others itself, as it
+/// does past a node that does not forward (stock's `_fwd_tree_thread`).
+pub fn may_relay(uid: u32, slurm_user_uid: u32) -> bool {
+    uid == 0 || uid == slurm_user_uid
+}
+
+/// [`may_relay`] for a request authenticated as `uid` under `ctx`, with
+/// the refusal logged.
+pub fn admits(uid: u32, ctx: &crate::AuthCtx, peer: SocketAddr) -> bool {
+    let ok = may_relay(uid, ctx.slurm_user_uid);
+    if !ok {
+        tracing::warn!(%peer, "security violation: forward list from uid {uid}, not relayed");
+    }
+    ok
+}
+
+/// Most direct sends in flight at once for one branch whose head did not
+/// relay.
+const DIRECT_AT_ONCE: usize = 64;
+
+/// A sender may give us at most this many of our own MessageTimeouts per
+/// level below us (stock senders give 2 per level, of their own timeout).
+const MAX_TIMEOUTS_PER_LEVEL: u32 = 4;
+
+/// After the deadline, this long for the branches to hand in what they have.
+const GRACE: Duration = Duration::from_millis(500);
+
 /// Relays forwarded requests for one daemon.
 pub struct Forwarder {
     resolve: Resolver,
@@ -96,6 +125,16 @@ pub struct Forwarder {
     default_timeout: Duration,
     /// TreeWidth, when the header gives none.
     default_tree_width: u16,
+    /// Longest forward list relayed: the nodes this daemon knows.
+    max_nodes: usize,
+}
+
+/// A node of a forward list, resolved once.
+#[derive(Clone)]
+struct Node {
+    name: String,
+    host: String,
+    port: u16,
 }
 
 /// What every relayed copy of one request shares.
@@ -108,12 +147,8 @@ struct Hop {
     deadline: Instant,
 }
 
-enum SendError {
-    NoAddr,
-    /// Never connected, or the peer went away: the rest of the branch is
-    /// sent to one by one.
-    Unreachable(i32),
-}
+/// Never connected, or the peer went away: the error for its entry.
+struct Unreachable(i32);
 
 impl Forwarder {
     pub fn new(resolve: Resolver, default_timeout: Duration, default_tree_width: u16) -> Self {
@@ -121,38 +156,21 @@ impl Forwarder {
             resolve,
             default_timeout,
             default_tree_width,
+            max_nodes: usize::MAX,
         }
     }
 
-    /// Relays the request `header` + `payload` (credential and body bytes
-    /// as received from `peer`) to the nodes of its forward list and
-    /// returns one entry per node, flattened from every level below.
-    pub async fn forward(
-        self: &Arc<Self>,
-        header: &Header,
-        payload: Arc<[u8]>,
-        peer: SocketAddr,
-    ) -> Vec<RetEntry> {
-        let fwd = &header.forward;
-        let names = match fwd.nodelist.as_deref().map(slurm_conf::Hostlist::parse) {
-            Some(Ok(mut hl)) => {
-                hl.uniq();
-                hl.expand()
-            }
-            Some(Err(e)) => {
-                tracing::warn!(%peer, "forward list {:?}: {e}", fwd.nodelist);
-                return Vec::new();
-            }
-            None => return Vec::new(),
-        };
-        let width = if fwd.tree_width == 0 {
-            self.default_tree_width
-        } else {
-            fwd.tree_width
-        };
-        let (branches, depth) = split_treewidth(&names, width);
+    /// Relays no list naming more than `n` nodes (the nodes in slurm.conf).
+    pub fn with_max_nodes(mut self, n: usize) -> Self {
+        self.max_nodes = n;
+        self
+    }
+
+    /// The time we keep for the `depth` levels below us.
+    fn hop_time(&self, fwd: &slurm_wire::header::Forward, depth: u16) -> Duration {
+        let default = u64::try_from(self.default_timeout.as_millis()).unwrap_or(u64::MAX);
         let given = match fwd.timeout {
-            0 => u64::try_from(self.default_timeout.as_millis()).unwrap_or(u64::MAX),
+            0 => default,
             t => u64::from(t),
         };
         // As upstream: a sender that says how deep its tree was gave the
@@ -162,126 +180,202 @@ impl Forwarder {
             given.saturating_mul(u64::from(depth)) / u64::from(fwd.tree_depth)
         } else {
             given.saturating_mul(2 * u64::from(depth))
+        };
+        // Whatever the header says, our reply is not held for longer.
+        let cap = default
+            .max(1000)
+            .saturating_mul(u64::from(MAX_TIMEOUTS_PER_LEVEL))
+            .saturating_mul(u64::from(depth.max(1)));
+        Duration::from_millis(ms.clamp(1, cap))
+    }
+
+    /// Relays the request `header` + `payload` (credential and body bytes
+    /// as received from `peer`) to the nodes of its forward list and
+    /// returns one entry per node, flattened from every level below.
+    /// Only for senders [`may_relay`] admits. Linear in the list's length,
+    /// and done by the deadline the header gives (bounded by ours).
+    pub async fn forward(
+        self: &Arc<Self>,
+        header: &Header,
+        payload: Arc<[u8]>,
+        peer: SocketAddr,
+    ) -> Vec<RetEntry> {
+        let fwd = &header.forward;
+        let mut hl = match fwd.nodelist.as_deref().map(slurm_conf::Hostlist::parse) {
+            Some(Ok(hl)) => hl,
+            Some(Err(e)) => {
+                tracing::warn!(%peer, "forward list {:?}: {e}", fwd.nodelist);
+                return Vec::new();
+            }
+            None => return Vec::new(),
+        };
+        if hl.len() > self.max_nodes {
+            // Not ours to relay: the sender reaches them itself.
+            tracing::error!(
+                %peer,
+                "forward list of {} names, more than the {} nodes known: not relayed",
+                hl.len(),
+                self.max_nodes
+            );
+            return Vec::new();
         }
-        .max(1);
+        hl.uniq();
+        // Each name resolved once; unknown ones are answered here and never
+        // passed on.
+        let mut out = Vec::with_capacity(hl.len());
+        let mut nodes = Vec::with_capacity(hl.len());
+        for name in hl.iter() {
+            match (self.resolve)(&name) {
+                Some((host, port)) => nodes.push(Node { name, host, port }),
+                None => out.push(failed_entry(&name, SLURM_UNKNOWN_FORWARD_ADDR)),
+            }
+        }
+        if let Some(first) = out.first() {
+            tracing::error!(
+                "forward: no address for {} node(s) ({:?} first), check slurm.conf",
+                out.len(),
+                first.node_name.as_deref().unwrap_or_default()
+            );
+        }
+        let width = if fwd.tree_width == 0 {
+            self.default_tree_width
+        } else {
+            fwd.tree_width
+        };
+        let (branches, depth) = split_treewidth(&nodes, width);
+        let time = self.hop_time(fwd, depth);
         let mut h = header.clone();
         h.forward.tree_width = width;
         h.forward.tree_depth = depth;
-        h.forward.timeout = u32::try_from(ms).unwrap_or(u32::MAX);
+        h.forward.timeout = u32::try_from(time.as_millis()).unwrap_or(u32::MAX);
         h.ret_list.clear();
         if h.orig_addr == SlurmAddr::Unspec {
             h.orig_addr = slurm_addr(peer);
         }
+        let deadline = Instant::now() + time;
         let hop = Arc::new(Hop {
             header: h,
             payload,
-            deadline: Instant::now() + Duration::from_millis(ms),
+            deadline,
         });
-        tracing::debug!(%peer, nodes = names.len(), depth, "forwarding {}", header.msg_type);
+        tracing::debug!(%peer, nodes = nodes.len(), depth, "forwarding {}", header.msg_type);
         let mut tasks = JoinSet::new();
         for b in branches {
             let (me, hop) = (self.clone(), hop.clone());
-            tasks.spawn(async move { me.branch(b, &hop).await });
+            tasks.spawn(async move { me.branch(b, hop).await });
         }
-        let mut out = Vec::with_capacity(names.len());
-        while let Some(r) = tasks.join_next().await {
-            match r {
-                Ok(entries) => out.extend(entries),
-                Err(e) => tracing::error!("forward task: {e}"),
+        // Every exchange ends by the deadline; this bounds anything else.
+        let collected = tokio::time::timeout_at(deadline + GRACE, async {
+            while let Some(r) = tasks.join_next().await {
+                match r {
+                    Ok(entries) => out.extend(entries),
+                    Err(e) => tracing::error!("forward task: {e}"),
+                }
             }
+        })
+        .await;
+        if collected.is_err() {
+            tracing::warn!(%peer, "forward: branches still busy past the deadline, abandoned");
         }
+        drop(tasks);
+        let lost_err = if collected.is_err() {
+            SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT
+        } else {
+            SLURM_COMMUNICATIONS_CONNECTION_ERROR
+        };
         let answered: HashSet<&str> = out.iter().filter_map(|e| e.node_name.as_deref()).collect();
-        let lost: Vec<RetEntry> = names
+        let lost: Vec<RetEntry> = nodes
             .iter()
-            .filter(|n| !answered.contains(n.as_str()))
-            .map(|n| failed_entry(n, SLURM_COMMUNICATIONS_CONNECTION_ERROR))
+            .filter(|n| !answered.contains(n.name.as_str()))
+            .map(|n| failed_entry(&n.name, lost_err))
             .collect();
         out.extend(lost);
         out
     }
 
-    /// One branch: its first reachable node relays to the others.
-    async fn branch(self: Arc<Self>, names: Vec<String>, hop: &Arc<Hop>) -> Vec<RetEntry> {
-        let mut q: VecDeque<String> = names.into();
-        let mut out = Vec::new();
-        while let Some(name) = q.pop_front() {
-            let rest: Vec<String> = q.iter().cloned().collect();
-            match self.send(&name, &rest, hop).await {
-                Ok(entries) => {
-                    let got: HashSet<&str> = entries
+    /// One branch: its head relays to the others. When it cannot be
+    /// reached or does not relay, the others are sent to directly, all
+    /// within the same deadline (stock abandons the tree likewise).
+    async fn branch(self: Arc<Self>, nodes: Vec<Node>, hop: Arc<Hop>) -> Vec<RetEntry> {
+        let Some((head, rest)) = nodes.split_first() else {
+            return Vec::new();
+        };
+        let mut out = match self.send(head, rest, &hop).await {
+            Ok(entries) => {
+                let done = rest.is_empty() || {
+                    let names: HashSet<&str> = rest.iter().map(|n| n.name.as_str()).collect();
+                    entries
                         .iter()
-                        .filter_map(|e| e.node_name.as_deref())
-                        .collect();
-                    let relayed = rest.iter().any(|n| got.contains(n.as_str()));
-                    out.extend(entries);
-                    if rest.is_empty() || relayed {
-                        // Whatever it could not reach it reported itself; a
-                        // node missing from its list is marked by `forward`.
-                        break;
-                    }
-                    // It answered for itself only (it does not forward):
-                    // the next node heads the rest.
-                    tracing::warn!("{name} did not forward to {}", rest.len());
+                        .any(|e| e.node_name.as_deref().is_some_and(|n| names.contains(n)))
+                };
+                if done {
+                    // Whatever it could not reach it reported itself; a
+                    // node missing from its list is marked by `forward`.
+                    return entries;
                 }
-                Err(SendError::NoAddr) => {
-                    tracing::error!("forward: no address for node {name}, check slurm.conf");
-                    out.push(failed_entry(&name, SLURM_UNKNOWN_FORWARD_ADDR));
+                tracing::warn!("{} did not forward to {}", head.name, rest.len());
+                entries
+            }
+            Err(Unreachable(err)) => {
+                tracing::warn!("forward to {} failed: error {err}", head.name);
+                vec![failed_entry(&head.name, err)]
+            }
+        };
+        out.extend(self.direct(rest, &hop).await);
+        out
+    }
+
+    /// Sends to each of `nodes` with no forward list, a bounded number at
+    /// a time.
+    async fn direct(self: &Arc<Self>, nodes: &[Node], hop: &Arc<Hop>) -> Vec<RetEntry> {
+        let mut out = Vec::with_capacity(nodes.len());
+        let mut tasks = JoinSet::new();
+        for n in nodes.iter().cloned() {
+            if tasks.len() >= DIRECT_AT_ONCE {
+                if let Some(Ok(e)) = tasks.join_next().await {
+                    out.extend(e);
                 }
-                Err(SendError::Unreachable(err)) => {
-                    tracing::warn!("forward to {name} failed: error {err}");
-                    out.push(failed_entry(&name, err));
-                    // Send to the others directly, all at once, so that a
-                    // dead branch costs one wait rather than one per node
-                    // (within what is left of the same deadline).
-                    let mut tasks = JoinSet::new();
-                    for n in q.drain(..) {
-                        let (me, hop) = (self.clone(), hop.clone());
-                        tasks.spawn(async move {
-                            match me.send(&n, &[], &hop).await {
-                                Ok(e) => e,
-                                Err(SendError::NoAddr) => {
-                                    vec![failed_entry(&n, SLURM_UNKNOWN_FORWARD_ADDR)]
-                                }
-                                Err(SendError::Unreachable(err)) => vec![failed_entry(&n, err)],
-                            }
-                        });
-                    }
-                    while let Some(r) = tasks.join_next().await {
-                        if let Ok(e) = r {
-                            out.extend(e);
-                        }
-                    }
+            }
+            let (me, hop) = (self.clone(), hop.clone());
+            tasks.spawn(async move {
+                match me.send(&n, &[], &hop).await {
+                    Ok(e) => e,
+                    Err(Unreachable(err)) => vec![failed_entry(&n.name, err)],
                 }
+            });
+        }
+        while let Some(r) = tasks.join_next().await {
+            if let Ok(e) = r {
+                out.extend(e);
             }
         }
         out
     }
 
-    /// Sends the request to `name` with `rest` as its forward list and
+    /// Sends the request to `node` with `rest` as its forward list and
     /// returns its reply and those it gathered.
     async fn send(
         &self,
-        name: &str,
-        rest: &[String],
+        node: &Node,
+        rest: &[Node],
         hop: &Hop,
-    ) -> Result<Vec<RetEntry>, SendError> {
-        let (host, port) = (self.resolve)(name).ok_or(SendError::NoAddr)?;
+    ) -> Result<Vec<RetEntry>, Unreachable> {
+        let name = node.name.as_str();
         let deadline = hop.deadline;
         if Instant::now() >= deadline {
-            return Err(SendError::Unreachable(
-                SLURM_COMMUNICATIONS_CONNECTION_ERROR,
-            ));
+            return Err(Unreachable(SLURM_COMMUNICATIONS_CONNECTION_ERROR));
         }
         let mut h = hop.header.clone();
         h.forward.cnt = u16::try_from(rest.len()).unwrap_or(u16::MAX);
         h.forward.nodelist = if rest.is_empty() {
             None
         } else {
-            Some(slurm_conf::compress(rest).unwrap_or_else(|_| rest.join(",")))
+            let names: Vec<&str> = rest.iter().map(|n| n.name.as_str()).collect();
+            Some(slurm_conf::compress(&names).unwrap_or_else(|_| names.join(",")))
         };
         let bytes = frame_bytes(&h, &hop.payload);
         let conn = async {
-            let addr = tokio::net::lookup_host((host.as_str(), port))
+            let addr = tokio::net::lookup_host((node.host.as_str(), node.port))
                 .await?
                 .next()
                 .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
@@ -289,15 +383,11 @@ impl Forwarder {
         };
         let mut s = match tokio::time::timeout_at(deadline, conn).await {
             Ok(Ok(s)) => s,
-            Ok(Err(_)) | Err(_) => {
-                return Err(SendError::Unreachable(
-                    SLURM_COMMUNICATIONS_CONNECTION_ERROR,
-                ))
-            }
+            Ok(Err(_)) | Err(_) => return Err(Unreachable(SLURM_COMMUNICATIONS_CONNECTION_ERROR)),
         };
         match tokio::time::timeout_at(deadline, s.write_all(&bytes)).await {
             Ok(Ok(())) => {}
-            _ => return Err(SendError::Unreachable(SLURM_COMMUNICATIONS_SEND_ERROR)),
+            _ => return Err(Unreachable(SLURM_COMMUNICATIONS_SEND_ERROR)),
         }
         let ty = h.typed_msg_type().ok();
         if matches!(
@@ -310,7 +400,7 @@ impl Forwarder {
         ) {
             // No reply comes to these: delivered is success.
             return Ok(std::iter::once(name)
-                .chain(rest.iter().map(String::as_str))
+                .chain(rest.iter().map(|n| n.name.as_str()))
                 .map(|n| RetEntry {
                     err: 0,
                     node_name: Some(n.to_string()),
@@ -320,8 +410,8 @@ impl Forwarder {
         }
         let raw = match tokio::time::timeout_at(deadline, read_frame(&mut s)).await {
             Ok(Ok(raw)) => raw,
-            Ok(Err(_)) => return Err(SendError::Unreachable(SLURM_COMMUNICATIONS_RECEIVE_ERROR)),
-            Err(_) => return Err(SendError::Unreachable(SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT)),
+            Ok(Err(_)) => return Err(Unreachable(SLURM_COMMUNICATIONS_RECEIVE_ERROR)),
+            Err(_) => return Err(Unreachable(SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT)),
         };
         // The reply is handed up as it is; whoever asked checks what it
         // means. A reply we cannot decode cannot be re-encoded either.
@@ -412,6 +502,21 @@ mod tests {
         let (b, _) = split_treewidth(&names(5), 2);
         assert_eq!(b[0], ["n1", "n2", "n3"]);
         assert_eq!(b[1], ["n4", "n5"]);
+    }
+
+    #[test]
+    fn a_sender_cannot_make_us_wait_longer_than_our_own_timeouts() {
+        let fw = Forwarder::new(Arc::new(|_: &str| None), Duration::from_secs(10), 16);
+        let mut f = slurm_wire::header::Forward {
+            timeout: u32::MAX,
+            ..Default::default()
+        };
+        assert_eq!(fw.hop_time(&f, 2), Duration::from_secs(80));
+        f.timeout = 3000;
+        f.tree_depth = 3;
+        assert_eq!(fw.hop_time(&f, 2), Duration::from_secs(2));
+        f.tree_depth = 0;
+        assert_eq!(fw.hop_time(&f, 2), Duration::from_secs(12));
     }
 
     #[test]

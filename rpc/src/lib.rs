@@ -401,7 +401,7 @@ where
     // once the credential checked out, so that we cannot be made to spray
     // unauthenticated traffic.
     let relay = match &opts.forwarder {
-        Some(fw) if frame.header.forward.cnt > 0 => {
+        Some(fw) if frame.header.forward.cnt > 0 && forward::admits(uid, ctx, peer) => {
             let (fw, header, payload) = (fw.clone(), frame.header.clone(), after_header(&raw)?);
             Some(tokio::spawn(async move {
                 fw.forward(&header, payload, peer).await

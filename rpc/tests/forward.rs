@@ -256,3 +256,122 @@ async fn unreachable_nodes_are_reported_within_the_timeout() {
     handled.sort();
     assert_eq!(handled, ["n1", "n1", "n3", "n4"]);
 }
+
+/// Makes credentials as another uid, through the munge CLI.
+struct AsUser {
+    munged: Arc<Munged>,
+    uid: u32,
+}
+
+impl slurm_wire::auth::AuthPlugin for AsUser {
+    fn plugin_id(&self) -> u32 {
+        slurm_wire::auth::AUTH_PLUGIN_MUNGE
+    }
+    fn create(&self, payload: &[u8], _: Audience) -> Result<String, slurm_wire::auth::AuthError> {
+        Ok(self.munged.cred_as(self.uid, payload))
+    }
+    fn verify(&self, _: &str) -> Result<slurm_wire::auth::Identity, slurm_wire::auth::AuthError> {
+        Err(slurm_wire::auth::AuthError::Invalid("sign only".into()))
+    }
+}
+
+/// A plain user's forward list is not relayed: n2, named in it, hears
+/// nothing, and n1 answers for itself alone. A flood of such requests,
+/// each naming a million unknown nodes in a chain (TreeWidth 1), is
+/// answered at once while root's requests keep being served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_users_forward_list_is_not_relayed() {
+    let m = munges(2);
+    let (seen, ports) = cluster(&m, &[]).await;
+    let user = AuthCtx {
+        plugin: Arc::new(AsUser {
+            munged: Arc::new(m[0].sibling()),
+            uid: 65534,
+        }),
+        slurm_user_uid: 0,
+        policy: Default::default(),
+    };
+    let v = ProtocolVersion::V24_11;
+    let fwd = |list: &str, cnt: u16, width: u16| Forward {
+        cnt,
+        nodelist: Some(list.into()),
+        timeout: 60_000,
+        tree_width: width,
+        net_cred: None,
+        tree_depth: 0,
+    };
+    let (_, reply, _) = send(&user, ports["n1"], v, fwd("n2", 1, 16)).await;
+    assert_eq!(reply.message().unwrap(), rc(1));
+    assert!(
+        reply.header.ret_list.is_empty(),
+        "{:?}",
+        reply.header.ret_list
+    );
+    let handled: Vec<String> = seen.lock().unwrap().iter().map(|s| s.0.clone()).collect();
+    assert_eq!(handled, ["n1"], "n2 got nothing");
+
+    // The flood: its credentials made first (one each, munge refuses a
+    // replay), then sent all at once.
+    let msg = Message::RequestBuildInfo(LastUpdateMsg { last_update: 1 });
+    let mut flood = Vec::new();
+    for _ in 0..8 {
+        let mut f = request_frame(&user, v, &msg, Audience::Uid(0)).unwrap();
+        f.header.forward = fwd("ghost[0-999999]", u16::MAX, 1);
+        flood.push(f);
+    }
+    let port = ports["n1"];
+    let mut flooders = tokio::task::JoinSet::new();
+    for f in flood {
+        flooders.spawn(async move {
+            let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .unwrap();
+            write_frame(&mut s, &f).await.unwrap();
+            let raw = tokio::time::timeout(T * 3, read_frame(&mut s))
+                .await
+                .expect("a flood request is answered")
+                .unwrap();
+            Frame::decode(&raw).unwrap()
+        });
+    }
+    // Root's requests are served meanwhile (and relayed).
+    let root = m[1].auth_ctx();
+    for _ in 0..5 {
+        let (_, reply, took) = send(&root, port, v, fwd("n2", 1, 16)).await;
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+        assert_eq!(by_name(&reply.header.ret_list)["n2"], (0, rc(2)));
+    }
+    while let Some(r) = flooders.join_next().await {
+        let f = r.unwrap();
+        assert_eq!(f.message().unwrap(), rc(1));
+        assert!(f.header.ret_list.is_empty());
+    }
+}
+
+/// Root's 60,000 unknown names in a chain (a reply carries at most
+/// 65,535 entries): each is resolved once and reported as unknown, within
+/// a generous bound (the quadratic splitting took many minutes), and
+/// nothing is sent anywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_list_of_unknown_names_is_linear() {
+    let m = munges(1);
+    let (seen, ports) = cluster(&m, &[]).await;
+    let c = m[0].auth_ctx();
+    let fwd = Forward {
+        cnt: u16::MAX,
+        nodelist: Some("ghost[0-59999]".into()),
+        timeout: 60_000,
+        tree_width: 1,
+        net_cred: None,
+        tree_depth: 0,
+    };
+    let (_, reply, took) = send(&c, ports["n1"], ProtocolVersion::V24_11, fwd).await;
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert_eq!(reply.header.ret_list.len(), 60_000);
+    assert!(reply
+        .header
+        .ret_list
+        .iter()
+        .all(|e| e.err == SLURM_UNKNOWN_FORWARD_ADDR as u32));
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}

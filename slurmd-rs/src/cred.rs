@@ -10,8 +10,14 @@
 
 use slurm_conf::Hostlist;
 use slurm_wire::auth::{AuthError, AuthPlugin};
-use slurm_wire::msg::cred::JobCred;
+use slurm_wire::msg::cred::{JobCred, JobCredArg};
+use slurm_wire::msg::launch::LaunchTasksRequestMsg;
 use slurm_wire::ProtocolVersion;
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::Mutex;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum CredError {
@@ -31,6 +37,12 @@ pub enum CredError {
     NotThisNode(String),
     #[error("credential names uid/gid {0}, which is refused")]
     BadIdentity(u32),
+    #[error("credential of job {0} revoked: the job ended on this node")]
+    Revoked(u32),
+    #[error("credential of job {0} expired")]
+    Expired(u32),
+    #[error("launch counts do not fit the credential: {0}")]
+    BadCounts(String),
 }
 
 impl CredError {
@@ -39,6 +51,9 @@ impl CredError {
         use slurm_wire::errno::*;
         match self {
             CredError::UnauthorizedSender(_) => ESLURM_USER_ID_MISSING,
+            CredError::Revoked(_) => ESLURMD_CREDENTIAL_REVOKED,
+            CredError::BadCounts(_) => ESLURM_BAD_TASK_COUNT,
+            CredError::Expired(_) => ESLURMD_CREDENTIAL_EXPIRED,
             _ => ESLURMD_INVALID_JOB_CREDENTIAL,
         }
     }
@@ -117,6 +132,230 @@ pub fn check_batch_cred(
         }
     }
     Ok(())
+}
+
+/// Stock's MaxTasksPerNode default: srun's `--overcommit` may start more
+/// tasks than CPUs (stock only logs it), never more than this per node.
+pub const MAX_TASKS_PER_NODE: u32 = 512;
+
+/// The counts of a step launch against its credential, before anything is
+/// planned: the node count of the step, the task count (`ntasks`, every
+/// node's list, this node's ids) and the tasks per node (at most the
+/// larger of `max_per_node` and the job's CPUs here). Pure and linear in
+/// the lists, so it may run on an unverified credential: a forged one
+/// fails its signature check next.
+pub fn check_launch_counts(
+    m: &LaunchTasksRequestMsg,
+    node_name: &str,
+    max_per_node: u32,
+) -> Result<(), CredError> {
+    let bad = |s: String| Err(CredError::BadCounts(s));
+    let a = &m.cred.cred.arg;
+    let step_nodes = Hostlist::parse(a.step_hostlist.as_deref().unwrap_or_default())
+        .map(|h| h.len())
+        .unwrap_or(0);
+    let nnodes = m.global_task_ids.len();
+    if nnodes == 0 || nnodes > step_nodes {
+        return bad(format!("{nnodes} nodes, the step has {step_nodes}"));
+    }
+    let total: u64 = m.global_task_ids.iter().map(|t| t.len() as u64).sum();
+    if total != u64::from(m.ntasks) {
+        return bad(format!("{total} task ids for ntasks {}", m.ntasks));
+    }
+    // This node's share: its place in the step's list.
+    let list = m
+        .complete_nodelist
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .or(a.step_hostlist.as_deref())
+        .unwrap_or_default();
+    let Some(idx) = Hostlist::parse(list)
+        .ok()
+        .and_then(|h| h.position(node_name))
+    else {
+        return Ok(()); // refused later as not in the step
+    };
+    let Some(ids) = m.global_task_ids.get(idx) else {
+        return bad(format!("no task list for node index {idx}"));
+    };
+    let cpus = job_cpus_here(a, node_name);
+    let limit = max_per_node.max(cpus);
+    if ids.len() as u64 > u64::from(limit) {
+        return bad(format!(
+            "{} tasks on {node_name}, at most {limit} ({cpus} CPUs)",
+            ids.len()
+        ));
+    }
+    if let Some(t) = ids.iter().find(|&&t| t >= m.ntasks) {
+        return bad(format!("task id {t} of {}", m.ntasks));
+    }
+    Ok(())
+}
+
+/// The job's CPUs on `node` from the credential's CPU groups (0 when the
+/// node is not in the job).
+fn job_cpus_here(a: &JobCredArg, node: &str) -> u32 {
+    let Some(idx) = a
+        .job_hostlist
+        .as_deref()
+        .and_then(|l| Hostlist::parse(l).ok())
+        .and_then(|h| h.position(node))
+    else {
+        return 0;
+    };
+    let mut left = idx as u64;
+    for r in &a.cpu_array {
+        if left < u64::from(r.reps) {
+            return u32::from(r.cpus);
+        }
+        left -= u64::from(r.reps);
+    }
+    0
+}
+
+/// Stock's credential lifetime (`AuthInfo=cred_expire=`, 120 s by default,
+/// at least 5).
+pub fn cred_expire(auth_info: Option<&str>) -> i64 {
+    auth_info
+        .unwrap_or_default()
+        .split(',')
+        .find_map(|kv| kv.trim().strip_prefix("cred_expire="))
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|&v| v >= 5)
+        .unwrap_or(120)
+}
+
+/// Most revoked jobs remembered; past it the one whose expiry is nearest
+/// goes first (thousands of jobs ending on one node within one credential
+/// lifetime are not expected).
+const MAX_REVOKED: usize = 65_536;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RevokedJob {
+    /// Credentials created up to then are refused.
+    revoked: i64,
+    /// When the record may go: the job's end plus the credential
+    /// lifetime, after which every credential it refuses has expired.
+    /// None until the job's end on this node (epilog) is done.
+    expires: Option<i64>,
+}
+
+/// Stock's credential-revocation state (`cred_revoke`, `cred_revoked`,
+/// `cred_begin_expiration`): a job ended on this node refuses credentials
+/// created before it ended. Kept in `<spool>/cred_revoked` (text: job id,
+/// revoke time, expiry or 0), rewritten on each change, so that a restart
+/// within a credential's lifetime still refuses them.
+#[derive(Debug)]
+pub struct Revocations {
+    file: Option<PathBuf>,
+    window: i64,
+    jobs: Mutex<HashMap<u32, RevokedJob>>,
+}
+
+impl Revocations {
+    /// The state saved in `spool_dir` (None: memory only), credentials
+    /// living `window` seconds.
+    pub fn load(spool_dir: Option<&str>, window: i64, now: i64) -> Self {
+        let file = spool_dir.map(|d| PathBuf::from(d).join("cred_revoked"));
+        let mut jobs = HashMap::new();
+        if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
+            for line in text.lines().take(MAX_REVOKED) {
+                let f: Vec<i64> = line
+                    .split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect();
+                if let [job, revoked, expires] = f[..] {
+                    let Ok(job) = u32::try_from(job) else {
+                        continue;
+                    };
+                    let expires = (expires != 0).then_some(expires);
+                    if expires.is_none_or(|e| e >= now) {
+                        jobs.insert(job, RevokedJob { revoked, expires });
+                    }
+                }
+            }
+        }
+        Revocations {
+            file,
+            window,
+            jobs: Mutex::new(jobs),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, RevokedJob>> {
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// REQUEST_TERMINATE_JOB and its kind: credentials of `job_id` made
+    /// up to `time` are refused from now on.
+    pub fn revoke(&self, job_id: u32, time: i64) {
+        let mut jobs = self.lock();
+        let e = jobs.entry(job_id).or_insert(RevokedJob {
+            revoked: time,
+            expires: None,
+        });
+        e.revoked = e.revoked.max(time);
+        e.expires = None;
+        if jobs.len() > MAX_REVOKED {
+            let oldest = jobs
+                .iter()
+                .min_by_key(|(_, j)| j.expires.unwrap_or(i64::MAX))
+                .map(|(id, _)| *id);
+            if let Some(id) = oldest {
+                tracing::warn!("revocation of job {id} forgotten: {MAX_REVOKED} jobs revoked");
+                jobs.remove(&id);
+            }
+        }
+        self.save(&jobs);
+    }
+
+    /// The job's end on this node is done: its record may go once every
+    /// credential it refuses has expired.
+    pub fn begin_expiration(&self, job_id: u32, now: i64) {
+        let mut jobs = self.lock();
+        if let Some(j) = jobs.get_mut(&job_id) {
+            j.expires = Some(now.saturating_add(self.window));
+        }
+        jobs.retain(|_, j| j.expires.is_none_or(|e| e >= now));
+        self.save(&jobs);
+    }
+
+    /// ESLURMD_CREDENTIAL_REVOKED for a credential of an ended job made
+    /// before it ended (a requeued job's new credential is newer).
+    pub fn check(&self, a: &JobCredArg) -> Result<(), CredError> {
+        let job = a.step_id.job_id;
+        match self.lock().get(&job) {
+            Some(j) if a.ctime <= j.revoked => Err(CredError::Revoked(job)),
+            _ => Ok(()),
+        }
+    }
+
+    fn save(&self, jobs: &HashMap<u32, RevokedJob>) {
+        let Some(file) = &self.file else { return };
+        let mut text = String::new();
+        for (id, j) in jobs {
+            text.push_str(&format!("{id} {} {}\n", j.revoked, j.expires.unwrap_or(0)));
+        }
+        let tmp = file.with_extension("new");
+        let _ = std::fs::remove_file(&tmp);
+        let r = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .and_then(|mut f| {
+                f.write_all(text.as_bytes())?;
+                f.sync_all()
+            })
+            .and_then(|()| std::fs::rename(&tmp, file));
+        if let Err(e) = r {
+            tracing::error!(
+                "cannot save credential revocations in {}: {e}",
+                file.display()
+            );
+        }
+    }
 }
 
 #[cfg(test)]
@@ -242,5 +481,78 @@ mod tests {
             verify_signature(&Fake, &cred(5), V, T),
             Err(CredError::Unsigned)
         );
+    }
+
+    fn step_launch(ids: Vec<Vec<u32>>) -> LaunchTasksRequestMsg {
+        let mut c = cred(5);
+        c.arg.step_hostlist = Some("n[1-2]".into());
+        c.arg.job_hostlist = Some("n[1-2]".into());
+        c.arg.cpu_array = vec![slurm_wire::msg::cred::CpuArrayRep { cpus: 4, reps: 2 }];
+        LaunchTasksRequestMsg {
+            ntasks: ids.iter().map(|t| t.len() as u32).sum(),
+            global_task_ids: ids,
+            cred: slurm_wire::msg::cred::VersionedCred {
+                cred_version: V.to_wire(),
+                cred: Box::new(c),
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn launch_counts_are_bounded_by_the_credential() {
+        let ok = step_launch(vec![vec![0, 1], vec![2]]);
+        assert_eq!(check_launch_counts(&ok, "n1", MAX_TASKS_PER_NODE), Ok(()));
+        // Overcommit up to MaxTasksPerNode, not beyond.
+        let many = step_launch(vec![(0..512).collect(), vec![512]]);
+        assert_eq!(check_launch_counts(&many, "n1", MAX_TASKS_PER_NODE), Ok(()));
+        let refused = |m: &LaunchTasksRequestMsg| {
+            matches!(
+                check_launch_counts(m, "n1", MAX_TASKS_PER_NODE),
+                Err(CredError::BadCounts(_))
+            )
+        };
+        assert!(refused(&step_launch(vec![
+            (0..50_000).collect(),
+            (50_000..100_000).collect()
+        ])));
+        let mut lying = ok.clone();
+        lying.ntasks = 1;
+        assert!(refused(&lying));
+        let mut out_of_range = ok.clone();
+        out_of_range.global_task_ids[0][1] = 7;
+        assert!(refused(&out_of_range));
+        assert!(refused(&step_launch(vec![vec![0], vec![1], vec![2]])));
+        assert_eq!(
+            CredError::BadCounts(String::new()).errno(),
+            slurm_wire::errno::ESLURM_BAD_TASK_COUNT
+        );
+    }
+
+    #[test]
+    fn revocations_refuse_older_credentials_and_survive_a_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().to_str().unwrap();
+        let r = Revocations::load(Some(spool), 120, 1000);
+        let mut a = cred(5).arg;
+        a.ctime = 990;
+        assert_eq!(r.check(&a), Ok(()));
+        r.revoke(5, 1000);
+        assert_eq!(r.check(&a), Err(CredError::Revoked(5)));
+        a.ctime = 1000;
+        assert_eq!(r.check(&a), Err(CredError::Revoked(5)));
+        // A requeued job's new credential.
+        a.ctime = 1001;
+        assert_eq!(r.check(&a), Ok(()));
+        a.ctime = 990;
+        r.begin_expiration(5, 1010);
+        let again = Revocations::load(Some(spool), 120, 1100);
+        assert_eq!(again.check(&a), Err(CredError::Revoked(5)));
+        // Gone once every credential it refused has expired.
+        let later = Revocations::load(Some(spool), 120, 1131);
+        assert_eq!(later.check(&a), Ok(()));
+        assert_eq!(cred_expire(Some("socket=/x,cred_expire=300")), 300);
+        assert_eq!(cred_expire(Some("cred_expire=1")), 120);
+        assert_eq!(cred_expire(None), 120);
     }
 }

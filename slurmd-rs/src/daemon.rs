@@ -2,7 +2,7 @@
 //! life (prolog, script, completion, termination, epilog).
 
 use crate::cgroup::{Hierarchy, Limits, MemPolicy, StepCg};
-use crate::cred::{check_batch_cred, Trusted};
+use crate::cred::{check_batch_cred, CredError, Revocations, Trusted};
 use crate::ctld::Controller;
 use crate::launch::{NodeCtx, Owner};
 use crate::node::NodeCfg;
@@ -17,7 +17,7 @@ use slurm_wire::errno;
 use slurm_wire::msg::common::{PingSlurmdRespMsg, SignalTasksMsg};
 use slurm_wire::msg::cred::JobCredArg;
 use slurm_wire::msg::kill::{EpilogCompleteMsg, KillJobMsg};
-use slurm_wire::msg::launch::BatchJobLaunchMsg;
+use slurm_wire::msg::launch::{BatchJobLaunchMsg, LaunchTasksRequestMsg};
 use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
 use slurm_wire::msg::step::JobIdOrStepId;
 use slurm_wire::types::StepId;
@@ -81,6 +81,8 @@ pub struct Daemon {
     jobs: Mutex<HashMap<u32, JobState>>,
     /// Steps launched by srun.
     pub steps: crate::step::Registry,
+    /// Jobs ended here, whose old credentials are refused.
+    pub revoked: Revocations,
 }
 
 fn now() -> i64 {
@@ -97,7 +99,10 @@ fn rc32(rc: i32) -> u32 {
 
 impl Daemon {
     pub fn new(settings: Settings, ctld: Controller, auth: AuthCtx) -> Arc<Self> {
+        let window = crate::cred::cred_expire(settings.conf.auth_info.as_deref());
+        let revoked = Revocations::load(Some(&settings.spool_dir), window, now());
         Arc::new(Daemon {
+            revoked,
             settings,
             ctld,
             auth,
@@ -219,6 +224,23 @@ impl Daemon {
     }
 
     /// One RPC; the reply goes back in the requester's version.
+    ///
+    /// Who may send what (stock slurmd's `_rpc_*` rules; "trusted" is root
+    /// or SlurmUser), each checked here or in the code named:
+    ///
+    /// | RPC | who | refusal |
+    /// |---|---|---|
+    /// | REQUEST_PING | trusted | ESLURM_USER_ID_MISSING |
+    /// | REQUEST_NODE_REGISTRATION_STATUS | trusted | ESLURM_USER_ID_MISSING |
+    /// | REQUEST_HEALTH_CHECK | trusted | ESLURM_USER_ID_MISSING |
+    /// | REQUEST_RECONFIGURE | trusted | ESLURM_USER_ID_MISSING |
+    /// | REQUEST_SHUTDOWN | trusted | ESLURM_USER_ID_MISSING |
+    /// | REQUEST_BATCH_JOB_LAUNCH | trusted (`check_batch_cred`); the credential's job not ended here | ESLURM_USER_ID_MISSING, ESLURMD_CREDENTIAL_REVOKED |
+    /// | REQUEST_LAUNCH_TASKS | the credential's user or trusted, with a credential signed by trusted (`step::launch::check_launch`), not revoked nor expired, its counts within the allocation (`admit_launch`) | ESLURM_USER_ID_MISSING, ESLURMD_INVALID_JOB_CREDENTIAL, ESLURMD_CREDENTIAL_REVOKED, ESLURMD_CREDENTIAL_EXPIRED, ESLURM_BAD_TASK_COUNT |
+    /// | REQUEST_TERMINATE_JOB, REQUEST_KILL_TIMELIMIT, REQUEST_KILL_PREEMPTED, REQUEST_ABORT_JOB | trusted | ESLURM_USER_ID_MISSING |
+    /// | REQUEST_SIGNAL_TASKS, REQUEST_TERMINATE_TASKS (every flag) | the job's owner (batch script or any step) or trusted; a single step also its own owner (`signal_tasks`) | ESLURM_INVALID_JOB_ID (unknown job), ESLURM_USER_ID_MISSING |
+    /// | any other | nobody | SLURM_UNEXPECTED_MSG_ERROR |
+    /// | a forward list (any RPC) | trusted; anyone else's request is answered for this node alone (`slurm_rpc::forward::may_relay`) | not relayed |
     pub async fn handle(self: Arc<Self>, req: Incoming) -> Option<Message> {
         let uid = req.identity.uid;
         let v = req.version();
@@ -261,14 +283,29 @@ impl Daemon {
             }
             Message::RequestReconfigure(_) => deny("reconfigure"),
             Message::RequestBatchJobLaunch(m) => Some(self.batch_launch(uid, v, m)),
-            Message::RequestLaunchTasks(m) => Some(crate::step::launch_tasks(
-                self.clone(),
-                uid,
-                v,
-                req.frame.header.orig_addr,
-                req.peer,
-                m,
-            )),
+            Message::RequestLaunchTasks(mut m) => {
+                if let Err(e) = self.admit_launch(&mut m) {
+                    tracing::error!(
+                        "{}.{}: launch from uid {uid} refused: {e}",
+                        m.step_id.job_id,
+                        m.step_id.step_id
+                    );
+                    return Some(Message::ResponseSlurmRcMsg(
+                        slurm_wire::msg::common::ReturnCodeMsgWithText {
+                            return_code: rc32(e.errno()),
+                            err_msg: None,
+                        },
+                    ));
+                }
+                Some(crate::step::launch_tasks(
+                    self.clone(),
+                    uid,
+                    v,
+                    req.frame.header.orig_addr,
+                    req.peer,
+                    m,
+                ))
+            }
             Message::RequestTerminateJob(k)
             | Message::RequestKillTimelimit(k)
             | Message::RequestKillPreempted(k)
@@ -276,6 +313,11 @@ impl Daemon {
                 if !ok {
                     return deny("terminate job");
                 }
+                // Every credential of the job so far is void here (stock's
+                // cred_revoke), before we answer and before anything of it
+                // is stopped.
+                let t = if k.time > 0 { k.time } else { now() };
+                self.revoked.revoke(k.step_id.job_id, t);
                 let cause = match mtype {
                     MsgType::RequestKillTimelimit => Some(Cause::TimeLimit),
                     MsgType::RequestKillPreempted => Some(Cause::Preempted),
@@ -329,6 +371,10 @@ impl Daemon {
             self.trusted(),
         ) {
             tracing::error!("job {job_id}: launch refused: {e}");
+            return rc_message(e.errno());
+        }
+        if let Err(e) = self.revoked.check(&cred.arg) {
+            tracing::error!("job {job_id} already killed, not launching it: {e}");
             return rc_message(e.errno());
         }
         {
@@ -760,6 +806,7 @@ impl Daemon {
             sd.remove();
         }
         self.jobs().remove(&job_id);
+        self.revoked.begin_expiration(job_id, now());
         let msg = Message::MessageEpilogComplete(EpilogCompleteMsg {
             step_id: JobIdOrStepId(StepId::job(job_id)),
             return_code: rc32(rc),
@@ -818,6 +865,18 @@ impl Daemon {
     /// srun step but not the batch script, else the step named.
     fn signal_tasks(&self, uid: u32, s: &SignalTasksMsg) -> i32 {
         let job_id = s.step_id.job_id;
+        // Stock's rule, whatever the flags: the job's owner (from its batch
+        // script or any of its steps), SlurmUser or root.
+        if !self.trusted().allows(uid) {
+            match self.job_owner(job_id) {
+                None => return errno::ESLURM_INVALID_JOB_ID,
+                Some(o) if o != uid => {
+                    tracing::error!("security violation: signal of job {job_id} from uid {uid}");
+                    return errno::ESLURM_USER_ID_MISSING;
+                }
+                Some(_) => {}
+            }
+        }
         let Ok(sig) = Signal::try_from(i32::from(s.signal & 0xff)) else {
             return errno::ESLURM_INVALID_JOB_ID;
         };
@@ -825,11 +884,6 @@ impl Daemon {
             return self.signal_batch_shell(uid, job_id, sig, s.flags & KILL_FULL_JOB != 0);
         }
         if s.flags & KILL_STEPS_ONLY != 0 {
-            let owner = self.jobs().get(&job_id).map(|j| j.uid);
-            if owner.is_some_and(|o| o != uid) && !self.trusted().allows(uid) {
-                tracing::error!("security violation: signal of job {job_id} from uid {uid}");
-                return errno::ESLURM_USER_ID_MISSING;
-            }
             self.steps.signal_job(job_id, sig);
             return 0;
         }
@@ -865,6 +919,44 @@ impl Daemon {
         }
         self.signal_job(job_id, j.uid, &sd, sig);
         0
+    }
+
+    /// Whose job this is here: its batch script's, else any of its steps'.
+    fn job_owner(&self, job_id: u32) -> Option<u32> {
+        if let Some(uid) = self.jobs().get(&job_id).map(|j| j.uid) {
+            return Some(uid);
+        }
+        self.steps
+            .list()
+            .into_iter()
+            .filter(|s| s.job_id == job_id)
+            .find_map(|s| self.steps.owner(job_id, s.step_id))
+    }
+
+    /// What a step launch must pass before the step code sees it: a
+    /// credential of a job not ended here and not expired, counts within
+    /// its allocation, and the groups from the credential or the group
+    /// database, never the launch's own (unsigned) list.
+    fn admit_launch(&self, m: &mut LaunchTasksRequestMsg) -> Result<(), CredError> {
+        let a = &m.cred.cred.arg;
+        self.revoked.check(a)?;
+        let window = crate::cred::cred_expire(self.settings.conf.auth_info.as_deref());
+        if now() > a.ctime.saturating_add(window) {
+            return Err(CredError::Expired(a.step_id.job_id));
+        }
+        let max = self
+            .settings
+            .conf
+            .raw("MaxTasksPerNode")
+            .and_then(|x| x.trim().parse::<u32>().ok())
+            .unwrap_or(crate::cred::MAX_TASKS_PER_NODE);
+        crate::cred::check_launch_counts(m, self.node_name(), max)?;
+        m.gids = if a.id.gids.is_empty() {
+            lookup_groups(&user_name(a.id.pw_name.as_deref(), a.id.uid), a.id.gid)
+        } else {
+            a.id.gids.clone()
+        };
+        Ok(())
     }
 
     /// `scancel -b`: the batch shell only (stock signals the step's

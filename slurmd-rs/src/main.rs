@@ -238,9 +238,11 @@ fn run(args: Args) -> Result<(), String> {
         let handler = move |req| d.clone().handle(req);
         // A stock controller and srun send to TreeWidth nodes and leave
         // the rest to them.
+        let node_count = peers.len();
         let peers = Arc::new(peers);
         let resolve: slurm_rpc::forward::Resolver = Arc::new(move |n| peers.get(n).cloned());
-        let forwarder = slurm_rpc::forward::Forwarder::new(resolve, timeout, tree_width);
+        let forwarder = slurm_rpc::forward::Forwarder::new(resolve, timeout, tree_width)
+            .with_max_nodes(node_count);
         let opts = slurm_rpc::ServeOpts {
             timeout,
             forwarder: Some(Arc::new(forwarder)),
