@@ -151,6 +151,12 @@ impl Controller {
         }
     }
 
+    /// A dependency specification as a submit would parse it: the
+    /// elements it holds, or the error code (for the fuzz targets).
+    pub fn dependency_elements(&self, spec: &str) -> Result<Vec<Dep>, i32> {
+        self.parse_dependency(None, spec, true)
+    }
+
     /// Parses a dependency specification for job `me` (None at submit).
     /// An empty list clears the job's dependencies. `refuse_unknown`:
     /// afterok/afternotok on an unknown job is an error (23.02+; 22.05
