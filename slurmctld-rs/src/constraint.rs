@@ -110,7 +110,18 @@ pub enum ParseError {
     MorWithCount,
     #[error("both '&' and '|' in brackets")]
     MixedBracket,
+    #[error("constraint longer than {MAX_LEN} bytes")]
+    TooLong,
+    #[error("more than {MAX_FEATURES} features in a constraint")]
+    TooManyFeatures,
 }
+
+/// Bytes one constraint may have: it is parsed again, and tested against
+/// every candidate node, on each scheduling pass.
+pub const MAX_LEN: usize = 4096;
+/// Feature names one constraint may mention (each is looked up on every
+/// node at submit).
+pub const MAX_FEATURES: usize = 256;
 
 /// Whether comma-separated `have` lists feature `f`.
 fn has(have: Option<&str>, f: &str) -> bool {
@@ -359,6 +370,9 @@ impl Constraint {
         if s.is_empty() {
             return Err(ParseError::Empty);
         }
+        if s.len() > MAX_LEN {
+            return Err(ParseError::TooLong);
+        }
         let mut p = Parser { s, pos: 0, v22 };
         let mut seen = false;
         let first = p.term(&mut seen)?;
@@ -369,11 +383,17 @@ impl Constraint {
                 break;
             }
             rest.push((op, p.term(&mut seen)?));
+            if rest.len() >= MAX_FEATURES {
+                return Err(ParseError::TooManyFeatures);
+            }
         }
         if let Some(c) = p.peek() {
             return Err(ParseError::Unexpected(c));
         }
         let c = Constraint { first, rest };
+        if c.names().len() > MAX_FEATURES {
+            return Err(ParseError::TooManyFeatures);
+        }
         if !v22 && c.terms().any(|t| matches!(t, Term::Atom(_, n) if *n > 0)) && c.names().len() > 1
         {
             return Err(ParseError::OuterCount);

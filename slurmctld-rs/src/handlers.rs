@@ -272,10 +272,11 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             }
         }
         Message::RequestKillJob(m) | Message::RequestCancelJobStep(m) => {
+            let max_task = sh.snapshot().max_array_size();
             let job_id = match m
                 .sjob_id
                 .as_deref()
-                .map(crate::state::array::parse_job_id_str)
+                .map(|s| crate::state::array::parse_job_id_str(s, max_task))
             {
                 Some(Ok((id, None))) => id,
                 // Array tasks: `12_3`, `12_[1-2]`, with the client's
@@ -341,10 +342,12 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         }
         Message::RequestUpdateJob(desc) => {
             let target = match desc.job_id_str.as_deref() {
-                Some(s) => match crate::state::array::parse_job_id_str(s) {
-                    Ok(t) => t,
-                    Err(_) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
-                },
+                Some(s) => {
+                    match crate::state::array::parse_job_id_str(s, sh.snapshot().max_array_size()) {
+                        Ok(t) => t,
+                        Err(_) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
+                    }
+                }
                 None => (desc.step_id.job_id, None),
             };
             let cmd = match target {
@@ -367,10 +370,12 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         Message::RequestKillJobs(m) => crate::kill_jobs::handle(&sh, uid, m).await,
         Message::RequestJobRequeue(m) => {
             let target = match m.job_id_str.as_deref() {
-                Some(s) => match crate::state::array::parse_job_id_str(s) {
-                    Ok(t) => t,
-                    Err(_) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
-                },
+                Some(s) => {
+                    match crate::state::array::parse_job_id_str(s, sh.snapshot().max_array_size()) {
+                        Ok(t) => t,
+                        Err(_) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
+                    }
+                }
                 None => (m.step_id.job_id, None),
             };
             let cmd = match target {

@@ -51,6 +51,10 @@ fn error_text(rc: i32) -> Option<&'static str> {
     })
 }
 
+/// Array tasks one REQUEST_KILL_JOBS may name in all: each gets an
+/// answer of its own, so a list of ranges may not grow without end.
+pub const MAX_TASKS_PER_REQUEST: usize = 100_000;
+
 fn resp(job_id: u32, rc: i32, msg: Option<String>) -> KillJobsRespJob {
     KillJobsRespJob {
         error_code: rc as u32,
@@ -154,7 +158,7 @@ fn mismatch(c: &Controller, j: &Job, m: &KillJobsMsg) -> Option<String> {
         if j.alloc.is_empty() {
             return Some(format!("Job does not have nodes but filter has nodes {nl}"));
         }
-        let want = slurm_conf::expand(nl).unwrap_or_default();
+        let want = crate::sched::client_hosts(&c.conf, nl).unwrap_or_default();
         let names: Vec<&str> = j.alloc.iter().map(|a| c.nodes[a.node].name()).collect();
         if !names.iter().any(|n| want.iter().any(|w| w == n)) {
             let nodes = slurm_conf::compress(&names).unwrap_or_else(|_| names.join(","));
@@ -395,9 +399,10 @@ pub(crate) fn task_commands(
     // One signal a record (the meta record holds several tasks); a pending
     // record answers it after the owner check, as stock does.
     let mut records: Vec<u32> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for t in others {
         match snap.arrays.find_task(array_job_id, t) {
-            Some(job_id) if !records.contains(&job_id) => records.push(job_id),
+            Some(job_id) if seen.insert(job_id) => records.push(job_id),
             Some(_) => {}
             None => rc = rc.max(ESLURM_INVALID_JOB_ID),
         }
@@ -456,10 +461,18 @@ fn select(snap: &Controller, m: &KillJobsMsg, out: &mut Vec<KillJobsRespJob>) ->
     let mut targets: Vec<Target> = Vec::new();
     let explicit = !m.jobs_array.is_empty();
     if explicit {
+        // Array tasks one request may name in all (each gets an answer).
+        let mut task_budget = MAX_TASKS_PER_REQUEST;
         for s in m.jobs_array.iter().flatten() {
-            match crate::state::array::parse_job_id_str(s.trim()) {
+            match crate::state::array::parse_job_id_str(s.trim(), snap.max_array_size()) {
                 Err(_) => out.push(resp(0, ESLURM_INVALID_JOB_ID, Some(s.clone()))),
+                // Past the request's budget, one answer per string, not
+                // one per task it names.
+                Ok((array_job_id, Some(tasks))) if tasks.len() > task_budget => {
+                    out.push(resp(array_job_id, ESLURM_INVALID_JOB_ID, Some(s.clone())))
+                }
                 Ok((array_job_id, Some(tasks))) => {
+                    task_budget -= tasks.len();
                     targets.extend(array_tasks(snap, m, array_job_id, &tasks, out));
                 }
                 // A whole array: each task's record is judged, as stock

@@ -39,14 +39,48 @@ pub struct Request<'a> {
     pub features: Option<&'a str>,
 }
 
+/// Names one hostlist from a client may hold: the cluster's nodes, with
+/// room for repeats (`-w n1,n1`); more could name no allocation anyway.
+pub fn client_hostlist_cap(conf: &ClusterConf) -> usize {
+    conf.nodes.len().saturating_mul(2).max(64)
+}
+
+/// Why a hostlist from a client is refused (stock: ESLURM_INVALID_NODE_NAME).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostsError {
+    #[error(transparent)]
+    Syntax(#[from] slurm_conf::hostlist::HostlistError),
+    #[error("{count} names, more than the {cap} this cluster allows")]
+    TooMany { count: usize, cap: usize },
+}
+
+/// The names of hostlist `expr` from a client, counted (from its ranges)
+/// before they are expanded.
+pub fn client_hosts(conf: &ClusterConf, expr: &str) -> Result<Vec<String>, HostsError> {
+    let hl = slurm_conf::hostlist::Hostlist::parse(expr)?;
+    let cap = client_hostlist_cap(conf);
+    if hl.len() > cap {
+        return Err(HostsError::TooMany {
+            count: hl.len(),
+            cap,
+        });
+    }
+    Ok(hl.expand())
+}
+
 /// Node indexes of hostlist `expr` (None: a name that is not a node,
-/// or a bad expression).
+/// or a bad or oversized expression).
 pub fn node_indexes(conf: &ClusterConf, expr: &str) -> Option<Vec<usize>> {
-    let names = slurm_conf::expand(expr).ok()?;
-    names
+    let names = client_hosts(conf, expr).ok()?;
+    let mut idx: Vec<usize> = names
         .iter()
         .map(|n| conf.node_index.get(n).copied())
-        .collect()
+        .collect::<Option<_>>()?;
+    // Sorted and unique, as stock's node bitmap: membership tests in
+    // selection are then binary searches, not scans.
+    idx.sort_unstable();
+    idx.dedup();
+    Some(idx)
 }
 
 /// Why a `--constraint` is refused at submit (stock: ESLURM_INVALID_FEATURE).
@@ -418,7 +452,7 @@ fn pick_alt(
         .filter(|&i| {
             let n = &nodes[i];
             !exclude(i)
-                && !excluded.contains(&i)
+                && excluded.binary_search(&i).is_err()
                 && cons.is_none_or(|c| c.node_ok(n.def.features.as_deref(), alt))
                 && n.open_to(req.uid)
                 // ExclusiveUser: only nodes empty or held by this user
@@ -433,12 +467,21 @@ fn pick_alt(
                 && req.gres.iter().all(|g| n.free_gres(g) >= g.count)
         })
         .collect();
-    if required.iter().any(|r| !cand.contains(r)) {
+    let mut in_cand = vec![false; conf.nodes.len()];
+    for &i in &cand {
+        if let Some(x) = in_cand.get_mut(i) {
+            *x = true;
+        }
+    }
+    if required
+        .iter()
+        .any(|&r| !in_cand.get(r).copied().unwrap_or(false))
+    {
         return None;
     }
     // Required nodes first; then lowest weight, then config order
     // (stock's default).
-    cand.sort_by_key(|&i| (!required.contains(&i), nodes[i].def.weight, i));
+    cand.sort_by_key(|&i| (required.binary_search(&i).is_err(), nodes[i].def.weight, i));
     // Counted sets become required nodes too, and the job at least that
     // many nodes (stock adds them to the required bitmap); more than
     // the job's node limit cannot run.
@@ -447,13 +490,13 @@ fn pick_alt(
         return None;
     }
     for i in counted {
-        if !required.contains(&i) {
-            required.push(i);
+        if let Err(at) = required.binary_search(&i) {
+            required.insert(at, i);
         }
     }
     let min_nodes = req.min_nodes.max(required.len() as u32);
     let max_nodes = req.max_nodes.max(min_nodes);
-    cand.sort_by_key(|&i| (!required.contains(&i), nodes[i].def.weight, i));
+    cand.sort_by_key(|&i| (required.binary_search(&i).is_err(), nodes[i].def.weight, i));
     let mut out = Vec::new();
     let mut remaining = req.cpus;
     for i in cand {
@@ -463,7 +506,7 @@ fn pick_alt(
         let n = &nodes[i];
         let k = out.len() as u32;
         // Leave one task's worth for each node still needed to reach min_nodes.
-        let reserve = u32::from(cpt) * min_nodes.saturating_sub(k + 1);
+        let reserve = u32::from(cpt).saturating_mul(min_nodes.saturating_sub(k + 1));
         let want = remaining.saturating_sub(reserve).max(u32::from(cpt));
         let mut free = u32::from(usable(n)) / u32::from(cpt) * u32::from(cpt);
         if track_mem && req.mem > 0 && req.mem_per_cpu {

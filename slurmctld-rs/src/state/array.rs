@@ -12,7 +12,7 @@ use imbl::OrdMap;
 use slurm_wire::errno::*;
 use slurm_wire::msg::job::JobInfo;
 use slurm_wire::msg::job_desc::JobDescMsg;
-use slurm_wire::pack::{Reader, Writer, INFINITE, NO_VAL};
+use slurm_wire::pack::{Reader, Writer, NO_VAL};
 use slurm_wire::{Message, ProtocolVersion};
 use std::collections::BTreeSet;
 
@@ -31,7 +31,12 @@ pub enum ArrayError {
     Element(String),
     #[error("array task id {id} is not below MaxArraySize {max}")]
     TooLarge { id: u32, max: u32 },
+    #[error("job array specification spans more than {0} task ids")]
+    TooMuch(u64),
 }
+
+/// Stock's ceiling on `MaxArraySize` (slurm.conf refuses more).
+pub const MAX_MAX_ARRAY_SIZE: u32 = 4_000_001;
 
 /// A parsed `--array` value (`0-15:4%2`, `1,3,5` ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,14 +54,40 @@ fn num(s: &str) -> Result<u32, ArrayError> {
         .map_err(|_| ArrayError::Element(s.to_string()))
 }
 
-/// Task ids of a list such as `1-9:2,12` (no throttle), each below `max`.
+/// Task ids of a list such as `1-9:2,12` (no throttle), each below `max`
+/// (MaxArraySize). Every element is checked before any is expanded, and
+/// the ids the elements span together are bounded too (`0-1000` repeated
+/// a million times would otherwise cost a billion inserts).
 pub fn parse_tasks(s: &str, max: u32) -> Result<BTreeSet<u32>, ArrayError> {
+    let ranges = task_ranges(s, max)?;
+    let mut tasks = BTreeSet::new();
+    for (lo, hi, step) in ranges {
+        let mut t = lo;
+        while t <= hi {
+            tasks.insert(t);
+            match t.checked_add(step) {
+                Some(n) => t = n,
+                None => break,
+            }
+        }
+    }
+    if tasks.is_empty() {
+        return Err(ArrayError::Empty);
+    }
+    Ok(tasks)
+}
+
+/// The `(lo, hi, step)` elements of a task list, each within `max`, and
+/// spanning at most twice `max` ids in all (overlaps allowed, floods not).
+pub fn task_ranges(s: &str, max: u32) -> Result<Vec<(u32, u32, u32)>, ArrayError> {
     let s = s.trim();
     let s = s
         .strip_prefix('[')
         .and_then(|x| x.strip_suffix(']'))
         .unwrap_or(s);
-    let mut tasks = BTreeSet::new();
+    let budget = 2 * u64::from(max.min(MAX_MAX_ARRAY_SIZE)) + 64;
+    let mut spanned = 0u64;
+    let mut out = Vec::new();
     for el in s.split(',') {
         if el.is_empty() {
             return Err(ArrayError::Element(el.to_string()));
@@ -81,19 +112,16 @@ pub fn parse_tasks(s: &str, max: u32) -> Result<BTreeSet<u32>, ArrayError> {
         if hi >= max {
             return Err(ArrayError::TooLarge { id: hi, max });
         }
-        let mut t = lo;
-        while t <= hi {
-            tasks.insert(t);
-            match t.checked_add(step) {
-                Some(n) => t = n,
-                None => break,
-            }
+        spanned += u64::from(hi - lo) / u64::from(step) + 1;
+        if spanned > budget {
+            return Err(ArrayError::TooMuch(budget));
         }
+        out.push((lo, hi, step));
     }
-    if tasks.is_empty() {
+    if out.is_empty() {
         return Err(ArrayError::Empty);
     }
-    Ok(tasks)
+    Ok(out)
 }
 
 /// Parses sbatch's `array_inx`.
@@ -266,12 +294,14 @@ pub(super) enum Gate {
 const HELD: [u32; 2] = [8, 16];
 
 impl Controller {
-    fn max_array_size(&self) -> u32 {
+    /// MaxArraySize: task ids a client names are below it.
+    pub(crate) fn max_array_size(&self) -> u32 {
         self.conf
             .raw
             .raw("MaxArraySize")
-            .and_then(|s| s.trim().parse().ok())
+            .and_then(|s| s.trim().parse::<u32>().ok())
             .unwrap_or(DEFAULT_MAX_ARRAY_SIZE)
+            .min(MAX_MAX_ARRAY_SIZE)
     }
 
     /// Submit-time checks of `--array` and `--dependency`, before a job id
@@ -792,8 +822,10 @@ pub fn get_state(r: &mut Reader<'_>, c: &mut Controller) -> Result<(), slurm_wir
 }
 
 /// Splits scancel's job id string: `12` (None: the job or whole array),
-/// `12_*` (whole array), `12_3`, `12_[1-3,5]`.
-pub fn parse_job_id_str(s: &str) -> Result<(u32, Option<BTreeSet<u32>>), ArrayError> {
+/// `12_*` (whole array), `12_3`, `12_[1-3,5]`. Task ids are below `max`
+/// (MaxArraySize), as stock's slurm_array_str2bitmap wants them; callers
+/// answer a refusal with ESLURM_INVALID_JOB_ID, as stock does.
+pub fn parse_job_id_str(s: &str, max: u32) -> Result<(u32, Option<BTreeSet<u32>>), ArrayError> {
     let (id, rest) = match s.split_once('_') {
         Some((id, rest)) => (id, Some(rest)),
         None => (s, None),
@@ -804,7 +836,7 @@ pub fn parse_job_id_str(s: &str) -> Result<(u32, Option<BTreeSet<u32>>), ArrayEr
     }
     match rest {
         None | Some("*") => Ok((id, None)),
-        Some(r) => Ok((id, Some(parse_tasks(&strip_throttle(r), INFINITE)?))),
+        Some(r) => Ok((id, Some(parse_tasks(&strip_throttle(r), max)?))),
     }
 }
 

@@ -50,8 +50,8 @@ pub fn task_ranges(tasks: &BTreeSet<u32>) -> String {
     let mut it = tasks.iter().copied().peekable();
     while let Some(lo) = it.next() {
         let mut hi = lo;
-        while it.peek() == Some(&(hi + 1)) {
-            hi += 1;
+        while let Some(&next) = it.peek().filter(|&&n| hi.checked_add(1) == Some(n)) {
+            hi = next;
             it.next();
         }
         if !out.is_empty() {

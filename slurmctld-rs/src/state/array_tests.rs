@@ -47,22 +47,25 @@ fn array_specs_parse_like_stock() {
     assert_eq!(hexmask(&[1, 3, 5].into(), 6), "0x2A");
     assert_eq!(hexmask(&[4].into(), 5), "0x10");
     assert_eq!(
-        parse_job_id_str("12_[1-2]").unwrap(),
+        parse_job_id_str("12_[1-2]", 1001).unwrap(),
         (12, Some([1, 2].into()))
     );
-    assert_eq!(parse_job_id_str("12").unwrap(), (12, None));
-    assert_eq!(parse_job_id_str("12_*").unwrap(), (12, None));
-    assert!(parse_job_id_str("x_1").is_err());
+    assert_eq!(parse_job_id_str("12", 1001).unwrap(), (12, None));
+    assert_eq!(parse_job_id_str("12_*", 1001).unwrap(), (12, None));
+    assert!(parse_job_id_str("x_1", 1001).is_err());
     // A throttle from a job's array_task_str is ignored, as stock does.
     let tasks = |v: &[u32]| Some(v.iter().copied().collect());
-    assert_eq!(parse_job_id_str("9_[3-4%2]").unwrap(), (9, tasks(&[3, 4])));
     assert_eq!(
-        parse_job_id_str("9_[1,3-4%2]").unwrap(),
+        parse_job_id_str("9_[3-4%2]", 1001).unwrap(),
+        (9, tasks(&[3, 4]))
+    );
+    assert_eq!(
+        parse_job_id_str("9_[1,3-4%2]", 1001).unwrap(),
         (9, tasks(&[1, 3, 4]))
     );
-    assert_eq!(parse_job_id_str("9_5%1").unwrap(), (9, tasks(&[5])));
-    assert!(parse_job_id_str("9_[3%-4]").is_err());
-    assert!(parse_job_id_str("9_[3-4%]").is_err());
+    assert_eq!(parse_job_id_str("9_5%1", 1001).unwrap(), (9, tasks(&[5])));
+    assert!(parse_job_id_str("9_[3%-4]", 1001).is_err());
+    assert!(parse_job_id_str("9_[3-4%]", 1001).is_err());
 }
 
 #[test]

@@ -399,7 +399,7 @@ impl Planner {
                 continue;
             };
             let k = out.len() as u32;
-            let reserve = cpt * min_nodes.saturating_sub(k + 1);
+            let reserve = cpt.saturating_mul(min_nodes.saturating_sub(k + 1));
             let want = remaining.saturating_sub(reserve).max(cpt);
             let mut free = a.cpus / cpt * cpt;
             if self.track_mem && req.mem > 0 && req.mem_per_cpu {

@@ -90,7 +90,7 @@ pub fn node_not_avail_desc(c: &Controller, j: &Job, v: ProtocolVersion) -> Strin
     let required: Vec<usize> = j
         .req
         .req_nodes()
-        .and_then(|r| slurm_conf::expand(r).ok())
+        .and_then(|r| crate::sched::client_hosts(&c.conf, r).ok())
         .map(|names| names.iter().filter_map(|n| c.node_index(n)).collect())
         .unwrap_or_default();
     let names: Vec<&str> = c.conf.partitions[j.part]
@@ -166,7 +166,7 @@ impl Controller {
         let required: Vec<usize> = j
             .req
             .req_nodes()
-            .and_then(|r| slurm_conf::expand(r).ok())
+            .and_then(|r| crate::sched::client_hosts(&self.conf, r).ok())
             .map(|names| names.iter().filter_map(|n| self.node_index(n)).collect())
             .unwrap_or_default();
         let usable: Vec<usize> = part
@@ -264,6 +264,15 @@ impl Controller {
             if d.min_nodes == 0 {
                 return Reply::Rc(ESLURM_INVALID_NODE_COUNT);
             }
+            // The CPUs the tasks then need may not wrap.
+            let Some(task_cpus) = j
+                .num_tasks
+                .max(d.min_nodes)
+                .checked_mul(u32::from(j.cpus_per_task))
+                .filter(|&n| n < NO_VAL)
+            else {
+                return Reply::Rc(ESLURM_BAD_TASK_COUNT);
+            };
             j.min_nodes = d.min_nodes;
             j.max_nodes = if d.max_nodes != NO_VAL && d.max_nodes != 0 {
                 d.max_nodes.max(d.min_nodes)
@@ -273,7 +282,7 @@ impl Controller {
             if j.num_tasks < j.min_nodes {
                 j.num_tasks = j.min_nodes;
             }
-            j.min_cpus = j.min_cpus.max(j.num_tasks * u32::from(j.cpus_per_task));
+            j.min_cpus = j.min_cpus.max(task_cpus);
             j.req.min_nodes = j.min_nodes;
             // What the user asked shows as the range (24.11's scontrol
             // sends a maximum with the count, 22.05's does not).

@@ -12,6 +12,10 @@ use std::collections::BTreeSet;
 pub const WAIT_DEPENDENCY: u32 = 2;
 /// `WAIT_DEP_INVALID`: DependencyNeverSatisfied.
 pub const WAIT_DEP_INVALID: u32 = 39;
+/// Elements one job may depend on: each is tested before every start
+/// attempt, so a client may not make that list as long as it likes
+/// (a whole array is one element, `ID_*` or a plain `ID`).
+pub const MAX_DEPENDENCIES: usize = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DepType {
@@ -147,6 +151,12 @@ impl Controller {
         }
     }
 
+    /// A dependency specification as a submit would parse it: the
+    /// elements it holds, or the error code (for the fuzz targets).
+    pub fn dependency_elements(&self, spec: &str) -> Result<Vec<Dep>, i32> {
+        self.parse_dependency(None, spec, true)
+    }
+
     /// Parses a dependency specification for job `me` (None at submit).
     /// An empty list clears the job's dependencies. `refuse_unknown`:
     /// afterok/afternotok on an unknown job is an error (23.02+; 22.05
@@ -163,13 +173,17 @@ impl Controller {
         }
         let mut deps: Vec<Dep> = Vec::new();
         let mut any_or = false;
-        let push = |deps: &mut Vec<Dep>, d: Dep| {
-            if !deps
-                .iter()
-                .any(|x| x.ty == d.ty && x.job_id == d.job_id && x.task == d.task)
-            {
+        let max_task = self.max_array_size();
+        let mut seen: std::collections::HashSet<(u8, u32, u32)> = Default::default();
+        let mut push = |deps: &mut Vec<Dep>, d: Dep| -> Result<(), i32> {
+            if seen.insert((d.ty.code(), d.job_id, d.task)) {
+                if deps.len() >= MAX_DEPENDENCIES {
+                    tracing::info!("dependency refused: more than {MAX_DEPENDENCIES} elements");
+                    return Err(ESLURM_DEPENDENCY);
+                }
                 deps.push(d);
             }
+            Ok(())
         };
         let mut rest = spec;
         loop {
@@ -188,7 +202,7 @@ impl Controller {
                         state,
                         or: false,
                     },
-                );
+                )?;
                 sep_after = t.chars().next();
                 if !matches!(sep_after, None | Some(',') | Some('?')) {
                     return Err(ESLURM_DEPENDENCY);
@@ -200,7 +214,7 @@ impl Controller {
                     Some(i) => (&rest[..i], Some(&rest[i + 1..])),
                     None => (rest, None),
                 };
-                for (job_id, mut task) in ids_of(tok)? {
+                for (job_id, mut task) in ids_of(tok, max_task)? {
                     if self.is_same_job(me, job_id, task) {
                         return Err(ESLURM_DEPENDENCY);
                     }
@@ -215,7 +229,7 @@ impl Controller {
                             state: DepState::Unfulfilled,
                             or: false,
                         },
-                    );
+                    )?;
                 }
                 match tail {
                     Some(t) => {
@@ -241,7 +255,7 @@ impl Controller {
                 // job_id[_task][+time][(state)], joined by ':'.
                 loop {
                     let end = t.find([':', ',', '?', '+', '(']).unwrap_or(t.len());
-                    let ids = ids_of(&t[..end])?;
+                    let ids = ids_of(&t[..end], max_task)?;
                     t = &t[end..];
                     let mut time = 0u32;
                     if let Some(x) = t.strip_prefix('+') {
@@ -277,7 +291,7 @@ impl Controller {
                                 state,
                                 or: false,
                             },
-                        );
+                        )?;
                     }
                     match t.chars().next() {
                         Some(':') => t = &t[1..],
@@ -548,8 +562,11 @@ fn take_state(t: &mut &str) -> Result<DepState, i32> {
     Ok(state)
 }
 
-/// `12`, `12_3`, `12_*`, `12_[1-3]` -> (job id, task) pairs.
-fn ids_of(tok: &str) -> Result<Vec<(u32, u32)>, i32> {
+/// `12`, `12_3`, `12_*`, `12_[1-3]` -> (job id, task) pairs. A range's
+/// task ids are below `max_task` (MaxArraySize; stock's _xlate_array_dep
+/// fits them in a bitmap that size): checked before it is expanded. A
+/// single task id needs no bound (it is looked up, not expanded).
+pub fn ids_of(tok: &str, max_task: u32) -> Result<Vec<(u32, u32)>, i32> {
     let (id, task) = match tok.split_once('_') {
         Some((a, b)) => (a, Some(b)),
         None => (tok, None),
@@ -561,7 +578,15 @@ fn ids_of(tok: &str) -> Result<Vec<(u32, u32)>, i32> {
     Ok(match task {
         None => vec![(job_id, NO_VAL)],
         Some("*") => vec![(job_id, INFINITE)],
-        Some(t) => super::array::parse_tasks(t, INFINITE)
+        Some(t) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+            let task: u32 = t.parse().map_err(|_| ESLURM_DEPENDENCY)?;
+            // NO_VAL and INFINITE mean "the job" and "the whole array".
+            if task >= NO_VAL {
+                return Err(ESLURM_DEPENDENCY);
+            }
+            vec![(job_id, task)]
+        }
+        Some(t) => super::array::parse_tasks(t, max_task)
             .map_err(|_| ESLURM_DEPENDENCY)?
             .into_iter()
             .map(|t| (job_id, t))

@@ -541,7 +541,7 @@ impl Controller {
                 array_job_id,
                 tasks,
                 signal,
-            } => {
+            } if self.tasks_in_bounds(&tasks) => {
                 let tasks = tasks.into_iter().collect();
                 self.kill_tasks(now, uid, array_job_id, &tasks, signal, &mut fx)
             }
@@ -552,7 +552,7 @@ impl Controller {
                 tasks,
                 desc,
                 ..
-            } => {
+            } if tasks.as_ref().is_none_or(|t| self.tasks_in_bounds(t)) => {
                 let tasks: Option<BTreeSet<u32>> = tasks.map(|t| t.into_iter().collect());
                 self.update_array(now, uid, array_job_id, tasks.as_ref(), &desc, &mut fx)
             }
@@ -561,15 +561,26 @@ impl Controller {
                 array_job_id,
                 tasks,
                 flags,
-            } => {
+            } if tasks.as_ref().is_none_or(|t| self.tasks_in_bounds(t)) => {
                 let tasks: Option<BTreeSet<u32>> = tasks.map(|t| t.into_iter().collect());
                 self.requeue_array(now, uid, array_job_id, tasks.as_ref(), flags, &mut fx)
             }
             Command::DeletePartition { uid, name } => {
                 self.delete_partition(now, uid, &name, &mut fx)
             }
+            // Task lists past MaxArraySize (the handlers refuse them
+            // before they are logged; this is for a log from elsewhere).
+            Command::KillTasks { .. }
+            | Command::UpdateArray { .. }
+            | Command::RequeueArray { .. } => Reply::Rc(ESLURM_INVALID_JOB_ID),
         };
         (reply, fx)
+    }
+
+    /// Whether a task list from a client stays within MaxArraySize.
+    fn tasks_in_bounds(&self, tasks: &[u32]) -> bool {
+        let max = self.max_array_size();
+        tasks.len() <= max as usize && tasks.iter().all(|&t| t < max)
     }
 
     // ------------------------------------------------------------ nodes
@@ -820,7 +831,7 @@ impl Controller {
         let Some(names) = m.node_names.as_deref() else {
             return Reply::Rc(ESLURM_INVALID_NODE_NAME);
         };
-        let Ok(names) = slurm_conf::expand(names) else {
+        let Ok(names) = sched::client_hosts(&self.conf, names) else {
             return Reply::Rc(ESLURM_INVALID_NODE_NAME);
         };
         let mut idx = Vec::new();
@@ -988,14 +999,24 @@ impl Controller {
         let num_tasks = if desc.num_tasks == NO_VAL || desc.num_tasks == 0 {
             // Like stock: one task per node when nothing else was asked.
             if desc.ntasks_per_node != NO_VAL16 && desc.ntasks_per_node > 0 {
-                u32::from(desc.ntasks_per_node) * min_nodes
+                match u32::from(desc.ntasks_per_node).checked_mul(min_nodes) {
+                    Some(n) if n < NO_VAL => n,
+                    _ => return Reply::Rc(ESLURM_BAD_TASK_COUNT),
+                }
             } else {
                 min_nodes
             }
         } else {
             desc.num_tasks
         };
-        let min_cpus = (num_tasks * u32::from(cpus_per_task)).max(if desc.min_cpus == NO_VAL {
+        // Counts a client sends may not wrap (stock keeps them in 32 bits).
+        let Some(task_cpus) = num_tasks
+            .checked_mul(u32::from(cpus_per_task))
+            .filter(|&n| n < NO_VAL)
+        else {
+            return Reply::Rc(ESLURM_BAD_TASK_COUNT);
+        };
+        let min_cpus = task_cpus.max(if desc.min_cpus == NO_VAL {
             1
         } else {
             desc.min_cpus
@@ -1120,6 +1141,16 @@ impl Controller {
                 return Reply::Rc(ESLURM_INVALID_NODE_COUNT);
             }
             reason = job::reason::WAIT_PART_NODE_LIMIT;
+        }
+        // --nodelist and --exclude: counted before anything expands them
+        // (selection does so on every pass).
+        for list in [&desc.req_nodes, &desc.exc_nodes] {
+            if let Some(l) = list.as_deref().filter(|l| !l.is_empty()) {
+                if let Err(e) = sched::client_hosts(&self.conf, l) {
+                    tracing::info!("job refused: node list: {e}");
+                    return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+                }
+            }
         }
         let ext = match self.submit_ext_check(&desc, version) {
             Ok(x) => x,
@@ -1601,3 +1632,7 @@ fn excl_user(conf: &ClusterConf, j: &Job) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+#[path = "bounds_tests.rs"]
+mod bounds_tests;

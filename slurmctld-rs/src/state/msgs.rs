@@ -142,7 +142,7 @@ pub fn tasks_per_node(j: &Job) -> String {
     let ntasks = if d.num_tasks != NO_VAL && d.num_tasks != 0 {
         d.num_tasks
     } else if d.ntasks_per_node != NO_VAL16 && d.ntasks_per_node != 0 {
-        u32::from(d.ntasks_per_node) * cpus.len() as u32
+        u32::from(d.ntasks_per_node).saturating_mul(cpus.len() as u32)
     } else {
         cpus.iter().map(|c| c / cpt).sum()
     };
@@ -162,14 +162,12 @@ pub fn tasks_per_node(j: &Job) -> String {
         *slot += add;
         left -= add;
     }
-    let n = out.len();
-    let mut i = 0;
-    while left > 0 && n > 0 {
-        if let Some(slot) = out.get_mut(i % n) {
-            *slot += 1;
+    // The rest round-robin, in one pass (a task count is the client's).
+    let n = out.len() as u32;
+    if let (Some(each), Some(extra)) = (left.checked_div(n), left.checked_rem(n)) {
+        for (i, slot) in out.iter_mut().enumerate() {
+            *slot = slot.saturating_add(each + u32::from((i as u32) < extra));
         }
-        left -= 1;
-        i += 1;
     }
     runs(out)
         .into_iter()

@@ -351,7 +351,8 @@ impl Controller {
         let mut chosen: Vec<(usize, u32)> = match req.node_list.as_deref().filter(|s| !s.is_empty())
         {
             Some(list) => {
-                let names = slurm_conf::expand(list).map_err(|_| ESLURM_INVALID_NODE_NAME)?;
+                let names = crate::sched::client_hosts(&self.conf, list)
+                    .map_err(|_| ESLURM_INVALID_NODE_NAME)?;
                 let mut out = Vec::new();
                 for n in names {
                     let i = self.node_index(&n).ok_or(ESLURM_INVALID_NODE_NAME)?;
@@ -391,7 +392,7 @@ impl Controller {
             req.num_tasks
         };
         // Upstream's MaxTasksPerNode default; also bounds the layout's work.
-        if num_tasks > 512 * chosen.len() as u32 {
+        if num_tasks > 512u32.saturating_mul(chosen.len() as u32) {
             return Err(ESLURM_BAD_TASK_COUNT);
         }
         let cpt = if req.cpu_count != NO_VAL && req.cpu_count > 0 && num_tasks > 0 {
