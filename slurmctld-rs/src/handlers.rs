@@ -2,6 +2,7 @@
 
 use crate::build_info::build_info;
 use crate::daemon::Shared;
+use crate::private_data::PrivateData;
 use crate::reply_cache::{Key, Query};
 use crate::state::job::UserInfo;
 use crate::state::{Command, Reply};
@@ -60,6 +61,8 @@ fn unchanged(last_update: i64, changed: i64) -> bool {
 async fn listing(sh: &Arc<Shared>, req: Incoming) -> Result<Outgoing, Incoming> {
     let version = req.version();
     let snap = sh.snapshot();
+    let uid = req.identity.uid;
+    let privacy = Privacy::of(&snap, uid);
     let (query, show_flags) = match &req.msg {
         Message::RequestJobInfo(m) => {
             if unchanged(m.last_update, snap.last_job_update) {
@@ -69,21 +72,39 @@ async fn listing(sh: &Arc<Shared>, req: Incoming) -> Result<Outgoing, Incoming> 
                 // A few named jobs: cheap, built here.
                 return Err(req);
             }
-            (Query::Jobs { user: None }, m.show_flags)
+            (
+                Query::Jobs {
+                    user: privacy.own_jobs_only(),
+                },
+                m.show_flags,
+            )
         }
-        Message::RequestJobUserInfo(m) => (
-            Query::Jobs {
-                user: Some(m.user_id),
-            },
-            m.show_flags,
-        ),
+        Message::RequestJobUserInfo(m) => {
+            if privacy.own_jobs_only().is_some_and(|me| me != m.user_id) {
+                // Someone else's jobs: none of them may be seen.
+                let none = views::job_info_msg(&snap, Some(&[]), None, m.show_flags, version);
+                return Ok(Message::ResponseJobInfo(none).into());
+            }
+            (
+                Query::Jobs {
+                    user: Some(m.user_id),
+                },
+                m.show_flags,
+            )
+        }
         Message::RequestNodeInfo(m) => {
+            if !privacy.nodes() {
+                return Ok(privacy.refuse("REQUEST_NODE_INFO").into());
+            }
             if unchanged(m.last_update, snap.last_node_update) {
                 return Ok(rc_message(SLURM_NO_CHANGE_IN_DATA).into());
             }
             (Query::Nodes, m.show_flags)
         }
         Message::RequestPartitionInfo(m) => {
+            if !privacy.partitions() {
+                return Ok(privacy.refuse("REQUEST_PARTITION_INFO").into());
+            }
             if unchanged(m.last_update, snap.last_part_update) {
                 return Ok(rc_message(SLURM_NO_CHANGE_IN_DATA).into());
             }
@@ -181,6 +202,9 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             sh.control(Control::Reconfigure);
             rc_message(SLURM_SUCCESS)
         }
+        Message::RequestNodeInfoSingle(_) if !Privacy::of(&sh.snapshot(), uid).nodes() => {
+            Privacy::of(&sh.snapshot(), uid).refuse("REQUEST_NODE_INFO_SINGLE")
+        }
         Message::RequestNodeInfoSingle(m) => {
             let snap = sh.snapshot();
             match m
@@ -200,20 +224,35 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         Message::RequestJobInfo(m) => {
             let snap = sh.snapshot();
             let ids = m.job_ids.as_deref();
-            Message::ResponseJobInfo(views::job_info_msg(&snap, ids, None, m.show_flags, v))
+            let own = Privacy::of(&snap, uid).own_jobs_only();
+            Message::ResponseJobInfo(views::job_info_msg(&snap, ids, own, m.show_flags, v))
         }
         Message::RequestJobStepInfo(m) => {
-            match crate::step_info::step_info_msg(&sh.snapshot(), &m, now(), v) {
-                Ok(r) => Message::ResponseJobStepInfo(r),
+            let snap = sh.snapshot();
+            match crate::step_info::step_info_msg(&snap, &m, now(), v) {
+                Ok(mut r) => {
+                    if let Some(me) = Privacy::of(&snap, uid).own_jobs_only() {
+                        r.job_steps.retain(|s| s.user_id == me);
+                    }
+                    Message::ResponseJobStepInfo(r)
+                }
                 Err(rc) => rc_message(rc),
             }
         }
         Message::RequestJobInfoSingle(m) => {
             let snap = sh.snapshot();
-            // An array's id answers with all its records.
-            match crate::state::array::single_job_info(&snap, m.step_id.job_id, m.show_flags, v) {
-                Some(info) => Message::ResponseJobInfo(info),
-                None => rc_message(ESLURM_INVALID_JOB_ID),
+            let own = Privacy::of(&snap, uid).own_jobs_only();
+            // An array's id answers with all its records; a job that may
+            // not be seen is one that is not there, as stock answers.
+            match crate::state::array::single_job_info(&snap, m.step_id.job_id, m.show_flags, v)
+                .map(|mut info| {
+                    if let Some(me) = own {
+                        info.job_array.retain(|j| j.user_id == me);
+                    }
+                    info
+                }) {
+                Some(info) if !info.job_array.is_empty() => Message::ResponseJobInfo(info),
+                _ => rc_message(ESLURM_INVALID_JOB_ID),
             }
         }
         Message::MessageNodeRegistrationStatus(m) => {
@@ -476,4 +515,44 @@ pub fn lookup_user(uid: u32, gid: u32) -> UserInfo {
         u.name = Some(pw.name);
     }
     u
+}
+
+/// PrivateData for one requester: what the operators (root, SlurmUser)
+/// see and others may not.
+struct Privacy {
+    flags: PrivateData,
+    uid: u32,
+    operator: bool,
+}
+
+impl Privacy {
+    fn of(snap: &crate::state::Controller, uid: u32) -> Privacy {
+        Privacy {
+            flags: PrivateData::parse(snap.conf.raw.raw("PrivateData")),
+            uid,
+            operator: snap.conf.is_admin(uid),
+        }
+    }
+
+    /// The requester's uid when they may see only their own jobs.
+    fn own_jobs_only(&self) -> Option<u32> {
+        (!self.flags.all_jobs_visible(self.operator)).then_some(self.uid)
+    }
+
+    fn nodes(&self) -> bool {
+        self.flags.nodes_visible(self.operator)
+    }
+
+    fn partitions(&self) -> bool {
+        self.flags.partitions_visible(self.operator)
+    }
+
+    /// Stock's answer to a listing PrivateData keeps from this user.
+    fn refuse(&self, what: &str) -> Message {
+        tracing::error!(
+            uid = self.uid,
+            "Security violation, {what} RPC (PrivateData)"
+        );
+        rc_message(ESLURM_ACCESS_DENIED)
+    }
 }

@@ -420,6 +420,53 @@ fn nodelist_steps(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// PrivateData=jobs,nodes,partitions: another user's jobs and steps are
+/// not listed (a named one is "Invalid job id"), node and partition
+/// listings are refused to users, and root sees everything.
+fn private_data(c: &mut Ctx) -> Result<(), String> {
+    with_partitions(
+        c,
+        "PrivateData=jobs,nodes,partitions\nPartitionName=priv Nodes=n1 State=UP",
+        &["priv"],
+        |c| {
+            let r = private_data_steps(c);
+            let undo = clean_up(c);
+            r?;
+            undo
+        },
+    )
+}
+
+fn private_data_steps(c: &mut Ctx) -> Result<(), String> {
+    let a = sbatch_as(c, "alice", "-p priv -J secret -n1")?;
+    c.wait_state(&a, "RUNNING", WAIT)?;
+    let o = c.ok("scontrol show config | grep -i '^PrivateData'")?;
+    c.record("scontrol show config: PrivateData", &o.stdout);
+    let cmds = [
+        ("alice", "squeue -h -o '%u %j %T'".to_string()),
+        ("bob", "squeue -h -o '%u %j %T'".to_string()),
+        ("bob", format!("squeue -h -j {a} -o '%u %j %T'")),
+        ("bob", "squeue -h -u alice -o '%u %j %T'".to_string()),
+        ("bob", "squeue -h -s -o '%i %u'".to_string()),
+        ("bob", format!("scontrol show job {a} | head -1")),
+        (
+            "alice",
+            format!("scontrol show job {a} | grep -o 'JobName=[a-z]*'"),
+        ),
+        ("bob", "sinfo -h -o '%P %t'".to_string()),
+        ("bob", "scontrol show node n1 | head -1".to_string()),
+        ("bob", "scontrol show partition priv | head -1".to_string()),
+    ];
+    for (user, cmd) in cmds {
+        let o = c.run_as(Some(user), &cmd);
+        c.record(&format!("{user}: {cmd} (rc {})", o.rc), &o.both());
+    }
+    let root = c.ok("squeue -h -o '%u %j %T'; sinfo -h -p priv -o '%P %t'")?;
+    c.record("root: squeue, sinfo", &root.stdout);
+    must_contain("root: squeue", &root.stdout, &["alice secret RUNNING"])?;
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -457,6 +504,12 @@ pub fn all() -> Vec<Scenario> {
             about: "--nodelist/--exclude choose nodes; a job waiting for named nodes holds back only those",
             compare: true,
             run: nodelist,
+        },
+        Scenario {
+            name: "parts_private_data",
+            about: "PrivateData=jobs,nodes,partitions: others' jobs and steps hidden, node and partition listings refused to users, root sees all",
+            compare: true,
+            run: private_data,
         },
     ]
 }
