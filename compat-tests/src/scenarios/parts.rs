@@ -442,23 +442,21 @@ fn private_data_steps(c: &mut Ctx) -> Result<(), String> {
     c.wait_state(&a, "RUNNING", WAIT)?;
     let o = c.ok("scontrol show config | grep -i '^PrivateData'")?;
     c.record("scontrol show config: PrivateData", &o.stdout);
+    // JOB stands for the job's id (which differs between clusters).
     let cmds = [
-        ("alice", "squeue -h -o '%u %j %T'".to_string()),
-        ("bob", "squeue -h -o '%u %j %T'".to_string()),
-        ("bob", format!("squeue -h -j {a} -o '%u %j %T'")),
-        ("bob", "squeue -h -u alice -o '%u %j %T'".to_string()),
-        ("bob", "squeue -h -s -o '%i %u'".to_string()),
-        ("bob", format!("scontrol show job {a} | head -1")),
-        (
-            "alice",
-            format!("scontrol show job {a} | grep -o 'JobName=[a-z]*'"),
-        ),
-        ("bob", "sinfo -h -o '%P %t'".to_string()),
-        ("bob", "scontrol show node n1 | head -1".to_string()),
-        ("bob", "scontrol show partition priv | head -1".to_string()),
+        ("alice", "squeue -h -o '%u %j %T'"),
+        ("bob", "squeue -h -o '%u %j %T'"),
+        ("bob", "squeue -h -j JOB -o '%u %j %T'"),
+        ("bob", "squeue -h -u alice -o '%u %j %T'"),
+        ("bob", "squeue -h -s -o '%i %u'"),
+        ("bob", "scontrol show job JOB | head -1"),
+        ("alice", "scontrol show job JOB | grep -o 'JobName=[a-z]*'"),
+        ("bob", "sinfo -h -o '%P %t'"),
+        ("bob", "scontrol show node n1 | head -1"),
+        ("bob", "scontrol show partition priv | head -1"),
     ];
     for (user, cmd) in cmds {
-        let o = c.run_as(Some(user), &cmd);
+        let o = c.run_as(Some(user), &cmd.replace("JOB", &a));
         c.record(&format!("{user}: {cmd} (rc {})", o.rc), &o.both());
     }
     let root = c.ok("squeue -h -o '%u %j %T'; sinfo -h -p priv -o '%P %t'")?;

@@ -933,6 +933,11 @@ impl Controller {
         };
         let pdef = &self.conf.partitions[part];
         if let Some(rc) =
+            partition::access_refused(&self.conf, pdef, user.uid, desc.reservation.as_deref())
+        {
+            return Reply::Rc(rc);
+        }
+        if let Some(rc) =
             partition::refuses_submit(&self.conf, pdef, &user, desc.account.as_deref(), version)
         {
             return Reply::Rc(rc);

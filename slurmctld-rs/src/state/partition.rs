@@ -18,6 +18,35 @@ use std::sync::Arc;
 /// `WAIT_PART_INACTIVE` (job_state_reason): "PartitionInactive".
 pub const WAIT_PART_INACTIVE: u32 = 7;
 
+/// The partition's own access rules at submit, before its state and
+/// limits (stock's order): ReqResv without a reservation and RootOnly for
+/// a user other than root or SlurmUser get ESLURM_ACCESS_DENIED;
+/// DisableRootJobs (the partition's, else slurm.conf's) refuses root's
+/// job with ESLURM_USER_ID_MISSING.
+pub fn access_refused(
+    conf: &ClusterConf,
+    p: &PartDef,
+    uid: u32,
+    reservation: Option<&str>,
+) -> Option<i32> {
+    if p.conf.req_resv && reservation.is_none_or(str::is_empty) {
+        return Some(ESLURM_ACCESS_DENIED);
+    }
+    if p.conf.root_only && !conf.is_admin(uid) {
+        return Some(ESLURM_ACCESS_DENIED);
+    }
+    let no_root = p.conf.disable_root_jobs.unwrap_or_else(|| {
+        conf.raw
+            .raw("DisableRootJobs")
+            .and_then(slurm_conf::units::parse_bool)
+            .unwrap_or(false)
+    });
+    if uid == 0 && no_root {
+        return Some(ESLURM_USER_ID_MISSING);
+    }
+    None
+}
+
 /// Why a new job of `u` (charged to `account`, its `-A`) may not be
 /// submitted to `p`: DRAIN and INACTIVE take no new jobs (DOWN does, and
 /// they wait); a user outside AllowGroups is refused by 22.05, and by
@@ -398,6 +427,35 @@ mod tests {
         assert_eq!(
             (ctl.jobs[&job_id].mem, ctl.jobs[&job_id].mem_per_cpu),
             (100, true)
+        );
+    }
+
+    #[test]
+    fn root_only_req_resv_and_no_root_partitions_refuse_at_submit() {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\nDisableRootJobs=YES\n\
+            NodeName=n1 CPUs=4 RealMemory=1000\n\
+            PartitionName=debug Nodes=n1 Default=YES State=UP\n\
+            PartitionName=rootp Nodes=n1 RootOnly=YES DisableRootJobs=NO State=UP\n\
+            PartitionName=resv Nodes=n1 ReqResv=YES State=UP\n";
+        let mut c = controller(text);
+        c.apply(1000, reg_bare("n1", 4, 1000, ProtocolVersion::V24_11));
+        let to = |p: &'static str| move |d: &mut JobDescMsg| d.partition = Some(p.into());
+        let r = testkit::submit(&mut c, 1001, to("rootp")).0;
+        assert_eq!(
+            r,
+            Reply::Rc(ESLURM_ACCESS_DENIED),
+            "alice in a RootOnly partition"
+        );
+        let r = testkit::submit(&mut c, 1001, to("resv")).0;
+        assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED), "no reservation named");
+        let root = testkit::user(0, 0);
+        let v = ProtocolVersion::V24_11;
+        let r = testkit::submit_desc(&mut c, 1001, root.clone(), v, testkit::wrap(to("debug"))).0;
+        assert_eq!(r, Reply::Rc(ESLURM_USER_ID_MISSING), "DisableRootJobs=YES");
+        let r = testkit::submit_desc(&mut c, 1001, root, v, testkit::wrap(to("rootp"))).0;
+        assert!(
+            matches!(r, Reply::Submitted { .. }),
+            "root where it may: {r:?}"
         );
     }
 

@@ -13,6 +13,9 @@ use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion};
 use std::collections::BTreeMap;
 
+/// The body's user_id meaning "the sender" (SLURM_AUTH_NOBODY).
+const SLURM_AUTH_NOBODY: u32 = 99;
+
 /// `task_dist_states` base values (slurm.h).
 pub mod dist {
     pub const CYCLIC: u32 = 0x0001;
@@ -255,11 +258,16 @@ impl Controller {
         // An allocation has no script, whatever the request says.
         desc.script = None;
         let immediate = desc.immediate != 0;
+        // Callbacks go to the host that asked: a user naming another host
+        // would have the controller call it for them. (Stock also takes
+        // the body's host, for federated siblings; only SlurmUser and
+        // root may do that here.)
+        let trusted = self.conf.is_admin(user.uid);
         let srun = SrunAddr {
             host: desc
                 .resp_host
                 .clone()
-                .filter(|h| !h.is_empty())
+                .filter(|h| trusted && !h.is_empty())
                 .unwrap_or(resp_host),
             alloc_resp_port: desc.alloc_resp_port,
             other_port: desc.other_port,
@@ -329,9 +337,14 @@ impl Controller {
         version: ProtocolVersion,
     ) -> Result<(u32, u32), i32> {
         let job_id = req.step_id.job_id;
-        let admin = self.conf.is_admin(uid);
+        // Stock: the body names the sender (or nobody, meaning the
+        // sender), and only the job's owner runs steps in it, root and
+        // SlurmUser included.
+        if req.user_id != SLURM_AUTH_NOBODY && req.user_id != uid {
+            return Err(ESLURM_USER_ID_MISSING);
+        }
         let j = self.jobs.get(&job_id).ok_or(ESLURM_INVALID_JOB_ID)?;
-        if j.user.uid != uid && !admin {
+        if j.user.uid != uid {
             return Err(ESLURM_ACCESS_DENIED);
         }
         match j.state {
@@ -624,6 +637,8 @@ mod tests {
             alloc_resp_port: 4000,
             other_port: 4001,
             script: Some("ignored for an allocation".into()),
+            // A user naming a host for the controller to call: ignored.
+            resp_host: Some("192.0.2.1".into()),
             ..JobDescMsg::unset()
         };
         testkit::allocate(c, 1001, user(1000, 1000), desc)
@@ -654,16 +669,29 @@ mod tests {
         assert_eq!(other.cpus_per_node, vec![1]);
         assert_eq!(other.cpu_count_reps, vec![2]);
 
-        // A stranger may not create steps in it.
-        let (r, _) = c.apply(
-            1002,
-            Command::StepCreate {
-                uid: 1001,
-                req: step_req(job_id, 2, 2),
-                version: ProtocolVersion::V26_05,
-            },
+        let srun = c.steps[&job_id].srun.as_ref().map(|s| s.host.clone());
+        assert_eq!(
+            srun.as_deref(),
+            Some("10.0.0.9"),
+            "callbacks go to the sender"
         );
-        assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED));
+
+        // A stranger may not create steps in it, nor root (stock's rule),
+        // nor anyone naming another user in the body.
+        for (uid, user_id, rc) in [
+            (1001, 99, ESLURM_ACCESS_DENIED),
+            (0, 99, ESLURM_ACCESS_DENIED),
+            (1000, 0, ESLURM_USER_ID_MISSING),
+        ] {
+            let mut req = step_req(job_id, 2, 2);
+            req.user_id = user_id;
+            let cmd = Command::StepCreate {
+                uid,
+                req,
+                version: ProtocolVersion::V26_05,
+            };
+            assert_eq!(c.apply(1002, cmd).0, Reply::Rc(rc), "uid {uid}");
+        }
         let (r, _) = c.apply(
             1002,
             Command::StepCreate {

@@ -354,6 +354,8 @@ pub(crate) fn allocate(
 pub(crate) fn step_req(job_id: u32, nodes: u32, tasks: u32) -> JobStepCreateRequestMsg {
     JobStepCreateRequestMsg {
         step_id: StepId::job(job_id),
+        // SLURM_AUTH_NOBODY: the sender.
+        user_id: 99,
         min_nodes: nodes,
         max_nodes: nodes,
         num_tasks: tasks,
