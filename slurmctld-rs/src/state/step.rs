@@ -307,7 +307,7 @@ impl Controller {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
         if j.user.uid != uid && !admin {
-            return Reply::Rc(ESLURM_ACCESS_DENIED);
+            return Reply::Rc(ESLURM_USER_ID_MISSING);
         }
         if j.state.is_finished() {
             return Reply::Rc(ESLURM_ALREADY_DONE);
@@ -469,7 +469,7 @@ impl Controller {
             return ESLURM_INVALID_JOB_ID;
         };
         if !self.conf.is_admin(uid) && j.user.uid != uid {
-            return ESLURM_ACCESS_DENIED;
+            return ESLURM_USER_ID_MISSING;
         }
         let Some(js) = self.steps.get_mut(&job_id) else {
             return SLURM_SUCCESS; // the step is already gone
