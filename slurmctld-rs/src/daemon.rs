@@ -534,4 +534,54 @@ mod tests {
         assert_eq!(ctrl.next_job_id, 1);
         assert!(store.is_some(), "-i still keeps state from now on");
     }
+
+    fn panic_on_tick(
+        c: &mut Controller,
+        t: crate::state::Time,
+        cmd: Command,
+    ) -> (Reply, Vec<crate::state::Effect>) {
+        if matches!(cmd, Command::Tick) {
+            panic!("injected fault on a tick");
+        }
+        c.apply(t, cmd)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panic_in_the_state_machine_stops_the_daemon_with_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("slurm.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "ClusterName=t\nSlurmctldHost=localhost\nSlurmUser=root\nSlurmdUser=root\n\
+                 StateSaveLocation={}/state\nNodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=4 \
+                 RealMemory=1000\nPartitionName=debug Nodes=n1 Default=YES State=UP\n",
+                dir.path().display()
+            ),
+        )
+        .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let opts = RunOptions {
+            apply: Some(panic_on_tick),
+            ..Default::default()
+        };
+        // The first Tick (a second in) panics: the daemon returns, not half alive.
+        let r = tokio::time::timeout(
+            Duration::from_secs(20),
+            run_with(conf.clone(), Some(listener), opts),
+        )
+        .await
+        .expect("the daemon must stop after a panic in apply");
+        let e = r.expect_err("a panic is an error exit");
+        let text = e.to_string();
+        assert!(matches!(e, StartError::Panicked(_)), "{text}");
+        assert!(text.contains("injected fault on a tick"), "{text}");
+        assert!(text.contains("daemon.rs"), "the place: {text}");
+        // A restart loads (the Tick was taken out of the log) and serves.
+        let state = dir.path().join("state");
+        let (cluster, _, _) = load(&conf).unwrap();
+        assert_eq!(cluster.raw.state_save_location, state.display().to_string());
+        let (_, store) = open_state(cluster, RunOptions::default()).unwrap();
+        assert!(store.unwrap().healthy());
+    }
 }
