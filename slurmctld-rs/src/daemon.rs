@@ -4,6 +4,7 @@
 
 use crate::agent::Agent;
 use crate::handlers::{self, Control};
+use crate::persist::commit::{Fatal, Panicked, Pipeline};
 use crate::state::config::{ClusterConf, ConfigError};
 use crate::state::{Command, Controller, Reply};
 use arc_swap::ArcSwap;
@@ -28,6 +29,9 @@ pub enum StartError {
     Io(#[from] std::io::Error),
     #[error("saved state: {0}")]
     State(#[from] crate::persist::PersistError),
+    /// Stopped: the state machine cannot go on (its cause is in the log).
+    #[error("{0}; stopping (the command that caused it is not kept: a restart serves again)")]
+    Panicked(#[from] crate::persist::commit::Panicked),
 }
 
 /// How the daemon treats StateSaveLocation.
@@ -39,7 +43,14 @@ pub struct RunOptions {
     pub ignore_errors: bool,
     /// Keep no state on disk at all (tests).
     pub no_state: bool,
+    /// Applies commands instead of `Controller::apply` (fault tests).
+    #[doc(hidden)]
+    pub apply: Option<ApplyPtr>,
 }
+
+/// A replacement for `Controller::apply`.
+pub type ApplyPtr =
+    fn(&mut Controller, crate::state::Time, Command) -> (Reply, Vec<crate::state::Effect>);
 
 type Request = (Command, oneshot::Sender<Reply>);
 
@@ -205,6 +216,7 @@ pub async fn run_loaded(
     listener: Option<tokio::net::TcpListener>,
     opts: RunOptions,
 ) -> Result<(), StartError> {
+    crate::persist::commit::install_panic_hook();
     let (cluster, user_name, slurmd_uid) = resolve(conf)?;
     let raw = cluster.raw.clone();
     let port = raw.slurmctld_port.first;
@@ -228,8 +240,8 @@ pub async fn run_loaded(
         timeout,
     };
     let nodes_agent = agent.clone();
-    let (ctrl, mut store) = open_state(cluster, opts)?;
-    let (tx, mut rx) = mpsc::channel::<Request>(1024);
+    let (ctrl, store) = open_state(cluster, opts)?;
+    let (tx, rx) = mpsc::channel::<Request>(1024);
     let (ctl_tx, mut ctl_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         snap: ArcSwap::from_pointee(ctrl.clone()),
@@ -245,108 +257,8 @@ pub async fn run_loaded(
 
     // The actor: the only writer.
     let sh = shared.clone();
-    let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
-    let actor = tokio::spawn(async move {
-        let mut ctrl = ctrl;
-        loop {
-            let first = tokio::select! {
-                biased;
-                _ = &mut stop_rx => break,
-                m = rx.recv() => match m {
-                    Some(m) => m,
-                    None => break,
-                },
-            };
-            // Take every command already queued (up to a bound) and answer
-            // them together: one fsync for the batch's log records and one
-            // published snapshot, instead of one of each per command.
-            let mut batch = vec![first];
-            while batch.len() < MAX_BATCH {
-                match rx.try_recv() {
-                    Ok(x) => batch.push(x),
-                    Err(_) => break,
-                }
-            }
-            // Logging, fsync, applying and saving block this thread: tell
-            // the runtime, so that other requests (a ping) move to another
-            // worker instead of waiting behind a disk write.
-            // The published snapshot shares every record not changed since.
-            let prev = sh.snapshot();
-            let (replies, effects) = slurm_rpc::blocking(|| {
-                let t = now();
-                // Write-ahead: what a client is promised is on disk before it
-                // takes effect and is answered.
-                let mut ok = vec![true; batch.len()];
-                if let Some(s) = store.as_mut() {
-                    let mut need_sync = false;
-                    for (i, (cmd, _)) in batch.iter().enumerate() {
-                        let sync = crate::persist::must_sync(cmd);
-                        match s.log(t, cmd, false) {
-                            Ok(logged) => need_sync |= logged && sync,
-                            Err(e) => {
-                                tracing::error!("cannot log command: {e}");
-                                ok[i] = !sync;
-                            }
-                        }
-                    }
-                    if need_sync {
-                        if let Err(e) = s.sync() {
-                            tracing::error!("cannot sync the command log: {e}");
-                            for (i, (cmd, _)) in batch.iter().enumerate() {
-                                ok[i] &= !crate::persist::must_sync(cmd);
-                            }
-                        }
-                    }
-                }
-                let mut replies = Vec::with_capacity(batch.len());
-                let mut effects = Vec::new();
-                let mut snapshot_now = false;
-                for ((cmd, reply), ok) in batch.into_iter().zip(ok) {
-                    if !ok {
-                        replies.push((reply, Reply::Rc(slurm_wire::errno::ESLURM_WRITING_TO_FILE)));
-                        continue;
-                    }
-                    snapshot_now |= matches!(cmd, Command::Reconfigure(_));
-                    let before = ctrl.counters;
-                    let started = std::time::Instant::now();
-                    let (r, fx) = ctrl.apply(t, cmd);
-                    sh.stats
-                        .pass_time(&ctrl.counters.since(&before), started.elapsed());
-                    effects.extend(fx);
-                    replies.push((reply, r));
-                }
-                ctrl.stamp_changes(&prev, t);
-                if let Some(s) = store.as_mut() {
-                    if snapshot_now || s.snapshot_due() {
-                        if let Err(e) = s.snapshot(&ctrl) {
-                            tracing::error!("cannot write state snapshot: {e}");
-                        }
-                    }
-                }
-                (replies, effects)
-            });
-            // O(1): the tables are persistent maps of shared records.
-            let published = Arc::new(ctrl.clone());
-            // Replies the new snapshot cannot use are freed now.
-            if sh.replies.prune(&published, std::time::Instant::now()) {
-                tokio::task::spawn_blocking(crate::reply_cache::release_free_memory);
-            }
-            sh.snap.store(published);
-            agent.dispatch(&sh, effects);
-            for (tx, r) in replies {
-                let _ = tx.send(r);
-            }
-        }
-        // A clean stop leaves a fresh snapshot and an empty log, so the
-        // next start has nothing to replay.
-        if let Some(s) = store.as_mut() {
-            match s.snapshot(&ctrl) {
-                Ok(()) => tracing::info!("state saved"),
-                Err(e) => tracing::error!("cannot write state snapshot: {e}"),
-            }
-        }
-    });
-
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let mut actor = tokio::spawn(actor(sh, ctrl, store, rx, stop_rx, agent, opts.apply));
     let ticker = {
         let sh = shared.clone();
         tokio::spawn(async move {
@@ -388,7 +300,29 @@ pub async fn run_loaded(
         })
     };
 
-    while let Some(c) = ctl_rx.recv().await {
+    let mut fatal = None;
+    loop {
+        let c = tokio::select! {
+            c = ctl_rx.recv() => match c {
+                Some(c) => c,
+                None => break,
+            },
+            // The actor ends only when told to, or on a panic: then the
+            // daemon stops, never half alive.
+            end = &mut actor => {
+                let cause = match end {
+                    Ok(Err(p)) => p,
+                    Ok(Ok(())) => Panicked("the state machine stopped".into()),
+                    Err(e) => Panicked(match e.try_into_panic() {
+                        Ok(p) => crate::persist::commit::payload_text(p.as_ref()),
+                        Err(e) => e.to_string(),
+                    }),
+                };
+                tracing::error!("fatal: {cause}");
+                fatal = Some(cause);
+                break;
+            }
+        };
         match c {
             Control::Shutdown => {
                 tracing::info!("shutting down");
@@ -414,12 +348,128 @@ pub async fn run_loaded(
     ticker.abort();
     signals.abort();
     drop(tx);
+    if let Some(cause) = fatal {
+        return Err(cause.into());
+    }
     let _ = stop_tx.send(());
-    if tokio::time::timeout(Duration::from_secs(10), actor)
-        .await
-        .is_err()
-    {
-        tracing::error!("state machine did not stop in 10 s; exiting without a final snapshot");
+    match tokio::time::timeout(Duration::from_secs(10), actor).await {
+        Err(_) => {
+            tracing::error!("state machine did not stop in 10 s; exiting without a final snapshot")
+        }
+        Ok(Ok(Err(p))) => return Err(p.into()),
+        Ok(Err(e)) if e.is_panic() => {
+            return Err(Panicked(crate::persist::commit::payload_text(
+                e.into_panic().as_ref(),
+            ))
+            .into())
+        }
+        Ok(_) => {}
+    }
+    Ok(())
+}
+
+/// The actor: takes batches of commands, logs and applies them (see
+/// [`crate::persist::commit`]), publishes the new state, dispatches the
+/// effects and answers. Ends on `stop` (with a final snapshot) or on a
+/// panic in the state machine (without one: that state is not to be kept).
+async fn actor(
+    sh: Arc<Shared>,
+    mut ctrl: Controller,
+    mut store: Option<crate::persist::Store>,
+    mut rx: mpsc::Receiver<Request>,
+    mut stop_rx: oneshot::Receiver<()>,
+    agent: Agent,
+    apply_override: Option<ApplyPtr>,
+) -> Result<(), Panicked> {
+    let mut pipeline = Pipeline::default();
+    loop {
+        let first = tokio::select! {
+            biased;
+            _ = &mut stop_rx => break,
+            m = rx.recv() => match m {
+                Some(m) => m,
+                None => break,
+            },
+        };
+        // Take every command already queued (up to a bound) and answer
+        // them together: one fsync for the batch's log records and one
+        // published snapshot, instead of one of each per command.
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(x) => batch.push(x),
+                Err(_) => break,
+            }
+        }
+        // Logging, fsync, applying and saving block this thread: tell
+        // the runtime, so that other requests (a ping) move to another
+        // worker instead of waiting behind a disk write.
+        // The published snapshot shares every record not changed since.
+        let prev = sh.snapshot();
+        let done = slurm_rpc::blocking(|| {
+            let t = now();
+            let mut apply = |c: &mut Controller, t, cmd| {
+                let before = c.counters;
+                let started = std::time::Instant::now();
+                let r = match apply_override {
+                    Some(f) => f(c, t, cmd),
+                    None => c.apply(t, cmd),
+                };
+                sh.stats
+                    .pass_time(&c.counters.since(&before), started.elapsed());
+                r
+            };
+            let out = pipeline.run(store.as_mut(), &mut ctrl, t, batch, &mut apply)?;
+            ctrl.stamp_changes(&prev, t);
+            if let Some(s) = store.as_mut() {
+                if out.reconfigured || s.snapshot_due() {
+                    if let Err(e) = s.snapshot(&ctrl) {
+                        tracing::error!("cannot write state snapshot: {e}");
+                        if out.reconfigured {
+                            // Only a snapshot records a reconfiguration.
+                            s.mark_suspect(format!("the snapshot after a reconfigure failed: {e}"));
+                        }
+                    }
+                }
+            }
+            Ok(out)
+        });
+        let out = match done {
+            Ok(out) => out,
+            Err(Fatal { cause, replies }) => {
+                // What was applied before the panic is durable: say so.
+                for (tx, r) in replies {
+                    let _ = tx.send(r);
+                }
+                return Err(cause);
+            }
+        };
+        // O(1): the tables are persistent maps of shared records.
+        let published = Arc::new(ctrl.clone());
+        // Replies the new snapshot cannot use are freed now.
+        if sh.replies.prune(&published, std::time::Instant::now()) {
+            tokio::task::spawn_blocking(crate::reply_cache::release_free_memory);
+        }
+        sh.snap.store(published);
+        agent.dispatch(&sh, out.effects);
+        for (tx, r) in out.replies {
+            let _ = tx.send(r);
+        }
+    }
+    // A clean stop leaves a fresh snapshot and an empty log, so the
+    // next start has nothing to replay.
+    if let Some(s) = store.as_mut() {
+        if pipeline.held() > 0 {
+            tracing::error!(
+                "{} node reports could not be logged before the stop; nodes report again \
+                 when they register",
+                pipeline.held()
+            );
+        }
+        match s.snapshot(&ctrl) {
+            Ok(()) => tracing::info!("state saved"),
+            Err(e) => tracing::error!("cannot write state snapshot: {e}"),
+        }
     }
     Ok(())
 }
@@ -483,5 +533,55 @@ mod tests {
         let (ctrl, store) = open_state(cluster(dir.path()), opts).unwrap();
         assert_eq!(ctrl.next_job_id, 1);
         assert!(store.is_some(), "-i still keeps state from now on");
+    }
+
+    fn panic_on_tick(
+        c: &mut Controller,
+        t: crate::state::Time,
+        cmd: Command,
+    ) -> (Reply, Vec<crate::state::Effect>) {
+        if matches!(cmd, Command::Tick) {
+            panic!("injected fault on a tick");
+        }
+        c.apply(t, cmd)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panic_in_the_state_machine_stops_the_daemon_with_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("slurm.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "ClusterName=t\nSlurmctldHost=localhost\nSlurmUser=root\nSlurmdUser=root\n\
+                 StateSaveLocation={}/state\nNodeName=n1 NodeAddr=127.0.0.1 Port=1 CPUs=4 \
+                 RealMemory=1000\nPartitionName=debug Nodes=n1 Default=YES State=UP\n",
+                dir.path().display()
+            ),
+        )
+        .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let opts = RunOptions {
+            apply: Some(panic_on_tick),
+            ..Default::default()
+        };
+        // The first Tick (a second in) panics: the daemon returns, not half alive.
+        let r = tokio::time::timeout(
+            Duration::from_secs(20),
+            run_with(conf.clone(), Some(listener), opts),
+        )
+        .await
+        .expect("the daemon must stop after a panic in apply");
+        let e = r.expect_err("a panic is an error exit");
+        let text = e.to_string();
+        assert!(matches!(e, StartError::Panicked(_)), "{text}");
+        assert!(text.contains("injected fault on a tick"), "{text}");
+        assert!(text.contains("daemon.rs"), "the place: {text}");
+        // A restart loads (the Tick was taken out of the log) and serves.
+        let state = dir.path().join("state");
+        let (cluster, _, _) = load(&conf).unwrap();
+        assert_eq!(cluster.raw.state_save_location, state.display().to_string());
+        let (_, store) = open_state(cluster, RunOptions::default()).unwrap();
+        assert!(store.unwrap().healthy());
     }
 }

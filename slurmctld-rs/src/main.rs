@@ -107,7 +107,7 @@ fn main() -> ExitCode {
     let opts = slurmctld::daemon::RunOptions {
         clear_state: args.clear_state,
         ignore_errors: args.ignore_errors,
-        no_state: false,
+        ..Default::default()
     };
     match rt.block_on(slurmctld::daemon::run_loaded(path, conf, None, opts)) {
         Ok(()) => ExitCode::SUCCESS,

@@ -35,8 +35,7 @@ fn reopen(dir: &Path) -> (Store, Loaded) {
 
 /// What the daemon does per command: log (synced when it must be), apply.
 fn step(s: &mut Store, c: &mut Controller, now: Time, cmd: Command) -> Reply {
-    let sync = must_sync(&cmd);
-    s.log(now, &cmd, sync).unwrap();
+    s.log(now, &cmd).unwrap();
     c.apply(now, cmd).0
 }
 
@@ -221,7 +220,7 @@ fn torn_tail_is_dropped_and_corruption_inside_is_an_error() {
     bad[40] ^= 0xff;
     fs::write(&path, &bad).unwrap();
     match Store::open(dir.path(), fresh(), false) {
-        Err(PersistError::Corrupt { offset, .. }) => assert_eq!(offset, 12),
+        Err(PersistError::MidLog { offset, .. }) => assert_eq!(offset, 12),
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("corruption not detected"),
     }

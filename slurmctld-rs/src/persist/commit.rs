@@ -1,0 +1,305 @@
+//! Log, then apply: the actor's pass over a batch of commands.
+//!
+//! Every command that changes state (Ticks included) is appended to the
+//! log and the batch synced before any of it is applied; a command whose
+//! record did not make it to disk is not applied. While the log cannot be
+//! written (ENOSPC, a failed fsync):
+//! * client requests that change state are refused with
+//!   ESLURM_WRITING_TO_FILE and change nothing;
+//! * what nodes report (completions, epilogs, registrations, launch
+//!   failures, ping answers) is held in memory, in order, and logged and
+//!   applied as soon as the log takes records again; its sender gets the
+//!   real reply then. Nothing is applied and then forgotten;
+//! * Ticks are dropped (the next one does their work), but nodes are still
+//!   pinged, so that their answers (held) keep them up once space returns;
+//! * reads never come here: they use the published snapshot.
+//!
+//! A panic in `apply` takes the records of the panicking command and of the
+//! rest of its batch (logged, not applied) back out of the log, so that a
+//! restart does not replay it into the same panic, and is returned as
+//! [`Fatal`]: the daemon stops. If even that cut fails, the next start
+//! stops at the record with [`super::PersistError::ReplayPanic`].
+
+use super::{Mark, Store};
+use crate::state::msgs;
+use crate::state::node::Base;
+use crate::state::{Command, Controller, Effect, Purpose, Reply, Time};
+use slurm_wire::errno::{ESLURM_WRITING_TO_FILE, SLURM_SUCCESS};
+use std::collections::{BTreeMap, VecDeque};
+
+/// How one command is applied (`Controller::apply`, or a test's).
+pub type ApplyFn<'a> = dyn FnMut(&mut Controller, Time, Command) -> (Reply, Vec<Effect>) + 'a;
+
+/// Most node reports held while the log cannot be written; past it they
+/// are refused (the sender sees the error).
+pub const MAX_HELD: usize = 100_000;
+
+/// The state machine panicked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the state machine panicked: {0}")]
+pub struct Panicked(pub String);
+
+/// A panic in `apply`: the daemon must stop. `replies` answer the commands
+/// applied before it (durable, so true).
+pub struct Fatal<R> {
+    pub cause: Panicked,
+    pub replies: Vec<(R, Reply)>,
+}
+
+/// What a batch gave.
+pub struct Outcome<R> {
+    pub replies: Vec<(R, Reply)>,
+    pub effects: Vec<Effect>,
+    /// A reconfiguration was applied: only a snapshot records it.
+    pub reconfigured: bool,
+}
+
+/// Node reports waiting for the log, and the outage's ping clock.
+pub struct Pipeline<R> {
+    held: VecDeque<(Command, R)>,
+    /// The newest liveness report per node (older ones are moot).
+    liveness: BTreeMap<String, (Command, R)>,
+    last_outage_ping: Time,
+    failing: bool,
+}
+
+impl<R> Default for Pipeline<R> {
+    fn default() -> Self {
+        Pipeline {
+            held: VecDeque::new(),
+            liveness: BTreeMap::new(),
+            last_outage_ping: 0,
+            failing: false,
+        }
+    }
+}
+
+/// Reports of what happened on a node (or to a step): held, never lost.
+fn must_keep(cmd: &Command) -> bool {
+    matches!(
+        cmd,
+        Command::Register { .. }
+            | Command::BatchComplete { .. }
+            | Command::EpilogComplete { .. }
+            | Command::TerminateDone { .. }
+            | Command::LaunchFailed { .. }
+            | Command::StepComplete { .. }
+            | Command::CompleteAllocation { .. }
+    )
+}
+
+impl<R> Pipeline<R> {
+    /// Node reports waiting for the log.
+    pub fn held(&self) -> usize {
+        self.held.len() + self.liveness.len()
+    }
+
+    /// Logs and applies `batch` (after what is held) at `t`. `store` None:
+    /// no state is kept, commands are applied as they come.
+    pub fn run(
+        &mut self,
+        store: Option<&mut Store>,
+        ctrl: &mut Controller,
+        t: Time,
+        batch: Vec<(Command, R)>,
+        apply: &mut ApplyFn<'_>,
+    ) -> Result<Outcome<R>, Fatal<R>> {
+        let mut out = Outcome {
+            replies: Vec::new(),
+            effects: Vec::new(),
+            reconfigured: false,
+        };
+        let Some(store) = store else {
+            let todo = batch.into_iter().map(|(c, r)| (c, r, None)).collect();
+            apply_all(ctrl, t, todo, apply, None, &mut out)?;
+            return Ok(out);
+        };
+        // A suspect log is replaced first: by a snapshot of the state, which
+        // holds exactly the commands that were applied.
+        if !store.healthy() {
+            if let Err(e) = store.snapshot(ctrl) {
+                tracing::debug!("state still cannot be saved: {e}");
+            }
+        }
+        let mut queue: Vec<(Command, R)> = self.held.drain(..).collect();
+        queue.extend(std::mem::take(&mut self.liveness).into_values());
+        queue.extend(batch);
+        let mut todo = Vec::with_capacity(queue.len());
+        let mut blocked = false;
+        let mut refused_tick = false;
+        for (cmd, r) in queue {
+            if blocked && super::is_logged(&cmd) {
+                refused_tick |= matches!(cmd, Command::Tick);
+                self.defer(cmd, r, &mut out);
+                continue;
+            }
+            match store.append(t, &cmd) {
+                Ok(m) => todo.push((cmd, r, m)),
+                Err(e) => {
+                    if !self.failing {
+                        tracing::error!("cannot log commands, refusing state changes: {e}");
+                        self.failing = true;
+                    }
+                    // Nothing later is written in this pass: order is kept.
+                    blocked = true;
+                    refused_tick |= matches!(cmd, Command::Tick);
+                    self.defer(cmd, r, &mut out);
+                }
+            }
+        }
+        if todo.iter().any(|(_, _, m)| m.is_some()) {
+            if let Err(e) = store.commit() {
+                tracing::error!("cannot sync the command log, its records are refused: {e}");
+                self.failing = true;
+                let mut keep = Vec::new();
+                for (cmd, r, m) in todo {
+                    if m.is_some() {
+                        refused_tick |= matches!(cmd, Command::Tick);
+                        self.defer(cmd, r, &mut out);
+                    } else {
+                        keep.push((cmd, r, None));
+                    }
+                }
+                todo = keep;
+            }
+        }
+        if refused_tick {
+            self.outage_pings(ctrl, t, &mut out.effects);
+        } else if self.failing && self.held() == 0 && store.healthy() {
+            tracing::info!("commands are logged again");
+            self.failing = false;
+        }
+        apply_all(ctrl, t, todo, apply, Some(store), &mut out)?;
+        Ok(out)
+    }
+
+    /// A command that could not be logged: held if it reports what
+    /// happened, refused otherwise.
+    fn defer(&mut self, cmd: Command, r: R, out: &mut Outcome<R>) {
+        let total = self.held();
+        match cmd {
+            Command::NodeResponded { ref node, .. } | Command::NodeUnreachable { ref node }
+                if total < MAX_HELD || self.liveness.contains_key(node) =>
+            {
+                if let Some((_, old)) = self.liveness.insert(node.clone(), (cmd, r)) {
+                    out.replies.push((old, Reply::Rc(SLURM_SUCCESS)));
+                }
+            }
+            c if must_keep(&c) && total < MAX_HELD => self.held.push_back((c, r)),
+            c => {
+                if must_keep(&c) {
+                    tracing::error!("{MAX_HELD} node reports wait for the log; refusing {c:?}");
+                }
+                out.replies.push((r, Reply::Rc(ESLURM_WRITING_TO_FILE)));
+            }
+        }
+    }
+
+    /// The pings a Tick would send, while Ticks cannot be applied.
+    fn outage_pings(&mut self, ctrl: &Controller, t: Time, fx: &mut Vec<Effect>) {
+        let timeout = ctrl.conf.slurmd_timeout();
+        if timeout <= 0 || t - self.last_outage_ping < (timeout / 3).max(1) {
+            return;
+        }
+        self.last_outage_ping = t;
+        for n in ctrl.nodes.iter().filter(|n| n.base != Base::Future) {
+            let ping = slurm_wire::Message::RequestPing(Default::default());
+            if let Some(o) = msgs::outbound(n, ping, Purpose::Ping) {
+                fx.push(Effect::Send(Box::new(o)));
+            }
+        }
+    }
+}
+
+/// Applies the logged commands in log order. On a panic, the records from
+/// the panicking command on are taken back out of the log.
+fn apply_all<R>(
+    ctrl: &mut Controller,
+    t: Time,
+    todo: Vec<(Command, R, Option<Mark>)>,
+    apply: &mut ApplyFn<'_>,
+    store: Option<&mut Store>,
+    out: &mut Outcome<R>,
+) -> Result<(), Fatal<R>> {
+    let marks: Vec<Option<Mark>> = todo.iter().map(|(_, _, m)| *m).collect();
+    for (i, (cmd, r, _)) in todo.into_iter().enumerate() {
+        let reconfigure = matches!(cmd, Command::Reconfigure(_));
+        match catch_panic(|| apply(ctrl, t, cmd)) {
+            Ok((reply, fx)) => {
+                out.reconfigured |= reconfigure;
+                out.effects.extend(fx);
+                out.replies.push((r, reply));
+            }
+            Err(msg) => {
+                tracing::error!("the state machine panicked: {msg}");
+                if let (Some(s), Some(m)) = (store, marks[i..].iter().flatten().next()) {
+                    match s.discard_from(*m) {
+                        Ok(()) => tracing::error!(
+                            "the command that panicked (and those after it in its batch) \
+                             were taken out of the log: they were never applied"
+                        ),
+                        Err(e) => tracing::error!(
+                            "cannot take the command that panicked out of the log ({e}); \
+                             the next start stops at it"
+                        ),
+                    }
+                }
+                return Err(Fatal {
+                    cause: Panicked(msg),
+                    replies: std::mem::take(&mut out.replies),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+thread_local! {
+    /// The last panic on this thread, as the hook saw it (with its place).
+    static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Installs (once) a panic hook that logs every panic with its place, and
+/// keeps it for [`catch_panic`]; the previous hook still runs.
+pub fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let msg = payload_text(info.payload());
+            let at = info
+                .location()
+                .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+                .unwrap_or_else(|| "an unknown place".into());
+            let thread = std::thread::current();
+            let text = format!("'{msg}' at {at}");
+            tracing::error!(
+                "panic in thread {}: {text}",
+                thread.name().unwrap_or("(unnamed)")
+            );
+            LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
+            prev(info);
+        }));
+    });
+}
+
+pub fn payload_text(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(not a string)".into()
+    }
+}
+
+/// Runs `f`, turning a panic into its message and place.
+pub fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    install_panic_hook();
+    LAST_PANIC.with(|p| p.borrow_mut().take());
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        LAST_PANIC
+            .with(|p| p.borrow_mut().take())
+            .unwrap_or_else(|| format!("'{}'", payload_text(payload.as_ref())))
+    })
+}
