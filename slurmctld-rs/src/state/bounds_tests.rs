@@ -88,7 +88,7 @@ fn replayed_log_with_a_u32_wide_dependency_is_refused_quickly() {
         crate::state::testkit::wrap(|d| d.dependency = Some(spec)),
         ProtocolVersion::V24_11,
     );
-    assert!(store.log(1000, &cmd, true).unwrap());
+    assert!(store.log(1000, &cmd).unwrap());
     drop(store);
     let (_, loaded) = quick("replay", || {
         crate::persist::Store::open(dir.path(), ctrl(), false).unwrap()
