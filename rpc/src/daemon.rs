@@ -1,8 +1,8 @@
 //! Plumbing every daemon shares: log set-up, the PID file, and the
 //! authentication context built from slurm.conf.
 
-use crate::AuthCtx;
-use slurm_conf::{LogLevel, SlurmConf};
+use crate::{AuthCtx, ConnLimits};
+use slurm_conf::{LogLevel, Params, SlurmConf};
 use slurm_wire::auth::munge::MungeAuth;
 use slurm_wire::auth::VerifyPolicy;
 use std::path::{Path, PathBuf};
@@ -102,6 +102,20 @@ pub fn auth_ctx(conf: &SlurmConf, slurm_user_uid: u32) -> AuthCtx {
     }
 }
 
+/// Connection limits from `SlurmctldParameters` or `SlurmdParameters`:
+/// stock's `conmgr_max_connections` and `conmgr_read_timeout` (seconds).
+pub fn conn_limits(params: &Params) -> ConnLimits {
+    let mut l = ConnLimits::default();
+    let num = |k: &str| params.get(k).and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(n) = num("conmgr_max_connections").filter(|&n| n > 0) {
+        l.max_connections = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(s) = num("conmgr_read_timeout").filter(|&s| s > 0) {
+        l.header_timeout = Some(std::time::Duration::from_secs(s));
+    }
+    l
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +126,20 @@ mod tests {
         assert_eq!(log_level(LogLevel::Info, 1), tracing::Level::DEBUG);
         assert_eq!(log_level(LogLevel::Error, 0), tracing::Level::ERROR);
         assert_eq!(log_level(LogLevel::Debug3, 0), tracing::Level::TRACE);
+    }
+
+    #[test]
+    fn conn_limits_from_parameters() {
+        let text = "ClusterName=c\nSlurmctldHost=ctl\nNodeName=n1 CPUs=1\n\
+                    PartitionName=p Nodes=ALL\n\
+                    SlurmctldParameters=conmgr_max_connections=64,conmgr_read_timeout=3\n";
+        let conf = SlurmConf::parse_str(text, "slurm.conf").unwrap();
+        let l = conn_limits(&conf.slurmctld_parameters);
+        assert_eq!(l.max_connections, 64);
+        assert_eq!(l.header_timeout, Some(std::time::Duration::from_secs(3)));
+        let d = conn_limits(&conf.slurmd_parameters);
+        assert_eq!(d.max_connections, ConnLimits::default().max_connections);
+        assert_eq!(d.header_timeout, None);
     }
 
     #[test]

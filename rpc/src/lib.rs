@@ -1,16 +1,19 @@
 //! Slurm RPC over TCP with tokio: one request and one reply per connection,
 //! authenticated as upstream does it. The codec itself lives in `slurm-wire`.
 
-use slurm_wire::auth::{self, Audience, AuthError, AuthPlugin, Identity, VerifyPolicy};
+use slurm_wire::auth::{self, Audience, AuthBlob, AuthError, AuthPlugin, Identity, VerifyPolicy};
 use slurm_wire::header::{flags, RetEntry};
 use slurm_wire::msg::common::ReturnCodeMsg;
 use slurm_wire::pack::MAX_MSG_SIZE;
-use slurm_wire::{DecodeError, Frame, Header, Message, MsgType, ProtocolVersion};
+use slurm_wire::{DecodeError, DecodeErrorKind, Frame, Header, Message, MsgType, ProtocolVersion};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+pub use admit::ConnLimits;
+pub use pool::{auth_call, AUTH_CALLS};
 
 /// Why an exchange failed.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +30,10 @@ pub enum RpcError {
     Auth(#[from] AuthError),
     #[error("message type {0} cannot be sent in protocol {1}")]
     NotInVersion(&'static str, ProtocolVersion),
+    #[error("header and credential exceed the {0} bytes read before authentication")]
+    PreAuthTooLarge(usize),
+    #[error("closed for a newer connection: the server is full and this one sent no verified credential in time")]
+    Evicted,
 }
 
 /// Who we are and how we check others.
@@ -54,15 +61,176 @@ impl Incoming {
     }
 }
 
-/// Reads one length-prefixed frame (without its prefix).
+/// Reads one length-prefixed frame (without its prefix). The buffer grows
+/// with the bytes that arrive, never to the declared length up front.
 pub async fn read_frame<S: AsyncRead + Unpin>(s: &mut S) -> Result<Vec<u8>, RpcError> {
+    let n = read_len(s).await?;
+    let mut buf = Vec::new();
+    fill_to(s, &mut buf, n).await?;
+    Ok(buf)
+}
+
+/// A frame's length prefix, checked against upstream's 1 GiB cap.
+async fn read_len<S: AsyncRead + Unpin>(s: &mut S) -> Result<usize, RpcError> {
     let n = s.read_u32().await? as usize;
     if n > MAX_MSG_SIZE {
         return Err(RpcError::TooLarge(n));
     }
-    let mut buf = vec![0u8; n];
-    s.read_exact(&mut buf).await?;
-    Ok(buf)
+    Ok(n)
+}
+
+/// The least a read buffer grows by.
+const READ_CHUNK: usize = 16 << 10;
+
+/// Reads until `buf` holds `want` bytes. Capacity at most doubles what has
+/// arrived (plus `READ_CHUNK`), so a declared length costs nothing until
+/// the bytes come.
+async fn fill_to<S: AsyncRead + Unpin>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+    want: usize,
+) -> Result<(), RpcError> {
+    while buf.len() < want {
+        let left = want - buf.len();
+        if buf.capacity() == buf.len() {
+            buf.reserve_exact(left.min(buf.len().max(READ_CHUNK)));
+        }
+        let room = (buf.capacity() - buf.len()).min(left);
+        let got = (&mut *s).take(room as u64).read_buf(buf).await?;
+        if got == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+        }
+    }
+    Ok(())
+}
+
+/// What precedes a frame's body, read and decoded before authentication.
+struct Prelude {
+    header: Header,
+    auth: Option<AuthBlob>,
+    /// Where the header ends (the credential starts) and the body starts.
+    header_end: usize,
+    body_start: usize,
+    /// The frame's length, prefix excluded.
+    len: usize,
+}
+
+/// Reads the length prefix and at most `limit` bytes of the frame, and
+/// decodes its header and credential from them.
+async fn read_prelude<S: AsyncRead + Unpin>(
+    s: &mut S,
+    limit: usize,
+    buf: &mut Vec<u8>,
+) -> Result<Prelude, RpcError> {
+    let len = read_len(s).await?;
+    fill_to(s, buf, len.min(limit)).await?;
+    let mut r = slurm_wire::pack::Reader::new(buf);
+    let decoded = Header::decode(&mut r)
+        .map_err(|e| e.within("header"))
+        .and_then(|header| {
+            let header_end = r.position();
+            let auth = if header.flags & flags::NO_AUTH_CRED != 0 {
+                None
+            } else {
+                Some(AuthBlob::decode(&mut r).map_err(|e| e.within("auth"))?)
+            };
+            Ok((header, header_end, auth, r.position()))
+        });
+    let (header, header_end, auth, body_start) = match decoded {
+        Ok(x) => x,
+        // It ran past the bytes read so far: more than the limit.
+        Err(e)
+            if buf.len() < len
+                && matches!(
+                    e.kind,
+                    DecodeErrorKind::Truncated { .. } | DecodeErrorKind::CountTooLarge { .. }
+                ) =>
+        {
+            return Err(RpcError::PreAuthTooLarge(limit))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let actual = len - body_start;
+    if header.body_length as usize != actual {
+        let kind = DecodeErrorKind::BodyLength {
+            declared: header.body_length,
+            actual,
+        };
+        return Err(DecodeError::new(kind, body_start).into());
+    }
+    Ok(Prelude {
+        header,
+        auth,
+        header_end,
+        body_start,
+        len,
+    })
+}
+
+/// Verifies a credential on the credential pool, off the async workers.
+async fn verify_credential(ctx: &AuthCtx, blob: Option<AuthBlob>) -> Result<Identity, RpcError> {
+    let plugin = ctx.plugin.clone();
+    Ok(auth_call(move || auth::verify_credential(plugin.as_ref(), blob.as_ref())).await??)
+}
+
+/// A request read and authenticated: its frame and the raw bytes after
+/// its header (credential and body, for relaying).
+struct Received {
+    frame: Frame,
+    identity: Identity,
+    raw: Vec<u8>,
+    header_end: usize,
+}
+
+/// Reads and authenticates one request: the header and credential within
+/// `header_deadline` (and at most `pre_auth_bytes` before the credential
+/// is verified), the rest within `deadline`. A connection with a `guard`
+/// may be evicted until its credential checks out.
+async fn read_request<S: AsyncRead + Unpin>(
+    ctx: &AuthCtx,
+    s: &mut S,
+    pre_auth_bytes: usize,
+    header_deadline: tokio::time::Instant,
+    deadline: tokio::time::Instant,
+    mut guard: Option<&mut admit::ConnGuard>,
+) -> Result<Received, RpcError> {
+    let mut raw = Vec::new();
+    let pre = async {
+        let p = read_prelude(s, pre_auth_bytes, &mut raw).await?;
+        let id = verify_credential(ctx, p.auth.clone()).await?;
+        Ok::<_, RpcError>((p, id))
+    };
+    let evicted = async {
+        match guard.as_deref_mut() {
+            Some(g) => g.evicted().await,
+            None => std::future::pending().await,
+        }
+    };
+    let (p, identity) = tokio::select! {
+        r = tokio::time::timeout_at(header_deadline, pre) => r.map_err(|_| RpcError::Timeout)??,
+        () = evicted => return Err(RpcError::Evicted),
+    };
+    if let Some(g) = guard {
+        if !g.in_service() {
+            return Err(RpcError::Evicted);
+        }
+    }
+    tokio::time::timeout_at(deadline, fill_to(s, &mut raw, p.len))
+        .await
+        .map_err(|_| RpcError::Timeout)??;
+    let body = raw.get(p.body_start..).unwrap_or_default();
+    auth::hash::check_payload(&identity.payload, p.header.msg_type, body, ctx.policy)?;
+    let frame = Frame {
+        header: p.header,
+        auth: p.auth,
+        body: body.to_vec(),
+    };
+    Ok(Received {
+        frame,
+        identity,
+        raw,
+        header_end: p.header_end,
+    })
 }
 
 pub async fn write_frame<S: AsyncWrite + Unpin>(s: &mut S, f: &Frame) -> Result<(), RpcError> {
@@ -92,15 +260,17 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
-/// Reads, authenticates and decodes one request.
+/// Reads, authenticates and decodes one request, with the default limits
+/// and no deadline (the caller sets one).
 pub async fn recv_request(
     ctx: &AuthCtx,
     stream: &mut TcpStream,
     peer: SocketAddr,
 ) -> Result<Incoming, RpcError> {
-    let raw = read_frame(stream).await?;
-    let frame = Frame::decode(&raw)?;
-    let identity = authenticate(ctx, &frame)?;
+    let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
+    let limit = ConnLimits::default().pre_auth_bytes;
+    let got = read_request(ctx, stream, limit, far, far, None).await?;
+    let (frame, identity) = (got.frame, got.identity);
     let msg = frame.message()?;
     Ok(Incoming {
         frame,
@@ -274,9 +444,12 @@ pub async fn call(
         write_frame(&mut s, &req).await?;
         let raw = read_frame(&mut s).await?;
         let f = Frame::decode(&raw)?;
-        if f.auth.is_some() {
-            authenticate(ctx, &f)?;
-        }
+        let f = if f.auth.is_some() {
+            let c = ctx.clone();
+            auth_call(move || authenticate(&c, &f).map(|_| f)).await??
+        } else {
+            f
+        };
         let m = f.message()?;
         Ok::<_, RpcError>((f, m))
     };
@@ -334,7 +507,7 @@ where
     serve_with(listener, ctx, opts, handler).await
 }
 
-/// [`serve`], forwarding as `opts` says.
+/// [`serve`], forwarding as `opts` says, with the default [`ConnLimits`].
 pub async fn serve_with<H, Fut, R>(
     listener: tokio::net::TcpListener,
     ctx: AuthCtx,
@@ -346,6 +519,25 @@ where
     Fut: std::future::Future<Output = Option<R>> + Send,
     R: Into<Outgoing>,
 {
+    serve_limited(listener, ctx, opts, ConnLimits::default(), handler).await
+}
+
+/// [`serve_with`] within `limits`: at most `max_connections` at once, and
+/// the header and credential read and verified before the body.
+pub async fn serve_limited<H, Fut, R>(
+    listener: tokio::net::TcpListener,
+    ctx: AuthCtx,
+    opts: ServeOpts,
+    limits: ConnLimits,
+    handler: H,
+) -> std::io::Result<()>
+where
+    H: Fn(Incoming) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Option<R>> + Send,
+    R: Into<Outgoing>,
+{
+    let admission = admit::Admission::new(&limits);
+    let limits = Arc::new(limits);
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(x) => x,
@@ -356,23 +548,19 @@ where
                 continue;
             }
         };
+        // Accepted first, so that only a connection that is there can
+        // make an older one give way; the rest wait in the backlog.
+        let guard = admission.admit().await;
         let ctx = ctx.clone();
         let opts = opts.clone();
+        let limits = limits.clone();
         let handler = handler.clone();
         tokio::spawn(async move {
-            if let Err(e) = serve_one(&ctx, stream, peer, &opts, handler).await {
+            if let Err(e) = serve_one(&ctx, stream, peer, &opts, &limits, guard, handler).await {
                 tracing::warn!(%peer, "{e}");
             }
         });
     }
-}
-
-/// The credential and body of a received frame, byte for byte: what
-/// follows its header.
-fn after_header(raw: &[u8]) -> Result<Arc<[u8]>, RpcError> {
-    let mut r = slurm_wire::pack::Reader::new(raw);
-    Header::decode(&mut r)?;
-    Ok(Arc::from(raw.get(r.position()..).unwrap_or_default()))
 }
 
 async fn serve_one<H, Fut, R>(
@@ -380,6 +568,8 @@ async fn serve_one<H, Fut, R>(
     mut stream: TcpStream,
     peer: SocketAddr,
     opts: &ServeOpts,
+    limits: &ConnLimits,
+    mut guard: admit::ConnGuard,
     handler: H,
 ) -> Result<(), RpcError>
 where
@@ -388,21 +578,31 @@ where
     R: Into<Outgoing>,
 {
     let timeout = opts.timeout;
-    let (raw, frame) = tokio::time::timeout(timeout, async {
-        let raw = read_frame(&mut stream).await?;
-        let frame = Frame::decode(&raw)?;
-        Ok::<_, RpcError>((raw, frame))
-    })
-    .await
-    .map_err(|_| RpcError::Timeout)??;
-    let identity = authenticate(ctx, &frame)?;
+    let start = tokio::time::Instant::now();
+    let deadline = start + timeout;
+    let header_deadline = start + limits.header_timeout.unwrap_or(timeout).min(timeout);
+    let Received {
+        frame,
+        identity,
+        raw,
+        header_end,
+    } = read_request(
+        ctx,
+        &mut stream,
+        limits.pre_auth_bytes,
+        header_deadline,
+        deadline,
+        Some(&mut guard),
+    )
+    .await?;
     let (v, uid) = (frame.header.version, identity.uid);
     // Relayed while this node handles its own copy, as upstream does; only
     // once the credential checked out, so that we cannot be made to spray
     // unauthenticated traffic.
     let relay = match &opts.forwarder {
         Some(fw) if frame.header.forward.cnt > 0 && forward::admits(uid, ctx, peer) => {
-            let (fw, header, payload) = (fw.clone(), frame.header.clone(), after_header(&raw)?);
+            let payload: Arc<[u8]> = Arc::from(raw.get(header_end..).unwrap_or_default());
+            let (fw, header) = (fw.clone(), frame.header.clone());
             Some(tokio::spawn(async move {
                 fw.forward(&header, payload, peer).await
             }))
@@ -439,7 +639,13 @@ where
         None => Vec::new(),
     };
     if let Some(reply) = reply {
-        let ReplyBytes { head, body } = reply_bytes_with(ctx, v, uid, &reply, ret_list)?;
+        let ReplyBytes { head, body } = if v >= ProtocolVersion::V23_02 {
+            reply_bytes_with(ctx, v, uid, &reply, ret_list)?
+        } else {
+            // 22.05 replies carry a credential: munge_encode, off the workers.
+            let c = ctx.clone();
+            auth_call(move || reply_bytes_with(&c, v, uid, &reply, ret_list)).await??
+        };
         match body {
             Some(body) if body.len() >= LARGE_BODY => {
                 write_large(stream, head, body, timeout).await?;
@@ -605,7 +811,9 @@ fn write_all_until(
     Ok(())
 }
 
+mod admit;
 pub mod forward;
+mod pool;
 
 pub mod daemon;
 

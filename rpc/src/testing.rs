@@ -129,3 +129,78 @@ impl Drop for Munged {
         let _ = self.child.wait();
     }
 }
+
+/// A credential mechanism without munged, for tests and the fuzz driver:
+/// `uid=N;hex(payload)` proves uid N, `slow=MS;...` does too after MS
+/// milliseconds (a slow munged), anything else is invalid.
+pub struct FakeAuth {
+    /// The uid `create` signs as.
+    pub uid: u32,
+}
+
+impl FakeAuth {
+    pub fn ctx(uid: u32) -> crate::AuthCtx {
+        crate::AuthCtx {
+            plugin: std::sync::Arc::new(FakeAuth { uid }),
+            slurm_user_uid: 0,
+            policy: slurm_wire::auth::VerifyPolicy::default(),
+        }
+    }
+
+    /// A credential for `uid` over `payload` that takes `delay` to verify.
+    pub fn slow_credential(uid: u32, payload: &[u8], delay: Duration) -> String {
+        format!("slow={}:uid={uid};{}", delay.as_millis(), hex(payload))
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| s.get(i..i + 2).and_then(|d| u8::from_str_radix(d, 16).ok()))
+        .collect()
+}
+
+impl slurm_wire::auth::AuthPlugin for FakeAuth {
+    fn plugin_id(&self) -> u32 {
+        slurm_wire::auth::AUTH_PLUGIN_MUNGE
+    }
+
+    fn create(
+        &self,
+        payload: &[u8],
+        _: slurm_wire::auth::Audience,
+    ) -> Result<String, slurm_wire::auth::AuthError> {
+        Ok(format!("uid={};{}", self.uid, hex(payload)))
+    }
+
+    fn verify(
+        &self,
+        credential: &str,
+    ) -> Result<slurm_wire::auth::Identity, slurm_wire::auth::AuthError> {
+        let invalid = || slurm_wire::auth::AuthError::Invalid("fake credential".into());
+        let mut rest = credential;
+        if let Some(r) = rest.strip_prefix("slow=") {
+            let (ms, r) = r.split_once(':').ok_or_else(invalid)?;
+            let ms: u64 = ms.parse().map_err(|_| invalid())?;
+            std::thread::sleep(Duration::from_millis(ms.min(60_000)));
+            rest = r;
+        }
+        let (uid, payload) = rest
+            .strip_prefix("uid=")
+            .and_then(|r| r.split_once(';'))
+            .ok_or_else(invalid)?;
+        let uid: u32 = uid.parse().map_err(|_| invalid())?;
+        Ok(slurm_wire::auth::Identity {
+            uid,
+            gid: uid,
+            payload: unhex(payload).ok_or_else(invalid)?,
+        })
+    }
+}

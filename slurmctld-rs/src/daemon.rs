@@ -272,9 +272,19 @@ pub async fn run_loaded(
 
     let server = {
         let sh = shared.clone();
-        tokio::spawn(slurm_rpc::serve(listener, ctx, timeout, move |req| {
-            handlers::handle(sh.clone(), req)
-        }))
+        let limits =
+            slurm_rpc::daemon::conn_limits(&shared.snapshot().conf.raw.slurmctld_parameters);
+        let opts = slurm_rpc::ServeOpts {
+            timeout,
+            forwarder: None,
+        };
+        tokio::spawn(slurm_rpc::serve_limited(
+            listener,
+            ctx,
+            opts,
+            limits,
+            move |req| handlers::handle(sh.clone(), req),
+        ))
     };
 
     let signals = {

@@ -153,6 +153,7 @@ fn run(args: Args) -> Result<(), String> {
     let auth = daemon::auth_ctx(&conf, slurm_user_uid);
     let hosts = slurmd::ctld::hosts_from_conf(&conf);
     let timeout = Duration::from_secs(u64::from(conf.message_timeout.max(1)));
+    let conn_limits = slurm_rpc::daemon::conn_limits(&conf.slurmd_parameters);
     let ctld = Controller::new(auth.clone(), hosts, pinned, timeout);
     let spool_dir = node::expand_node_path(&conf.slurmd_spool_dir, &node.name, &host);
     std::fs::create_dir_all(&spool_dir).map_err(|e| format!("SlurmdSpoolDir {spool_dir}: {e}"))?;
@@ -247,7 +248,7 @@ fn run(args: Args) -> Result<(), String> {
             timeout,
             forwarder: Some(Arc::new(forwarder)),
         };
-        slurm_rpc::serve_with(listener, auth, opts, handler)
+        slurm_rpc::serve_limited(listener, auth, opts, conn_limits, handler)
             .await
             .map_err(|e| format!("serve: {e}"))
     })

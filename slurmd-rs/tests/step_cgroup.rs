@@ -141,6 +141,11 @@ fn step_launch(
                 mem_alloc: mem_mb,
                 rep_count: 1,
             }],
+            // Fresh: slurmd refuses a credential past its lifetime.
+            ctime: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs() as i64,
             ..Default::default()
         },
         signature: None,

@@ -140,6 +140,18 @@ pub fn verify_body(
     body: &[u8],
     policy: VerifyPolicy,
 ) -> std::result::Result<Identity, AuthError> {
+    let id = verify_credential(plugin, blob)?;
+    hash::check_payload(&id.payload, msg_type, body, policy)?;
+    Ok(id)
+}
+
+/// The credential half of [`verify_body`]: who signed, before the body is
+/// read; its payload must still be checked against the body
+/// ([`hash::check_payload`]).
+pub fn verify_credential(
+    plugin: &dyn AuthPlugin,
+    blob: Option<&AuthBlob>,
+) -> std::result::Result<Identity, AuthError> {
     let blob = blob.ok_or(AuthError::Missing)?;
     if blob.plugin_id != plugin.plugin_id() {
         return Err(AuthError::UnsupportedPlugin(blob.plugin_id));
@@ -149,7 +161,6 @@ pub fn verify_body(
     if id.uid == SLURM_AUTH_NOBODY || id.gid == SLURM_AUTH_NOBODY {
         return Err(AuthError::Nobody);
     }
-    hash::check_payload(&id.payload, msg_type, body, policy)?;
     Ok(id)
 }
 
