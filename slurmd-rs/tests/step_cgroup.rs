@@ -11,9 +11,7 @@ use common::*;
 use slurm_rpc::{read_frame, reply_frame, write_frame};
 use slurm_wire::auth::{Audience, AuthPlugin};
 use slurm_wire::msg::common::ReturnCodeMsg;
-use slurm_wire::msg::cred::{
-    CpuArrayRep, Identity, JobCred, JobCredArg, MemAllocRep, VersionedCred,
-};
+use slurm_wire::msg::cred::{CpuArrayRep, JobCred, JobCredArg, MemAllocRep, VersionedCred};
 use slurm_wire::msg::kill::KillJobMsg;
 use slurm_wire::msg::launch::LaunchTasksRequestMsg;
 use slurm_wire::pack::NO_VAL;
@@ -125,14 +123,7 @@ fn step_launch(
     let mut cred = JobCred {
         arg: JobCredArg {
             step_id: step,
-            id: Identity {
-                uid: NOBODY,
-                gid: NOBODY,
-                pw_name: Some("nobody".into()),
-                gids: vec![NOBODY],
-                gr_names: vec![Some("nogroup".into())],
-                ..Default::default()
-            },
+            id: nobody(),
             job_hostlist: Some("t1".into()),
             step_hostlist: Some("t1".into()),
             job_nhosts: 1,

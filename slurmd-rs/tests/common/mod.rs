@@ -66,6 +66,18 @@ pub async fn answer(mut s: TcpStream, ctx: &AuthCtx, v: V, rc: u32) {
     write_frame(&mut s, &f).await.unwrap();
 }
 
+/// User nobody as a credential names them, with their group.
+pub fn nobody() -> Identity {
+    Identity {
+        uid: NOBODY,
+        gid: NOBODY,
+        pw_name: Some("nobody".into()),
+        gids: vec![NOBODY],
+        gr_names: vec![Some("nogroup".into())],
+        ..Default::default()
+    }
+}
+
 /// A batch launch as stock slurmctld sends it, for user nobody.
 pub fn launch(
     job_id: u32,
@@ -83,14 +95,7 @@ pub fn launch(
                 step_id: StepId::BATCH_SCRIPT,
                 step_het_comp: NO_VAL,
             },
-            id: Identity {
-                uid: NOBODY,
-                gid: NOBODY,
-                pw_name: Some("nobody".into()),
-                gids: vec![NOBODY],
-                gr_names: vec![Some("nogroup".into())],
-                ..Default::default()
-            },
+            id: nobody(),
             job_hostlist: Some(node.into()),
             job_nhosts: 1,
             cpu_array: vec![CpuArrayRep { cpus: 1, reps: 1 }],
