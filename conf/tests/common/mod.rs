@@ -27,11 +27,17 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 /// Fixture files must exist: a missing fixture fails the test loudly.
-pub fn fixture(path: &str) -> PathBuf {
-    let p = PathBuf::from(path);
+/// `rel` under the shared material beside the checkout (`../shared`, or
+/// `$SLURM_RS_SHARED`), as scripts/test finds the fixtures.
+pub fn fixture(rel: &str) -> PathBuf {
+    let shared = std::env::var_os("SLURM_RS_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+    let p = shared.join(rel);
     assert!(
         p.is_file(),
-        "required fixture {path} is missing; the shared fixtures must be present for this test"
+        "required fixture {} is missing: the checkout must sit beside shared/ (or set SLURM_RS_SHARED)",
+        p.display()
     );
     p
 }
