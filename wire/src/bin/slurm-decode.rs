@@ -12,7 +12,7 @@ use std::process::ExitCode;
 #[command(
     name = "slurm-decode",
     about = "Decode Slurm RPC traffic (protocol 22.05 to 26.05) from pcap or raw captures",
-    after_help = "Examples:\n  slurm-decode ../shared/fixtures/24.11/srun.pcap\n  slurm-decode -v --only REQUEST_LAUNCH_TASKS capture.pcap\n  slurm-decode --raw frames.bin"
+    after_help = "Examples:\n  slurm-decode fixtures/24.11/srun.pcap\n  slurm-decode -v --only REQUEST_LAUNCH_TASKS capture.pcap\n  slurm-decode --raw frames.bin"
 )]
 struct Args {
     /// Print the decoded fields of each message.

@@ -758,14 +758,10 @@ mod tests {
     /// Lines the 26.05 capture up with what `scontrol show config` printed.
     #[test]
     fn capture_matches_scontrol_output() {
-        let dir = std::env::var_os("SLURM_RS_FIXTURES")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| {
-                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
-            });
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
         let pcap = std::fs::read(dir.join("26.05/scontrol-show-config.pcap")).unwrap_or_else(|e| {
             panic!(
-                "fixtures not found at {} ({e}): the checkout must sit beside shared/",
+                "fixtures not found at {} ({e})",
                 dir.display()
             )
         });
