@@ -759,12 +759,8 @@ mod tests {
     #[test]
     fn capture_matches_scontrol_output() {
         let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-        let pcap = std::fs::read(dir.join("26.05/scontrol-show-config.pcap")).unwrap_or_else(|e| {
-            panic!(
-                "fixtures not found at {} ({e})",
-                dir.display()
-            )
-        });
+        let pcap = std::fs::read(dir.join("26.05/scontrol-show-config.pcap"))
+            .unwrap_or_else(|e| panic!("fixtures not found at {} ({e})", dir.display()));
         let streams = crate::pcap::read_streams(&pcap).unwrap();
         let (msgs, _) = crate::pcap::decode_streams(&streams);
         let conf = msgs
