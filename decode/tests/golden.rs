@@ -4,7 +4,7 @@
 //! `GOLDEN_ONLY=RESPONSE_JOB_INFO,REQUEST_PING` restricts the check to some
 //! message types while a family is being written.
 
-use slurm_wire::pcap::{decode_streams, read_streams};
+use slurm_decode::{decode_streams, read_streams};
 use std::path::PathBuf;
 
 fn fixtures() -> PathBuf {
