@@ -63,7 +63,7 @@ fn gres_errors() {
 #[test]
 fn cgroup_fixtures() {
     for v in ["22.05", "24.11", "26.05"] {
-        let p = fixture(&format!("fixtures/{v}/cgroup.conf"));
+        let p = fixture(&format!("{v}/cgroup.conf"));
         let c = CgroupConf::from_file(&p).unwrap_or_else(|e| panic!("{v}: {e}"));
         let want = if v == "22.05" {
             "cgroup/v1"
@@ -73,7 +73,7 @@ fn cgroup_fixtures() {
         assert_eq!(c.cgroup_plugin, want);
         assert_eq!(c.cgroup_mountpoint, "/sys/fs/cgroup");
     }
-    let p = fixture("reference/stock22/conf/cgroup.conf");
+    let p = fixture("stock22-conf/cgroup.conf");
     let c = CgroupConf::from_file(&p).unwrap();
     assert_eq!(c.cgroup_plugin, "autodetect");
     assert!(!c.constrain_cores && !c.constrain_ram_space && !c.constrain_devices);

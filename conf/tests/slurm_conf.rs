@@ -333,7 +333,7 @@ fn keywords_of_all_versions_are_accepted() {
 }
 
 fn fixture_conf(v: &str) -> SlurmConf {
-    let p = fixture(&format!("fixtures/{v}/slurm.conf"));
+    let p = fixture(&format!("{v}/slurm.conf"));
     SlurmConf::from_file(&p).unwrap_or_else(|e| panic!("{v}: {e}"))
 }
 
@@ -366,7 +366,7 @@ fn real_fixture_configs_parse_and_hash_like_stock() {
 
 #[test]
 fn stock22_reference_config() {
-    let p = fixture("reference/stock22/conf/slurm.conf");
+    let p = fixture("stock22-conf/slurm.conf");
     let c = SlurmConf::from_file(&p).unwrap();
     assert_eq!(c.cluster_name.as_deref(), Some("anchor"));
     assert_eq!(

@@ -2,11 +2,11 @@
 """Regenerate wire/src/errno_table.rs: Slurm error numbers (facts) from the
 upstream header, for the releases we speak. Codes must agree across releases.
 
-usage: SLURM_GIT=<mirror> gen-errno.py > wire/src/errno_table.rs
+usage: SLURM_GIT=<git dir of a clone of SchedMD/slurm> gen-errno.py > wire/src/errno_table.rs
 """
 import os, re, subprocess, sys
 
-REPO = os.environ.get("SLURM_GIT", "/work/.mirror/SchedMD+slurm/repo")
+REPO = os.environ.get("SLURM_GIT") or sys.exit("set SLURM_GIT to a clone of SchedMD/slurm (with its release branches)")
 RELEASES = ["22.05", "24.11", "26.05"]
 
 def codes(branch):

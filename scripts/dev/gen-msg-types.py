@@ -3,8 +3,8 @@
 
 usage: gen-msg-types.py DIR > wire/src/msg_type_table.rs
 DIR holds <release>.json files ({"1001": "REQUEST_NODE_REGISTRATION_STATUS", ...}),
-one per protocol release, as produced by shared/fixtures/tools/mv-msgtypes.py
-from the upstream branches. Only the numbers and names (facts) are used.
+one per protocol release, extracted from the slurm_msg_type_t enum of
+each upstream release branch. Only the numbers and names (facts) are used.
 """
 import json, sys, os
 

@@ -23,7 +23,8 @@ pub mod flags {
 }
 
 /// `forward_t`: nodes this message must be relayed to.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Forward {
     pub cnt: u16,
     pub nodelist: Option<String>,

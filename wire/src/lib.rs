@@ -17,7 +17,6 @@ pub mod header;
 pub mod msg;
 pub mod msg_type;
 pub mod pack;
-pub mod pcap;
 pub mod types;
 mod version;
 

@@ -8,7 +8,8 @@ use crate::ProtocolVersion;
 macro_rules! msg_type_enum {
     ($($v:ident => $name:literal,)*) => {
         /// Every RPC message type known in any supported release.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, arbitrary::Arbitrary)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
         pub enum MsgType { $($v,)* }
 
         impl MsgType {

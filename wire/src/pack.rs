@@ -431,7 +431,8 @@ macro_rules! wire_struct {
         }
     ) => {
         $(#[$smeta])*
-        #[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+        #[derive(Debug, Clone, PartialEq, Default)]
+        #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
         pub struct $name {
             $( $(#[$fmeta])* pub $field: $ty, )*
         }

@@ -8,7 +8,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 /// `packdouble`: the value times 1e6, sent as IEEE-754 bits.
 ///
 /// The scaled bits are kept as received so that re-encoding is exact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Double {
     pub scaled_bits: u64,
 }
@@ -159,6 +160,7 @@ impl std::fmt::Debug for BitStr {
     }
 }
 
+#[cfg(feature = "arbitrary")]
 impl<'a> arbitrary::Arbitrary<'a> for BitStr {
     fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
         let nbits = u.int_in_range(0..=300u32)?;
@@ -197,7 +199,8 @@ impl Wire for Option<BitStr> {
 }
 
 /// `slurm_addr_t` as packed by `slurm_pack_addr`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub enum SlurmAddr {
     #[default]
     Unspec,
@@ -257,7 +260,8 @@ impl Wire for SlurmAddr {
 }
 
 /// `slurm_step_id_t`; 24.11 added the leading `sluid`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct StepId {
     pub sluid: u64,
     pub job_id: u32,

@@ -27,16 +27,14 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 /// Fixture files must exist: a missing fixture fails the test loudly.
-/// `rel` under the shared material beside the checkout (`../shared`, or
-/// `$SLURM_RS_SHARED`), as scripts/test finds the fixtures.
+/// `rel` is under the repository's `fixtures/` directory.
 pub fn fixture(rel: &str) -> PathBuf {
-    let shared = std::env::var_os("SLURM_RS_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
-    let p = shared.join(rel);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures")
+        .join(rel);
     assert!(
         p.is_file(),
-        "required fixture {} is missing: the checkout must sit beside shared/ (or set SLURM_RS_SHARED)",
+        "required fixture {} is missing from the checkout",
         p.display()
     );
     p

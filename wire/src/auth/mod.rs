@@ -19,7 +19,8 @@ pub const AUTH_PLUGIN_SLURM: u32 = 103;
 pub const SLURM_AUTH_NOBODY: u32 = 99;
 
 /// `u32 plugin_id` and the plugin's credential text.
-#[derive(Debug, Clone, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct AuthBlob {
     pub plugin_id: u32,
     pub credential: Option<String>,

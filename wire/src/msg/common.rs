@@ -68,7 +68,8 @@ wire_struct! {
 /// RESPONSE_FED_INFO of a controller in no federation: the federation
 /// record packed as NULL (a single 0 byte, same in 22.05..26.05). A
 /// federation's record is not modelled; decoding one is an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct NoFederation;
 
 impl crate::pack::Wire for NoFederation {

@@ -34,7 +34,8 @@ wire_struct! {
 }
 
 /// One run of `cores_per_socket`/`sockets_per_node`/`sock_core_rep_count`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SockCoreRep {
     pub cores_per_socket: u16,
     pub sockets_per_node: u16,
@@ -42,21 +43,24 @@ pub struct SockCoreRep {
 }
 
 /// One run of `cpu_array`/`cpu_array_reps`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct CpuArrayRep {
     pub cpus: u16,
     pub reps: u32,
 }
 
 /// One run of `*_mem_alloc`/`*_mem_alloc_rep_count`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct MemAllocRep {
     pub mem_alloc: u64,
     pub rep_count: u32,
 }
 
 /// The signed part of the credential (`slurm_cred_arg_t` plus `ctime`).
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobCredArg {
     pub step_id: StepId,
     pub id: Identity,
@@ -391,7 +395,8 @@ fn encode_mem(w: &mut Writer, m: &[MemAllocRep]) {
 
 /// A job credential as sent: the signed fields, then `str signature`
 /// (22.05 packs it with packmem of strlen+1 bytes, the same bytes).
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobCred {
     pub arg: JobCredArg,
     /// The MUNGE credential text (`MUNGE:...:`) whose payload is
@@ -422,7 +427,8 @@ impl Wire for JobCred {
 
 /// `u16 cred_version` then the credential packed at that version, as in
 /// REQUEST_LAUNCH_TASKS and REQUEST_BATCH_JOB_LAUNCH.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct VersionedCred {
     /// The raw version number; one outside the supported releases is sent as
     /// the message's own version.

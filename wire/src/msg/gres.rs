@@ -26,7 +26,8 @@ fn check_magic(r: &mut Reader<'_>) -> Result<()> {
 
 /// `gres_prep_t` (22.05: `gres_epilog_info_t`), one per GRES plugin of a
 /// job, sent to slurmd for the epilog.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct GresPrep {
     pub plugin_id: u32,
     /// Only sent as such when `gres_bit_alloc` is `None`; otherwise the
@@ -93,7 +94,8 @@ impl Wire for GresPrep {
 
 /// The kill-job GRES list: before 25.05 a `u16` record count (0 for none);
 /// from 25.05 a `slurm_pack_list` (NO_VAL for none).
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct GresPrepList(pub Option<Vec<GresPrep>>);
 
 impl Wire for GresPrepList {
@@ -167,6 +169,7 @@ pub struct GresJobState {
 /// Values as the decoder can produce them: the per-node arrays hold
 /// `node_cnt` entries, and `node_cnt` is small (the decoder refuses counts
 /// larger than the bytes left).
+#[cfg(feature = "arbitrary")]
 impl<'a> arbitrary::Arbitrary<'a> for GresJobState {
     fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
         let n = u.int_in_range(0..=3u32)?;
@@ -386,7 +389,8 @@ impl Wire for GresJobState {
 
 /// The job GRES list of a credential (`gres_job_state_pack` with
 /// `details=false`): a `u16` record count, then the records.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct GresJobStateList(pub Vec<GresJobState>);
 
 impl Wire for GresJobStateList {
@@ -415,7 +419,8 @@ impl Wire for GresJobStateList {
 ///
 /// Only the empty form (count 0: no GRES on the job) is supported; a
 /// non-empty list is rejected with a typed error rather than misread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct GresStateList;
 
 impl Wire for GresStateList {

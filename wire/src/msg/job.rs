@@ -17,7 +17,8 @@ use crate::{wire_struct, ProtocolVersion};
 
 /// `submit_response_msg_t` (RESPONSE_SUBMIT_BATCH_JOB). Before 25.11 only
 /// the job id and step number of `step_id` are sent.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SubmitResponseMsg {
     pub step_id: StepId,
     pub error_code: u32,
@@ -40,7 +41,8 @@ seq_wire!(SubmitResponseMsg;
 );
 
 /// `job_alloc_info_msg_t` (REQUEST_JOB_ALLOCATION_INFO).
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobAllocInfoMsg {
     pub step_id: StepId,
     pub req_cluster: Option<String>,
@@ -53,7 +55,8 @@ seq_wire!(JobAllocInfoMsg;
 
 /// `requeue_msg_t` (REQUEST_JOB_REQUEUE: `scontrol requeue[hold]`). From
 /// 25.11 the whole step id goes first, before only the job id.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct RequeueMsg {
     pub step_id: StepId,
     pub job_id_str: Option<String>,
@@ -110,7 +113,8 @@ wire_struct! {
 }
 
 /// `kill_jobs_resp_msg_t` (RESPONSE_KILL_JOBS): u32 count, then the jobs.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct KillJobsRespMsg(pub Vec<KillJobsRespJob>);
 
 impl Wire for KillJobsRespMsg {
@@ -132,7 +136,8 @@ impl Wire for KillJobsRespMsg {
 
 /// One entry of RESPONSE_JOB_ARRAY_ERRORS: the tasks (`12_1-3,5`) that
 /// got one return code.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobArrayRespEntry {
     pub error_code: u32,
     pub job_array_id: Option<String>,
@@ -142,7 +147,8 @@ pub struct JobArrayRespEntry {
 
 /// `job_array_resp_msg_t` (RESPONSE_JOB_ARRAY_ERRORS): the answer to an
 /// update or requeue of array tasks, one entry per return code.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobArrayRespMsg(pub Vec<JobArrayRespEntry>);
 
 impl Wire for JobArrayRespMsg {
@@ -176,7 +182,8 @@ impl Wire for JobArrayRespMsg {
 
 /// `job_id_msg_t` as `_pack_job_ready_msg` sends it (REQUEST_JOB_READY,
 /// REQUEST_JOB_INFO_SINGLE).
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobIdMsg {
     pub step_id: StepId,
     pub show_flags: u16,
@@ -227,7 +234,8 @@ wire_struct! {
 /// encoder always sends "absent" and the decoder rejects a present one
 /// with a `BadValue` error. UNVERIFIED beyond the captures, which only
 /// carry the absent form.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct ResourceAllocationResponseMsg {
     pub account: Option<String>,
     /// Before 25.05 only (23.11+ servers send NULL).
@@ -466,7 +474,8 @@ impl Wire for Option<MultiCoreData> {
 /// as it does for `cpu_array_value` against `cpu_array_reps` (the encoder
 /// trims that pair to the shorter length).
 /// UNVERIFIED against captures (squeue only shows the NULL form).
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobResources {
     pub ncpus: u32,
     /// 24.11+
@@ -613,7 +622,8 @@ wire_struct! {
 /// and friends); behind `has_details` from 24.11 on, always sent before.
 /// `nice`, `num_cpus` and `num_nodes` are sent either way and live in
 /// [`JobInfo`].
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobDetails {
     pub accrue_time: i64,
     pub eligible_time: i64,
@@ -652,7 +662,8 @@ pub struct JobDetails {
 }
 
 /// `job_info_t`, one record of RESPONSE_JOB_INFO.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobInfo {
     /// Only `job_id` before 25.11.
     pub step_id: StepId,
@@ -1169,7 +1180,8 @@ impl Wire for JobInfo {
 }
 
 /// `job_info_msg_t` (RESPONSE_JOB_INFO).
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobInfoMsg {
     pub last_update: i64,
     pub last_backfill: i64,
@@ -1513,7 +1525,8 @@ mod tests {
 /// RESPONSE_HET_JOB_ALLOCATION: `u16 count` then that many allocation
 /// responses (`_pack_job_info_list_msg`, same layout 22.05..26.05). 22.05
 /// srun asks for it (REQUEST_HET_JOB_ALLOC_INFO) even for a plain job.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct HetJobAllocationMsg(pub Vec<ResourceAllocationResponseMsg>);
 
 impl Wire for HetJobAllocationMsg {

@@ -35,7 +35,8 @@ pub(crate) fn enc_flagged<T: Wire>(w: &mut Writer, v: ProtocolVersion, t: &Optio
 /// The 22.05 `select_g_select_jobinfo_pack` blob: the select plugin id,
 /// then plugin data. The linear and cons_* plugins send no data; the Cray
 /// plugins (which do) are rejected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub enum SelectJobinfo {
     /// SELECT_PLUGIN_CONS_RES
     ConsRes,
@@ -166,7 +167,8 @@ mod crontab {
 
 /// `job_desc_msg_t`. The job id lives in `step_id` (25.11 made the step id
 /// the first field; earlier releases send only `step_id.job_id`).
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobDescMsg {
     pub step_id: StepId,
     pub site_factor: u32,

@@ -40,7 +40,8 @@ wire_struct! {
 
 /// `jobacctinfo_pack`: a `u8` present flag (0 when accounting gathering is
 /// off), then the sample.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobAcctInfo(pub Option<JobAcctInfoData>);
 
 impl Wire for JobAcctInfo {

@@ -11,7 +11,8 @@ use super::gres::GresPrepList;
 use super::step::JobIdOrStepId;
 
 /// `u8 has_cred` then the credential at the message's version.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct OptCred(pub Option<Box<JobCred>>);
 
 impl Wire for OptCred {

@@ -38,7 +38,8 @@ wire_struct! {
 }
 
 /// `job_options_pack`: the tag `"job_options"`, then a u32-counted list.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobOptions(pub Vec<JobOption>);
 
 const JOB_OPTIONS_TAG: &str = "job_options";
@@ -72,7 +73,8 @@ impl Wire for JobOptions {
 ///
 /// UNVERIFIED: 23.11/24.05 assume no switch plugin is configured (then
 /// upstream packs no switch info at all).
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct LaunchTasksRequestMsg {
     pub step_id: StepId,
     /// Before 23.11.
@@ -425,7 +427,8 @@ wire_struct! {
 }
 
 /// `batch_job_launch_msg_t`: REQUEST_BATCH_JOB_LAUNCH 4005.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct BatchJobLaunchMsg {
     /// Before 25.11 (then slurmd takes it from the credential's step id).
     pub job_id: u32,

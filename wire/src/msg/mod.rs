@@ -34,7 +34,8 @@ use crate::ProtocolVersion;
 macro_rules! messages {
     ($($variant:ident($body:ty),)*) => {
         /// A typed message body; the variant names its message type.
-        #[derive(Debug, Clone, PartialEq, arbitrary::Arbitrary)]
+        #[derive(Debug, Clone, PartialEq)]
+        #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
         pub enum Message {
             $($variant($body),)*
         }

@@ -12,7 +12,8 @@ pub const MAX_SLURM_NODES: u32 = 65536;
 
 /// `slurm_node_registration_status_msg_t`: MESSAGE_NODE_REGISTRATION_STATUS,
 /// sent by slurmd at start-up and in reply to REQUEST_NODE_REGISTRATION_STATUS.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SlurmNodeRegistrationStatusMsg {
     pub timestamp: i64,
     pub slurmd_start_time: i64,
@@ -284,7 +285,8 @@ impl NodeInfo {
 /// slurmctld packs a blank record with a NULL name for a hidden node) and
 /// `hidden_nodes` is not on the wire. Stock slurmctld sends a bitmap sized to
 /// the node table from the full dump and a NULL one for a single node.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct NodeInfoMsg {
     pub last_update: i64,
     /// 24.11+.

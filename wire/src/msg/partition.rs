@@ -16,7 +16,8 @@ wire_struct! {
 /// `partition_info_t.flags` (`PART_FLAG_*`): a u16 on the wire before
 /// 24.05, a u32 since. Bits above 16 cannot be sent to older clients and are
 /// dropped for them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct PartFlags(pub u32);
 
 impl Wire for PartFlags {
@@ -96,7 +97,8 @@ wire_struct! {
 }
 
 /// `partition_info_msg_t`: RESPONSE_PARTITION_INFO.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct PartitionInfoMsg {
     pub last_update: i64,
     /// The wire `record_count` is its length.

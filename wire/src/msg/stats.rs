@@ -27,7 +27,8 @@ wire_struct! {
 
 /// The controller counters part of `stats_info_response_msg_t`
 /// (what `parts_packed` gated before 25.11).
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct StatsParts {
     pub req_time: i64,
     pub req_time_start: i64,
@@ -78,7 +79,8 @@ pub struct StatsParts {
 /// One entry of the RPC queue table (`rpc_queue_type_id[i]`,
 /// `rpc_queue_count[i]`); the wire carries two arrays that must agree in
 /// length.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct RpcQueueStat {
     pub type_id: u32,
     pub count: u32,
@@ -86,14 +88,16 @@ pub struct RpcQueueStat {
 
 /// One entry of the RPC dump table (`rpc_dump_types[i]`,
 /// `rpc_dump_hostlist[i]`).
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct RpcDump {
     pub type_id: u32,
     pub hostlist: Option<String>,
 }
 
 /// `stats_info_response_msg_t`.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct StatsInfoResponseMsg {
     /// Before 25.11: zero means `parts` is absent. From 25.11 it is not on
     /// the wire and decodes as 1.

@@ -14,7 +14,8 @@ type V = ProtocolVersion;
 /// A bare `u32 job_id` before 25.11, a whole `step_id` from 25.11 on (the
 /// release that replaced job ids with step ids in many RPCs). Before 25.11
 /// only `job_id` travels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobIdOrStepId(pub StepId);
 
 impl Wire for JobIdOrStepId {
@@ -97,7 +98,8 @@ wire_struct! {
 }
 
 /// `bool present` then the launch parameters.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct LaunchParamsOpt(pub Option<SlurmStepLaunchParams>);
 
 impl Wire for LaunchParamsOpt {
@@ -171,7 +173,8 @@ wire_struct! {
 }
 
 /// `slurm_step_layout_t` as packed by `pack_slurm_step_layout`.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SlurmStepLayout {
     /// 26.05 always sends NULL here.
     pub front_end: Option<String>,
@@ -256,7 +259,8 @@ impl Wire for Option<SlurmStepLayout> {
 /// UNVERIFIED: 23.11/24.05 assume no switch plugin (then no switch info is
 /// sent); 22.05/23.02 assume switch/none and (22.05) a select plugin that
 /// packs nothing beyond its id, as cons_tres does.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobStepCreateResponseMsg {
     pub def_cpu_bind_type: u32,
     pub resv_ports: Option<String>,
@@ -384,7 +388,8 @@ wire_struct! {
 /// `complete_batch_script_msg_t`: REQUEST_COMPLETE_BATCH_SCRIPT 5018.
 /// Before 25.11 a `u32 job_id` follows jobacct; from 25.11 a step id
 /// follows slurm_rc instead.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct CompleteBatchScriptMsg {
     pub jobacct: JobAcctInfo,
     pub step_id: StepId,

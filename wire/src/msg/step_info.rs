@@ -69,7 +69,8 @@ wire_struct! {
 
 /// `job_step_info_response_msg_t`. The stepmgr job list (24.05+) is sent
 /// empty: this controller manages every step itself.
-#[derive(Debug, Clone, PartialEq, Default, arbitrary::Arbitrary)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct JobStepInfoResponseMsg {
     pub last_update: i64,
     pub job_steps: Vec<JobStepInfo>,

@@ -1,19 +1,17 @@
 //! Golden bytes: every Slurm message captured between upstream clients and
-//! daemons (shared/fixtures) must decode and re-encode byte-identically.
+//! daemons (fixtures/ at the repository root) must decode and re-encode byte-identically.
 //!
 //! `GOLDEN_ONLY=RESPONSE_JOB_INFO,REQUEST_PING` restricts the check to some
 //! message types while a family is being written.
 
-use slurm_wire::pcap::{decode_streams, read_streams};
+use slurm_decode::{decode_streams, read_streams};
 use std::path::PathBuf;
 
 fn fixtures() -> PathBuf {
-    let p = std::env::var_os("SLURM_RS_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures"));
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
     assert!(
         p.join("24.11").is_dir(),
-        "golden fixtures not found at {} (the checkout must sit beside shared/, or set SLURM_RS_FIXTURES)",
+        "golden fixtures not found at {} (fixtures/ belongs to the checkout)",
         p.display()
     );
     p

@@ -1,9 +1,11 @@
 //! Captures: TCP stream reassembly from a pcap, and splitting each direction
-//! into Slurm frames. Used by `slurm-decode` and the golden tests.
+//! into Slurm frames. Used by the `slurm-decode` dissector and the golden
+//! tests; kept out of slurm-wire so that the codec does not depend on the
+//! pcap and packet parsers.
 
-use crate::frame::frame_len;
-use crate::pack::Reader;
-use crate::ProtocolVersion;
+use slurm_wire::frame::frame_len;
+use slurm_wire::pack::Reader;
+use slurm_wire::ProtocolVersion;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
@@ -196,13 +198,13 @@ pub struct CapturedMsg<'a> {
     pub time_us: u64,
     /// The frame, length prefix included.
     pub raw: &'a [u8],
-    pub outcome: Result<Decoded, crate::DecodeError>,
+    pub outcome: Result<Decoded, slurm_wire::DecodeError>,
 }
 
 #[derive(Debug)]
 pub struct Decoded {
-    pub frame: crate::Frame,
-    pub msg: crate::Message,
+    pub frame: slurm_wire::Frame,
+    pub msg: slurm_wire::Message,
 }
 
 /// What is not Slurm framing (srun I/O, HTTP replies, cut streams).
@@ -214,8 +216,8 @@ pub struct RawRun {
 }
 
 /// Decodes a frame and checks that re-encoding gives back the same bytes.
-pub fn decode_frame_strict(raw: &[u8]) -> Result<Decoded, crate::DecodeError> {
-    let frame = crate::Frame::decode_prefixed(raw)?;
+pub fn decode_frame_strict(raw: &[u8]) -> Result<Decoded, slurm_wire::DecodeError> {
+    let frame = slurm_wire::Frame::decode_prefixed(raw)?;
     let msg = frame.message()?;
     let body = msg.encode_to_vec(frame.header.version);
     if body != frame.body {
@@ -228,14 +230,14 @@ pub fn decode_frame_strict(raw: &[u8]) -> Result<Decoded, crate::DecodeError> {
     Ok(Decoded { frame, msg })
 }
 
-fn mismatch(a: &[u8], b: &[u8]) -> crate::DecodeError {
+fn mismatch(a: &[u8], b: &[u8]) -> slurm_wire::DecodeError {
     let at = a
         .iter()
         .zip(b)
         .position(|(x, y)| x != y)
         .unwrap_or(a.len().min(b.len()));
-    crate::DecodeError::new(
-        crate::DecodeErrorKind::BadValue {
+    slurm_wire::DecodeError::new(
+        slurm_wire::DecodeErrorKind::BadValue {
             what: "re-encoded length (bytes differ from here)",
             value: b.len() as u64,
         },

@@ -3,7 +3,7 @@
 //! message. Exits non-zero when any Slurm-framed message fails to decode.
 
 use clap::Parser;
-use slurm_wire::pcap::{decode_frame_strict, decode_streams, read_streams, split_frames};
+use slurm_decode::{decode_frame_strict, decode_streams, read_streams, split_frames};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +12,7 @@ use std::process::ExitCode;
 #[command(
     name = "slurm-decode",
     about = "Decode Slurm RPC traffic (protocol 22.05 to 26.05) from pcap or raw captures",
-    after_help = "Examples:\n  slurm-decode ../shared/fixtures/24.11/srun.pcap\n  slurm-decode -v --only REQUEST_LAUNCH_TASKS capture.pcap\n  slurm-decode --raw frames.bin"
+    after_help = "Examples:\n  slurm-decode fixtures/24.11/srun.pcap\n  slurm-decode -v --only REQUEST_LAUNCH_TASKS capture.pcap\n  slurm-decode --raw frames.bin"
 )]
 struct Args {
     /// Print the decoded fields of each message.
@@ -39,7 +39,7 @@ struct Args {
 struct Line<'a> {
     where_: String,
     raw: &'a [u8],
-    outcome: &'a Result<slurm_wire::pcap::Decoded, slurm_wire::DecodeError>,
+    outcome: &'a Result<slurm_decode::Decoded, slurm_wire::DecodeError>,
 }
 
 fn header_summary(raw: &[u8]) -> (String, String) {
