@@ -207,20 +207,26 @@ impl Controller {
         d: &JobDescMsg,
         fx: &mut Vec<Effect>,
     ) -> Reply {
+        let operator = self.conf.is_admin(uid);
+        // Ownership first, as stock's update_job: a stranger's Dependency=
+        // is the same security violation as any other field.
+        match self.jobs.get(&job_id) {
+            None => return Reply::Rc(ESLURM_INVALID_JOB_ID),
+            Some(j) if j.user.uid != uid && !operator => {
+                tracing::error!(uid, job_id, "security violation: job update");
+                return Reply::Rc(ESLURM_USER_ID_MISSING);
+            }
+            Some(_) => {}
+        }
         if let Some(dep) = d.dependency.as_deref() {
             let r = self.update_dependency(now, uid, job_id, dep, fx);
             if r != Reply::Rc(SLURM_SUCCESS) {
                 return r;
             }
         }
-        let operator = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
-        if j.user.uid != uid && !operator {
-            tracing::error!(uid, job_id, "security violation: job update");
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
-        }
         if j.state.is_finished() {
             return Reply::Rc(ESLURM_JOB_FINISHED);
         }

@@ -16,6 +16,7 @@ pub mod msgs;
 pub mod node;
 pub mod partition;
 pub mod queue;
+pub mod refuse;
 pub mod req;
 pub mod step;
 pub mod table;
@@ -443,7 +444,11 @@ impl Controller {
                 desc,
                 version,
             } => {
-                let r = self.submit(now, user, desc, version);
+                let admin = self.conf.is_admin(user.uid);
+                let r = match refuse::submit_identity(admin, &user, &desc, version) {
+                    Ok(()) => self.submit(now, user, desc, version),
+                    Err(rc) => Reply::Rc(rc),
+                };
                 if matches!(r, Reply::Submitted { .. }) {
                     self.schedule(now, &mut fx);
                 }

@@ -13,8 +13,7 @@ use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion};
 use std::collections::BTreeMap;
 
-/// The body's user_id meaning "the sender" (SLURM_AUTH_NOBODY).
-const SLURM_AUTH_NOBODY: u32 = 99;
+use super::refuse::SLURM_AUTH_NOBODY;
 
 /// `task_dist_states` base values (slurm.h).
 pub mod dist {
@@ -255,6 +254,12 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> super::Reply {
         use super::Reply;
+        if super::refuse::allocate_checks_identity(version) {
+            let admin = self.conf.is_admin(user.uid);
+            if let Err(rc) = super::refuse::submit_identity(admin, &user, &desc, version) {
+                return Reply::Rc(rc);
+            }
+        }
         // An allocation has no script, whatever the request says.
         desc.script = None;
         let immediate = desc.immediate != 0;
