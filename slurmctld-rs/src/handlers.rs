@@ -276,7 +276,8 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             })
             .await,
         ),
-        Message::RequestSubmitBatchJob(desc) => {
+        Message::RequestSubmitBatchJob(mut desc) => {
+            crate::alloc_host::settle(&sh.snapshot().conf, req.peer.ip(), &mut desc);
             let user = lookup_user(uid, req.identity.gid);
             let part = desc.partition.clone();
             match sh

@@ -942,6 +942,9 @@ impl Controller {
         {
             return Reply::Rc(rc);
         }
+        if let Some(rc) = partition::alloc_node_refused(pdef, desc.alloc_node.as_deref()) {
+            return Reply::Rc(rc);
+        }
         if let Some(rc) =
             partition::refuses_submit(&self.conf, pdef, &user, desc.account.as_deref(), version)
         {

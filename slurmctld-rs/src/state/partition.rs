@@ -47,6 +47,26 @@ pub fn access_refused(
     None
 }
 
+/// AllocNodes: a job submitted from a host outside the partition's list
+/// (or from no known host) is refused with ESLURM_ACCESS_DENIED, as stock's
+/// validate_alloc_node. `alloc_node` is the submitting host as the handler
+/// determined it from the connection, never the client's word.
+pub fn alloc_node_refused(p: &PartDef, alloc_node: Option<&str>) -> Option<i32> {
+    let list = p.conf.alloc_nodes.as_deref()?;
+    let allowed = alloc_node
+        .filter(|h| !h.is_empty())
+        .is_some_and(|h| slurm_conf::hostlist::Hostlist::parse(list).is_ok_and(|l| l.contains(h)));
+    if allowed {
+        return None;
+    }
+    tracing::info!(
+        partition = %p.conf.name,
+        alloc_node,
+        "job refused: submitting host not in AllocNodes"
+    );
+    Some(ESLURM_ACCESS_DENIED)
+}
+
 /// Why a new job of `u` (charged to `account`, its `-A`) may not be
 /// submitted to `p`: DRAIN and INACTIVE take no new jobs (DOWN does, and
 /// they wait); a user outside AllowGroups is refused by 22.05, and by
@@ -457,6 +477,35 @@ mod tests {
             matches!(r, Reply::Submitted { .. }),
             "root where it may: {r:?}"
         );
+    }
+
+    #[test]
+    fn alloc_nodes_refuse_jobs_from_other_hosts() {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+            NodeName=n1 CPUs=4 RealMemory=1000\n\
+            PartitionName=login Nodes=n1 Default=YES AllocNodes=login[1-2] State=UP\n\
+            PartitionName=any Nodes=n1 AllocNodes=ALL State=UP\n";
+        let mut c = controller(text);
+        c.apply(1000, reg_bare("n1", 4, 1000, ProtocolVersion::V24_11));
+        let from = |p: &'static str, host: Option<&'static str>| {
+            move |d: &mut JobDescMsg| {
+                d.partition = Some(p.into());
+                d.alloc_node = host.map(str::to_string);
+            }
+        };
+        for host in [Some("n1"), Some("login3"), Some(""), None] {
+            let r = testkit::submit(&mut c, 1001, from("login", host)).0;
+            assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED), "from {host:?}");
+        }
+        let r = testkit::submit(&mut c, 1001, from("login", Some("login2"))).0;
+        assert!(matches!(r, Reply::Submitted { .. }), "{r:?}");
+        // AllocNodes=ALL is no list.
+        let r = testkit::submit(&mut c, 1001, from("any", Some("elsewhere"))).0;
+        assert!(matches!(r, Reply::Submitted { .. }), "{r:?}");
+        // An allocation (salloc, srun) is held to it too.
+        let d = testkit::wrap(from("login", Some("elsewhere")));
+        let (r, _) = testkit::allocate(&mut c, 1001, testkit::alice(), d);
+        assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED));
     }
 
     #[test]
