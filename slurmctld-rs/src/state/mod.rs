@@ -943,6 +943,11 @@ impl Controller {
             return Reply::Rc(rc);
         }
         if let Some(rc) = partition::alloc_node_refused(pdef, desc.alloc_node.as_deref()) {
+            tracing::info!(
+                partition = %pdef.conf.name,
+                alloc_node = desc.alloc_node.as_deref(),
+                "job refused: submitting host not in AllocNodes"
+            );
             return Reply::Rc(rc);
         }
         if let Some(rc) =

@@ -56,15 +56,7 @@ pub fn alloc_node_refused(p: &PartDef, alloc_node: Option<&str>) -> Option<i32> 
     let allowed = alloc_node
         .filter(|h| !h.is_empty())
         .is_some_and(|h| slurm_conf::hostlist::Hostlist::parse(list).is_ok_and(|l| l.contains(h)));
-    if allowed {
-        return None;
-    }
-    tracing::info!(
-        partition = %p.conf.name,
-        alloc_node,
-        "job refused: submitting host not in AllocNodes"
-    );
-    Some(ESLURM_ACCESS_DENIED)
+    (!allowed).then_some(ESLURM_ACCESS_DENIED)
 }
 
 /// Why a new job of `u` (charged to `account`, its `-A`) may not be
@@ -124,9 +116,18 @@ pub fn accounts_checked(version: ProtocolVersion) -> bool {
 /// partition's AllowGroups (it is accepted, and waits).
 pub const WAIT_ACCOUNT: u32 = 38;
 
-/// The pending reason of a job `j` that cannot start because of `p`: its
-/// state (DRAIN still starts the jobs it has), or AllowGroups.
+/// The pending reason of a job `j` that cannot start because of `p`: the
+/// partition's access rules (a job moved in by `scontrol update`, or
+/// submitted before they changed: stock accepts the update and holds the
+/// job with WAIT_PART_CONFIG), its state (DRAIN still starts the jobs it
+/// has), or AllowGroups.
 pub fn held_by(conf: &ClusterConf, p: &PartDef, j: &Job) -> Option<u32> {
+    if access_refused(conf, p, j.user.uid, j.req.reservation())
+        .or_else(|| alloc_node_refused(p, j.req.alloc_node()))
+        .is_some()
+    {
+        return Some(job::reason::WAIT_PART_CONFIG);
+    }
     match p.conf.state {
         PartitionState::Up | PartitionState::Drain => {}
         PartitionState::Down => return Some(job::reason::WAIT_PART_DOWN),
@@ -506,6 +507,32 @@ mod tests {
         let d = testkit::wrap(from("login", Some("elsewhere")));
         let (r, _) = testkit::allocate(&mut c, 1001, testkit::alice(), d);
         assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED));
+    }
+
+    #[test]
+    fn a_job_moved_into_a_partition_it_may_not_use_waits_for_part_config() {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+            NodeName=n1 CPUs=4 RealMemory=1000\n\
+            PartitionName=debug Nodes=n1 Default=YES State=UP\n\
+            PartitionName=rootp Nodes=n1 RootOnly=YES State=UP\n\
+            PartitionName=resv Nodes=n1 ReqResv=YES State=UP\n\
+            PartitionName=login Nodes=n1 AllocNodes=login1 State=UP\n";
+        for part in ["rootp", "resv", "login"] {
+            let mut c = controller(text);
+            // No node yet: the job waits in debug.
+            let from = |d: &mut JobDescMsg| d.alloc_node = Some("elsewhere".into());
+            let id = testkit::job_id(testkit::submit(&mut c, 1001, from).0);
+            let (r, _) = testkit::update_job(&mut c, 1002, testkit::ALICE, id, |d| {
+                d.partition = Some(part.into())
+            });
+            // Stock accepts the update (it checks these when scheduling).
+            assert_eq!(r, Reply::Rc(SLURM_SUCCESS), "{part}");
+            c.apply(1003, reg_bare("n1", 4, 1000, ProtocolVersion::V24_11));
+            c.apply(1004, Command::Tick);
+            let j = &c.jobs[&id];
+            assert_eq!(j.state, JobState::Pending, "{part}");
+            assert_eq!(j.state_reason, job::reason::WAIT_PART_CONFIG, "{part}");
+        }
     }
 
     #[test]
