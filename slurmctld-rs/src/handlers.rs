@@ -7,6 +7,7 @@ use crate::reply_cache::{Key, Query};
 use crate::state::job::UserInfo;
 use crate::state::{Command, Reply};
 use crate::views;
+use crate::visibility::Visible;
 use slurm_rpc::{rc_message, Incoming, Outgoing};
 use slurm_wire::errno::*;
 use slurm_wire::msg::job::SubmitResponseMsg;
@@ -61,7 +62,7 @@ fn unchanged(last_update: i64, changed: i64) -> bool {
 async fn listing(sh: &Arc<Shared>, req: Incoming) -> Result<Outgoing, Incoming> {
     let version = req.version();
     let snap = sh.snapshot();
-    let uid = req.identity.uid;
+    let (uid, gid) = (req.identity.uid, req.identity.gid);
     let privacy = Privacy::of(&snap, uid);
     let (query, show_flags) = match &req.msg {
         Message::RequestJobInfo(m) => {
@@ -116,6 +117,7 @@ async fn listing(sh: &Arc<Shared>, req: Incoming) -> Result<Outgoing, Incoming> 
         query,
         version,
         show_flags,
+        visible: Visible::of(&snap.conf, uid, show_flags, || lookup_user(uid, gid)),
     };
     Ok(match sh.replies.get(&snap, &key).await {
         Ok(body) => Outgoing::Encoded {
@@ -225,7 +227,9 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             let snap = sh.snapshot();
             let ids = m.job_ids.as_deref();
             let own = Privacy::of(&snap, uid).own_jobs_only();
-            Message::ResponseJobInfo(views::job_info_msg(&snap, ids, own, m.show_flags, v))
+            let gid = req.identity.gid;
+            let vis = Visible::of(&snap.conf, uid, m.show_flags, || lookup_user(uid, gid));
+            Message::ResponseJobInfo(views::job_listing(&snap, ids, own, &vis, m.show_flags, v))
         }
         Message::RequestJobStepInfo(m) => {
             let snap = sh.snapshot();

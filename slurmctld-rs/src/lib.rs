@@ -32,3 +32,4 @@ pub mod stats;
 pub mod step_info;
 pub mod tres;
 pub mod views;
+pub mod visibility;

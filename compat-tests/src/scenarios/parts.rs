@@ -465,6 +465,53 @@ fn private_data_steps(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// Hidden and AllowGroups partitions in listings: a user sees neither them
+/// nor their jobs without `-a`; root sees all.
+fn visibility(c: &mut Ctx) -> Result<(), String> {
+    with_partitions(
+        c,
+        "PartitionName=vis_hidden Nodes=n1 Hidden=YES State=UP\n\
+         PartitionName=vis_grp Nodes=n1 AllowGroups=root State=UP",
+        &["vis_hidden", "vis_grp"],
+        |c| {
+            let r = visibility_steps(c);
+            let undo = clean_up(c);
+            r?;
+            undo
+        },
+    )
+}
+
+fn visibility_steps(c: &mut Ctx) -> Result<(), String> {
+    // Held, so that nothing runs: the listing is all that differs.
+    let a = sbatch_as(c, "alice", "-p vis_hidden -H -J hid")?;
+    let cmds = [
+        ("alice", "sinfo -h -o '%P %a'"),
+        ("alice", "sinfo -a -h -o '%P %a'"),
+        ("alice", "squeue -h -o '%u %j %P'"),
+        ("alice", "squeue -a -h -o '%u %j %P'"),
+        ("alice", "squeue -h -j JOB -o '%u %j %P'"),
+        ("alice", "scontrol show job JOB | grep -o 'JobName=[a-z]*'"),
+        (
+            "alice",
+            "scontrol show partition | grep -o 'PartitionName=[a-z_]*'",
+        ),
+        (
+            "alice",
+            "scontrol -a show partition | grep -o 'PartitionName=[a-z_]*'",
+        ),
+        ("alice", "scontrol show partition vis_grp | head -1"),
+        ("root", "sinfo -h -o '%P %a'"),
+        ("root", "squeue -h -o '%u %j %P'"),
+    ];
+    for (user, cmd) in cmds {
+        let who = (user != "root").then_some(user);
+        let o = c.run_as(who, &cmd.replace("JOB", &a));
+        c.record(&format!("{user}: {cmd} (rc {})", o.rc), &o.both());
+    }
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -508,6 +555,12 @@ pub fn all() -> Vec<Scenario> {
             about: "PrivateData=jobs,nodes,partitions: others' jobs and steps hidden, node and partition listings refused to users, root sees all",
             compare: true,
             run: private_data,
+        },
+        Scenario {
+            name: "parts_visibility",
+            about: "Hidden and AllowGroups partitions: left out of users' sinfo/squeue/scontrol listings (and their jobs) without -a; root sees all",
+            compare: true,
+            run: visibility,
         },
     ]
 }
