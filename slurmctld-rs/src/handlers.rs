@@ -344,12 +344,18 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 Some(Err(_)) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
                 None => m.step_id.job_id,
             };
-            // A single step other than the batch script is not modelled yet.
+            // One step other than the batch script: just its tasks.
             if m.step_id.step_id != NO_VAL
                 && m.step_id.step_id != StepId::BATCH_SCRIPT
                 && m.sjob_id.is_none()
             {
-                return Some(rc_message(ESLURM_NOT_SUPPORTED));
+                let cmd = Command::SignalStep {
+                    uid,
+                    job_id,
+                    step_id: m.step_id.step_id,
+                    signal: m.signal,
+                };
+                return Some(rc_of(sh.exec(cmd).await));
             }
             // A signal (not a cancel) to a whole array reaches every task,
             // as stock's job_str_signal walks them.

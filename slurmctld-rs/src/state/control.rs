@@ -685,6 +685,52 @@ impl Controller {
         }
         Reply::Rc(SLURM_SUCCESS)
     }
+
+    /// `scancel <job>.<step>`: REQUEST_SIGNAL_TASKS to the nodes of that
+    /// step only, as stock's job_step_signal: the job's owner, root or
+    /// SlurmUser (operators do not count), a running job, a known step.
+    pub(crate) fn signal_step(
+        &mut self,
+        uid: u32,
+        job_id: u32,
+        step_id: u32,
+        signal: u16,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        let Some(j) = self.jobs.get(&job_id) else {
+            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+        };
+        if j.user.uid != uid && !self.conf.is_admin(uid) {
+            tracing::error!(uid, job_id, "security violation: step cancel");
+            return Reply::Rc(ESLURM_USER_ID_MISSING);
+        }
+        if j.state.is_finished() {
+            return Reply::Rc(ESLURM_ALREADY_DONE);
+        }
+        if j.state != JobState::Running {
+            return Reply::Rc(ESLURM_TRANSITION_STATE_NO_UPDATE);
+        }
+        let Some(step) = self.steps.get(&job_id).and_then(|s| s.steps.get(&step_id)) else {
+            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+        };
+        tracing::info!(job_id, step_id, uid, signal, "signal step");
+        for &i in &step.nodes {
+            let msg = Message::RequestSignalTasks(SignalTasksMsg {
+                step_id: StepId {
+                    sluid: 0,
+                    job_id,
+                    step_id,
+                    step_het_comp: NO_VAL,
+                },
+                flags: 0,
+                signal,
+            });
+            if let Some(o) = msgs::outbound(&self.nodes[i], msg, Purpose::Signal { job_id }) {
+                fx.push(Effect::Send(Box::new(o)));
+            }
+        }
+        Reply::Rc(SLURM_SUCCESS)
+    }
 }
 
 #[cfg(test)]

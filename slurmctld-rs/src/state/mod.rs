@@ -154,6 +154,14 @@ pub enum Command {
         signal: u16,
         flags: u16,
     },
+    /// REQUEST_CANCEL_JOB_STEP naming one step (`scancel 12.3`): signals
+    /// that step's tasks (no state change, so never logged).
+    SignalStep {
+        uid: u32,
+        job_id: u32,
+        step_id: u32,
+        signal: u16,
+    },
     /// scancel of array tasks (`12_3`, `12_[1-2]`).
     KillTasks {
         uid: u32,
@@ -541,6 +549,12 @@ impl Controller {
                 signal,
                 flags,
             } => self.signal_job(uid, job_id, signal, flags, &mut fx),
+            Command::SignalStep {
+                uid,
+                job_id,
+                step_id,
+                signal,
+            } => self.signal_step(uid, job_id, step_id, signal, &mut fx),
             Command::KillTasks {
                 uid,
                 array_job_id,
