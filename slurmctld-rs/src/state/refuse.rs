@@ -151,9 +151,15 @@ impl Controller {
                 };
                 self.not_owner(*uid, owner, ESLURM_ACCESS_DENIED)?
             }
+            // (A task list past MaxArraySize is apply's ESLURM_INVALID_JOB_ID.)
             Command::KillTasks {
-                uid, array_job_id, ..
-            } => self.not_owner(*uid, self.array_owner(*array_job_id)?, ESLURM_ACCESS_DENIED)?,
+                uid,
+                array_job_id,
+                tasks,
+                ..
+            } if self.tasks_in_bounds(tasks) => {
+                self.not_owner(*uid, self.array_owner(*array_job_id)?, ESLURM_ACCESS_DENIED)?
+            }
             // A whole array is answered per group of tasks: left to apply.
             Command::UpdateJob { uid, job_id, .. } if !self.names_whole_array(*job_id) => self
                 .not_owner(
@@ -437,6 +443,39 @@ PartitionName=debug Nodes=n[1-2] Default=YES State=UP
             assert_eq!(after.jobs[&1].state, JobState::Pending);
             assert_eq!(after.next_job_id, 2, "{cmd:?}");
         }
+    }
+
+    #[test]
+    fn a_strangers_cancel_of_array_tasks_is_refused_before_logging() {
+        let mut c = cluster();
+        let d = JobDescMsg {
+            array_inx: Some("1-4".into()),
+            ..true_job()
+        };
+        let r = c.apply(
+            1000,
+            submit_cmd(user(OWNER, OWNER), d, ProtocolVersion::V24_11),
+        );
+        let Reply::Submitted { job_id: array } = r.0 else {
+            panic!("{r:?}");
+        };
+        let tasks = |tasks: Vec<u32>| Command::KillTasks {
+            uid: OTHER,
+            array_job_id: array,
+            tasks,
+            signal: crate::state::SIGKILL,
+        };
+        let pre = c.refuse_before_log(&tasks(vec![2, 3]), &BatchSoFar::default());
+        assert_eq!(pre, Some(Reply::Rc(ESLURM_ACCESS_DENIED)));
+        assert_eq!(c.clone().apply(1001, tasks(vec![2, 3])).0, pre.unwrap());
+        assert_eq!(
+            c.refuse_before_log(&kill_cmd(OTHER, array), &BatchSoFar::default()),
+            Some(Reply::Rc(ESLURM_ACCESS_DENIED))
+        );
+        // A list past MaxArraySize gets apply's own answer.
+        let huge = tasks(vec![u32::MAX - 1]);
+        assert_eq!(c.refuse_before_log(&huge, &BatchSoFar::default()), None);
+        assert_eq!(c.apply(1001, huge).0, Reply::Rc(ESLURM_INVALID_JOB_ID));
     }
 
     #[test]
