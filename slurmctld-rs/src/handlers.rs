@@ -354,6 +354,7 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                     job_id,
                     step_id: m.step_id.step_id,
                     signal: m.signal,
+                    version: v,
                 };
                 return Some(rc_of(sh.exec(cmd).await));
             }

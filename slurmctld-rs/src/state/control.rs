@@ -688,13 +688,16 @@ impl Controller {
 
     /// `scancel <job>.<step>`: REQUEST_SIGNAL_TASKS to the nodes of that
     /// step only, as stock's job_step_signal: the job's owner, root or
-    /// SlurmUser (operators do not count), a running job, a known step.
+    /// SlurmUser, a running job, a known step. A stranger gets
+    /// ESLURM_USER_ID_MISSING, from 26.05 ESLURM_ACCESS_DENIED (its
+    /// kill_job_step checks access first).
     pub(crate) fn signal_step(
         &mut self,
         uid: u32,
         job_id: u32,
         step_id: u32,
         signal: u16,
+        version: ProtocolVersion,
         fx: &mut Vec<Effect>,
     ) -> Reply {
         let Some(j) = self.jobs.get(&job_id) else {
@@ -702,7 +705,11 @@ impl Controller {
         };
         if j.user.uid != uid && !self.conf.is_admin(uid) {
             tracing::error!(uid, job_id, "security violation: step cancel");
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
+            return Reply::Rc(if version >= ProtocolVersion::V26_05 {
+                ESLURM_ACCESS_DENIED
+            } else {
+                ESLURM_USER_ID_MISSING
+            });
         }
         if j.state.is_finished() {
             return Reply::Rc(ESLURM_ALREADY_DONE);

@@ -161,6 +161,7 @@ pub enum Command {
         job_id: u32,
         step_id: u32,
         signal: u16,
+        version: ProtocolVersion,
     },
     /// scancel of array tasks (`12_3`, `12_[1-2]`).
     KillTasks {
@@ -554,7 +555,8 @@ impl Controller {
                 job_id,
                 step_id,
                 signal,
-            } => self.signal_step(uid, job_id, step_id, signal, &mut fx),
+                version,
+            } => self.signal_step(uid, job_id, step_id, signal, version, &mut fx),
             Command::KillTasks {
                 uid,
                 array_job_id,

@@ -678,6 +678,7 @@ mod tests {
             job_id,
             step_id,
             signal: 15,
+            version: ProtocolVersion::V24_11,
         };
         let (r, fx) = c.apply(1003, sig(1000, 0));
         assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
@@ -697,6 +698,12 @@ mod tests {
             assert_eq!(r, Reply::Rc(rc), "uid {uid} step {step}");
             assert!(fx.is_empty());
         }
+        // 26.05 checks access first, with another errno.
+        let mut new = sig(1001, 0);
+        if let Command::SignalStep { version, .. } = &mut new {
+            *version = ProtocolVersion::V26_05;
+        }
+        assert_eq!(c.apply(1004, new).0, Reply::Rc(ESLURM_ACCESS_DENIED));
         // root may; the job and its step are untouched.
         assert_eq!(c.apply(1005, sig(0, 0)).0, Reply::Rc(SLURM_SUCCESS));
         assert_eq!(c.jobs[&job_id].state, JobState::Running);
