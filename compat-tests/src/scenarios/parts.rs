@@ -512,6 +512,37 @@ fn visibility_steps(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// AllocNodes: a job from a host outside the list is refused; from the
+/// login host named there it is taken.
+fn alloc_nodes(c: &mut Ctx) -> Result<(), String> {
+    let host = c.ok("hostname -s")?.stdout.trim().to_string();
+    let lines = format!(
+        "PartitionName=an_no Nodes=n1 AllocNodes=nosuchhost State=UP\n\
+         PartitionName=an_yes Nodes=n1 AllocNodes={host} State=UP"
+    );
+    with_partitions(c, &lines, &["an_no", "an_yes"], |c| {
+        let r = alloc_nodes_steps(c);
+        let undo = clean_up(c);
+        r?;
+        undo
+    })
+}
+
+fn alloc_nodes_steps(c: &mut Ctx) -> Result<(), String> {
+    let o = c.run_as(Some("alice"), "sbatch -p an_no -H -o /dev/null --wrap true");
+    c.record(&format!("sbatch -p an_no (rc {})", o.rc), &o.both());
+    if o.rc == 0 {
+        return Err(format!(
+            "a job from outside AllocNodes was taken: {}",
+            o.both()
+        ));
+    }
+    let id = sbatch_as(c, "alice", "-p an_yes -H")?;
+    let o = c.ok(&format!("squeue -h -j {id} -o '%P %T'"))?;
+    c.record("sbatch -p an_yes: queued", &o.stdout);
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -561,6 +592,12 @@ pub fn all() -> Vec<Scenario> {
             about: "Hidden and AllowGroups partitions: left out of users' sinfo/squeue/scontrol listings (and their jobs) without -a; root sees all",
             compare: true,
             run: visibility,
+        },
+        Scenario {
+            name: "parts_alloc_nodes",
+            about: "AllocNodes: a job from a host outside the list is refused, from a listed login host taken",
+            compare: true,
+            run: alloc_nodes,
         },
     ]
 }
