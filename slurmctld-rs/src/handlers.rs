@@ -209,9 +209,18 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         }
         Message::RequestNodeInfoSingle(m) => {
             let snap = sh.snapshot();
+            let gid = req.identity.gid;
+            let vis = Visible::of(&snap.conf, uid, m.show_flags, || lookup_user(uid, gid));
+            let seen = vis.nodes(&snap.conf);
             match m
                 .node_name
                 .as_deref()
+                // A node the requester may not see is one that is not there.
+                .filter(|n| {
+                    let i = snap.node_index(n);
+                    seen.as_ref()
+                        .is_none_or(|s| i.is_none_or(|i| s.get(i) != Some(&false)))
+                })
                 .and_then(|n| views::node_info_single(&snap, n, v))
             {
                 Some(info) => Message::ResponseNodeInfo(info),
@@ -238,6 +247,11 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                     if let Some(me) = Privacy::of(&snap, uid).own_jobs_only() {
                         r.job_steps.retain(|s| s.user_id == me);
                     }
+                    // Steps of jobs in partitions the requester does not see.
+                    let gid = req.identity.gid;
+                    let vis = Visible::of(&snap.conf, uid, m.show_flags, || lookup_user(uid, gid));
+                    r.job_steps
+                        .retain(|s| snap.jobs.get(&s.step_id.job_id).is_none_or(|j| vis.job(j)));
                     Message::ResponseJobStepInfo(r)
                 }
                 Err(rc) => rc_message(rc),
