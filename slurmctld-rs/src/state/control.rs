@@ -336,6 +336,23 @@ impl Controller {
         if d.priority != NO_VAL {
             rc = self.update_priority(now, uid, operator, job_id, d);
         }
+        // As stock's update_job ends: what changed stays, but a pending
+        // job its partition's access rules exclude is answered
+        // ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE and waits with
+        // PartitionConfig (a held job keeps its hold reason).
+        let conf = self.conf.clone();
+        if let Some(j) = self.jobs.get_mut(&job_id) {
+            if rc == SLURM_SUCCESS
+                && j.state == JobState::Pending
+                && super::partition::access_held(&conf, &conf.partitions[j.part], j)
+            {
+                if !matches!(j.state_reason, reason::WAIT_HELD | reason::WAIT_HELD_USER) {
+                    j.state_reason = reason::WAIT_PART_CONFIG;
+                    j.state_desc = None;
+                }
+                rc = ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE;
+            }
+        }
         self.last_job_update = now;
         self.schedule(now, fx);
         Reply::Rc(rc)

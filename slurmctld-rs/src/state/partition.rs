@@ -116,16 +116,21 @@ pub fn accounts_checked(version: ProtocolVersion) -> bool {
 /// partition's AllowGroups (it is accepted, and waits).
 pub const WAIT_ACCOUNT: u32 = 38;
 
+/// Whether `p`'s access rules (ReqResv, RootOnly, DisableRootJobs,
+/// AllocNodes) exclude job `j`, as stock's job_limits_check sees it.
+pub fn access_held(conf: &ClusterConf, p: &PartDef, j: &Job) -> bool {
+    access_refused(conf, p, j.user.uid, j.req.reservation())
+        .or_else(|| alloc_node_refused(p, j.req.alloc_node()))
+        .is_some()
+}
+
 /// The pending reason of a job `j` that cannot start because of `p`: the
 /// partition's access rules (a job moved in by `scontrol update`, or
 /// submitted before they changed: stock accepts the update and holds the
 /// job with WAIT_PART_CONFIG), its state (DRAIN still starts the jobs it
 /// has), or AllowGroups.
 pub fn held_by(conf: &ClusterConf, p: &PartDef, j: &Job) -> Option<u32> {
-    if access_refused(conf, p, j.user.uid, j.req.reservation())
-        .or_else(|| alloc_node_refused(p, j.req.alloc_node()))
-        .is_some()
-    {
+    if access_held(conf, p, j) {
         return Some(job::reason::WAIT_PART_CONFIG);
     }
     match p.conf.state {
@@ -525,8 +530,15 @@ mod tests {
             let (r, _) = testkit::update_job(&mut c, 1002, testkit::ALICE, id, |d| {
                 d.partition = Some(part.into())
             });
-            // Stock accepts the update (it checks these when scheduling).
-            assert_eq!(r, Reply::Rc(SLURM_SUCCESS), "{part}");
+            // Stock keeps the change and answers that the job cannot run
+            // there (its update_job ends with job_limits_check).
+            assert_eq!(
+                r,
+                Reply::Rc(ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE),
+                "{part}"
+            );
+            assert_eq!(c.jobs[&id].part, c.conf.partition_index(part).unwrap());
+            assert_eq!(c.jobs[&id].state_reason, job::reason::WAIT_PART_CONFIG);
             c.apply(1003, reg_bare("n1", 4, 1000, ProtocolVersion::V24_11));
             c.apply(1004, Command::Tick);
             let j = &c.jobs[&id];
