@@ -20,6 +20,11 @@ pub fn settle(conf: &ClusterConf, peer: IpAddr, desc: &mut JobDescMsg) {
 /// The short name `ip` resolves to (up to its first dot, as stock cuts
 /// munge's host), this host's own for a local sender, else the address.
 pub fn host_of(ip: IpAddr) -> String {
+    // A dual-stack listener sees IPv4 senders as ::ffff:a.b.c.d.
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
     let name = if ip.is_loopback() {
         nix::unistd::gethostname()
             .ok()
@@ -100,6 +105,12 @@ mod tests {
     fn a_local_sender_is_this_host() {
         let me = nix::unistd::gethostname().unwrap().into_string().unwrap();
         assert_eq!(host_of("127.0.0.1".parse().unwrap()), short_name(&me));
+    }
+
+    #[test]
+    fn a_mapped_local_sender_is_this_host_too() {
+        let mapped: IpAddr = "::ffff:127.0.0.1".parse().unwrap();
+        assert_eq!(host_of(mapped), host_of("127.0.0.1".parse().unwrap()));
     }
 
     #[test]
