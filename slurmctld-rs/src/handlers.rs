@@ -7,6 +7,7 @@ use crate::reply_cache::{Key, Query};
 use crate::state::job::UserInfo;
 use crate::state::{Command, Reply};
 use crate::views;
+use crate::visibility::Visible;
 use slurm_rpc::{rc_message, Incoming, Outgoing};
 use slurm_wire::errno::*;
 use slurm_wire::msg::job::SubmitResponseMsg;
@@ -61,7 +62,7 @@ fn unchanged(last_update: i64, changed: i64) -> bool {
 async fn listing(sh: &Arc<Shared>, req: Incoming) -> Result<Outgoing, Incoming> {
     let version = req.version();
     let snap = sh.snapshot();
-    let uid = req.identity.uid;
+    let (uid, gid) = (req.identity.uid, req.identity.gid);
     let privacy = Privacy::of(&snap, uid);
     let (query, show_flags) = match &req.msg {
         Message::RequestJobInfo(m) => {
@@ -116,6 +117,7 @@ async fn listing(sh: &Arc<Shared>, req: Incoming) -> Result<Outgoing, Incoming> 
         query,
         version,
         show_flags,
+        visible: Visible::of(&snap.conf, uid, show_flags, || lookup_user(uid, gid)),
     };
     Ok(match sh.replies.get(&snap, &key).await {
         Ok(body) => Outgoing::Encoded {
@@ -207,9 +209,18 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
         }
         Message::RequestNodeInfoSingle(m) => {
             let snap = sh.snapshot();
+            let gid = req.identity.gid;
+            let vis = Visible::of(&snap.conf, uid, m.show_flags, || lookup_user(uid, gid));
+            let seen = vis.nodes(&snap.conf);
             match m
                 .node_name
                 .as_deref()
+                // A node the requester may not see is one that is not there.
+                .filter(|n| {
+                    let i = snap.node_index(n);
+                    seen.as_ref()
+                        .is_none_or(|s| i.is_none_or(|i| s.get(i) != Some(&false)))
+                })
                 .and_then(|n| views::node_info_single(&snap, n, v))
             {
                 Some(info) => Message::ResponseNodeInfo(info),
@@ -225,7 +236,9 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             let snap = sh.snapshot();
             let ids = m.job_ids.as_deref();
             let own = Privacy::of(&snap, uid).own_jobs_only();
-            Message::ResponseJobInfo(views::job_info_msg(&snap, ids, own, m.show_flags, v))
+            let gid = req.identity.gid;
+            let vis = Visible::of(&snap.conf, uid, m.show_flags, || lookup_user(uid, gid));
+            Message::ResponseJobInfo(views::job_listing(&snap, ids, own, &vis, m.show_flags, v))
         }
         Message::RequestJobStepInfo(m) => {
             let snap = sh.snapshot();
@@ -234,6 +247,11 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                     if let Some(me) = Privacy::of(&snap, uid).own_jobs_only() {
                         r.job_steps.retain(|s| s.user_id == me);
                     }
+                    // Steps of jobs in partitions the requester does not see.
+                    let gid = req.identity.gid;
+                    let vis = Visible::of(&snap.conf, uid, m.show_flags, || lookup_user(uid, gid));
+                    r.job_steps
+                        .retain(|s| snap.jobs.get(&s.step_id.job_id).is_none_or(|j| vis.job(j)));
                     Message::ResponseJobStepInfo(r)
                 }
                 Err(rc) => rc_message(rc),
@@ -276,7 +294,8 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
             })
             .await,
         ),
-        Message::RequestSubmitBatchJob(desc) => {
+        Message::RequestSubmitBatchJob(mut desc) => {
+            crate::alloc_host::settle(&sh.snapshot().conf, req.peer.ip(), &mut desc);
             let user = lookup_user(uid, req.identity.gid);
             let part = desc.partition.clone();
             match sh
@@ -339,12 +358,19 @@ async fn handle_one(sh: Arc<Shared>, req: Incoming) -> Option<Message> {
                 Some(Err(_)) => return Some(rc_message(ESLURM_INVALID_JOB_ID)),
                 None => m.step_id.job_id,
             };
-            // A single step other than the batch script is not modelled yet.
+            // One step other than the batch script: just its tasks.
             if m.step_id.step_id != NO_VAL
                 && m.step_id.step_id != StepId::BATCH_SCRIPT
                 && m.sjob_id.is_none()
             {
-                return Some(rc_message(ESLURM_NOT_SUPPORTED));
+                let cmd = Command::SignalStep {
+                    uid,
+                    job_id,
+                    step_id: m.step_id.step_id,
+                    signal: m.signal,
+                    version: v,
+                };
+                return Some(rc_of(sh.exec(cmd).await));
             }
             // A signal (not a cancel) to a whole array reaches every task,
             // as stock's job_str_signal walks them.

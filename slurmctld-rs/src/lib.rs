@@ -14,6 +14,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod agent;
+pub mod alloc_host;
 pub mod build_info;
 pub mod constraint;
 pub mod daemon;
@@ -31,3 +32,4 @@ pub mod stats;
 pub mod step_info;
 pub mod tres;
 pub mod views;
+pub mod visibility;

@@ -390,7 +390,9 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
             w.u32(*flags);
         }
         // Signals change no state.
-        Command::Reconfigure(_) | Command::Signal { .. } => return None,
+        Command::Reconfigure(_) | Command::Signal { .. } | Command::SignalStep { .. } => {
+            return None
+        }
         Command::UpdateArray {
             uid,
             array_job_id,
@@ -624,7 +626,10 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
 
 /// Whether `cmd` has a log record ([`encode_command`] gives one).
 pub fn is_logged(cmd: &Command) -> bool {
-    !matches!(cmd, Command::Reconfigure(_) | Command::Signal { .. })
+    !matches!(
+        cmd,
+        Command::Reconfigure(_) | Command::Signal { .. } | Command::SignalStep { .. }
+    )
 }
 
 // ------------------------------------------------------------ snapshot

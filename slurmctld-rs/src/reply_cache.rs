@@ -22,6 +22,7 @@
 
 use crate::state::Controller;
 use crate::views;
+use crate::visibility::Visible;
 use slurm_wire::{Message, MsgType, ProtocolVersion};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -40,14 +41,16 @@ pub enum Query {
     Partitions,
 }
 
-/// Everything the reply's bytes depend on besides the snapshot. The views
-/// do not filter by requester (no PrivateData), so the uid is not part of
-/// it; a view that starts to must add it here.
+/// Everything the reply's bytes depend on besides the snapshot: what the
+/// requester may see is in `query` (PrivateData's own-jobs filter) and
+/// `visible` (Hidden and AllowGroups partitions); a view that starts to
+/// filter by anything else must add it here.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
     pub query: Query,
     pub version: ProtocolVersion,
     pub show_flags: u16,
+    pub visible: Visible,
 }
 
 impl Key {
@@ -65,10 +68,13 @@ pub fn message(c: &Controller, key: &Key) -> Message {
     let v = key.version;
     match key.query {
         Query::Jobs { user } => {
-            Message::ResponseJobInfo(views::job_info_msg(c, None, user, key.show_flags, v))
+            let vis = &key.visible;
+            Message::ResponseJobInfo(views::job_listing(c, None, user, vis, key.show_flags, v))
         }
-        Query::Nodes => Message::ResponseNodeInfo(views::node_info_msg(c, v)),
-        Query::Partitions => Message::ResponsePartitionInfo(views::partition_info_msg(c, v)),
+        Query::Nodes => Message::ResponseNodeInfo(views::node_info_msg(c, v, &key.visible)),
+        Query::Partitions => {
+            Message::ResponsePartitionInfo(views::partition_info_msg(c, v, &key.visible))
+        }
     }
 }
 
@@ -274,6 +280,7 @@ mod tests {
             query: Query::Jobs { user },
             version: v,
             show_flags,
+            visible: Visible::all(),
         }
     }
 
@@ -359,6 +366,7 @@ mod tests {
                 query: q,
                 version: ProtocolVersion::V24_11,
                 show_flags: 0,
+                visible: Visible::all(),
             };
             let got = cache.get(&s, &k).await.unwrap();
             let m = Message::decode(k.version, k.msg_type(), &got).unwrap();
@@ -426,6 +434,7 @@ mod tests {
                 query: Query::Partitions,
                 version: ProtocolVersion::V24_11,
                 show_flags: 0,
+                visible: Visible::all(),
             },
         );
         assert!(cache.get(&s, &big).await.unwrap().len() > TRIM_ABOVE);

@@ -33,7 +33,8 @@ pub async fn handle(sh: &Arc<Shared>, req: Incoming) -> Result<Message, Incoming
     let v = req.version();
     let uid = req.identity.uid;
     match req.msg {
-        Message::RequestResourceAllocation(desc) => {
+        Message::RequestResourceAllocation(mut desc) => {
+            crate::alloc_host::settle(&sh.snapshot().conf, req.peer.ip(), &mut desc);
             let user = lookup_user(uid, req.identity.gid);
             let host = req.peer.ip().to_string();
             let cmd = Command::Allocate {

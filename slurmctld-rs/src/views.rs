@@ -8,6 +8,7 @@ use crate::state::msgs::job_nodelist;
 use crate::state::node::Node;
 use crate::state::Controller;
 use crate::tres::Counts;
+use crate::visibility::Visible;
 use slurm_conf::PartitionState;
 use slurm_wire::msg::job::{JobDetails, JobInfo, JobInfoMsg, MultiCoreData};
 use slurm_wire::msg::job_desc::SelectJobinfo;
@@ -152,15 +153,36 @@ pub fn node_info(n: &Node, tracked: &[String], v: V) -> NodeInfo {
     }
 }
 
-/// RESPONSE_NODE_INFO for all nodes.
-pub fn node_info_msg(c: &Controller, v: V) -> NodeInfoMsg {
+/// RESPONSE_NODE_INFO for all nodes. A node the requester may not see
+/// (see [`Visible::nodes`]) keeps its slot, as stock's: a bit in
+/// `hidden_nodes` from 24.11, a blank record before.
+pub fn node_info_msg(c: &Controller, v: V, visible: &Visible) -> NodeInfoMsg {
+    let seen = visible.nodes(&c.conf);
+    let shown = |i: usize| {
+        seen.as_ref()
+            .is_none_or(|s| s.get(i).copied().unwrap_or(true))
+    };
+    let hidden_nodes = (v >= V::V24_11).then(|| {
+        let mut b = BitStr::new(c.nodes.len() as u32);
+        for i in (0..c.nodes.len()).filter(|&i| !shown(i)) {
+            b.set(i as u32, true);
+        }
+        b
+    });
     NodeInfoMsg {
         last_update: c.last_node_update,
-        hidden_nodes: (v >= V::V24_11).then(|| BitStr::new(c.nodes.len() as u32)),
+        hidden_nodes,
         node_array: c
             .nodes
             .iter()
-            .map(|n| node_info(n, &c.conf.tracked_gres, v))
+            .enumerate()
+            .map(|(i, n)| {
+                if shown(i) {
+                    node_info(n, &c.conf.tracked_gres, v)
+                } else {
+                    NodeInfo::default()
+                }
+            })
             .collect(),
     }
 }
@@ -176,12 +198,13 @@ pub fn node_info_single(c: &Controller, name: &str, v: V) -> Option<NodeInfoMsg>
 }
 
 /// RESPONSE_PARTITION_INFO.
-pub fn partition_info_msg(c: &Controller, _v: V) -> PartitionInfoMsg {
+pub fn partition_info_msg(c: &Controller, _v: V, visible: &Visible) -> PartitionInfoMsg {
     let conf = &c.conf;
     let partition_array = conf
         .partitions
         .iter()
         .enumerate()
+        .filter(|&(pi, _)| visible.partition(pi))
         .map(|(pi, p)| {
             let pc = &p.conf;
             let cpus: u64 = p.nodes.iter().map(|&i| u64::from(conf.nodes[i].cpus)).sum();
@@ -471,11 +494,25 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
     info
 }
 
-/// RESPONSE_JOB_INFO for the given jobs (all when `ids` is None).
+/// RESPONSE_JOB_INFO for the given jobs (all when `ids` is None), every
+/// partition's.
 pub fn job_info_msg(
     c: &Controller,
     ids: Option<&[u32]>,
     uid_filter: Option<u32>,
+    show_flags: u16,
+    v: V,
+) -> JobInfoMsg {
+    job_listing(c, ids, uid_filter, &Visible::all(), show_flags, v)
+}
+
+/// [`job_info_msg`] for a requester who sees only the `visible` partitions'
+/// jobs.
+pub fn job_listing(
+    c: &Controller,
+    ids: Option<&[u32]>,
+    uid_filter: Option<u32>,
+    visible: &Visible,
     show_flags: u16,
     v: V,
 ) -> JobInfoMsg {
@@ -490,7 +527,7 @@ pub fn job_info_msg(
         None => Box::new(c.jobs.values()),
     };
     let job_array = picked
-        .filter(|j| uid_filter.is_none_or(|u| j.user.uid == u))
+        .filter(|j| uid_filter.is_none_or(|u| j.user.uid == u) && visible.job(j))
         .map(|j| job_info(c, j, v, show_flags))
         .collect();
     JobInfoMsg {

@@ -208,6 +208,55 @@ fn part_limits(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// `scancel <job>.<step>` ends that step only: the job goes on; a
+/// stranger is refused; an unknown step is an invalid id.
+fn step_cancel(c: &mut Ctx) -> Result<(), String> {
+    let o = c.ok_as(
+        Some("alice"),
+        "sbatch -N2 --ntasks-per-node=1 -J stepcan -o /dev/null --wrap 'srun -n2 sleep 120; sleep 120'",
+    )?;
+    let id = submitted_id(&o)?;
+    c.job(&id);
+    c.wait_for(
+        None,
+        &format!("squeue -s -h -j {id} -o '%i'"),
+        "the srun step listed",
+        WAIT,
+        |s| s.lines().any(|l| l.trim().ends_with(".0")),
+    )?;
+    // (short job ids are not normalised: name them here)
+    let hide = |s: &str| s.replace(&id, "<JOB>");
+    for (user, step) in [("bob", "0"), ("alice", "7"), ("alice", "0")] {
+        let o = c.run_as(Some(user), &format!("scancel {id}.{step}"));
+        c.record(
+            &format!("{user}: scancel <JOB>.{step} (rc {})", o.rc),
+            &hide(&o.both()),
+        );
+    }
+    c.wait_for(
+        None,
+        &format!("squeue -s -h -j {id} -o '%i'"),
+        "the srun step gone",
+        WAIT,
+        |s| !s.lines().any(|l| l.trim().ends_with(".0")),
+    )?;
+    let o = c.ok(&format!("squeue -h -j {id} -o '%j %T'"))?;
+    must_contain(
+        "job after its step's cancel",
+        &o.stdout,
+        &["stepcan RUNNING"],
+    )?;
+    c.record("job after its step's cancel", &o.stdout);
+    c.ok(&format!("scancel {id}"))?;
+    c.wait_for(None, "squeue -h -o %i", "empty queue", WAIT, |s| {
+        s.trim().is_empty()
+    })?;
+    c.wait_for(None, "sinfo -h -o %t | sort -u", "nodes idle", WAIT, |s| {
+        s.trim() == "idle"
+    })?;
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -215,6 +264,12 @@ pub fn all() -> Vec<Scenario> {
             about: "squeue -s and scontrol show step list the batch and srun steps",
             compare: true,
             run: steps,
+        },
+        Scenario {
+            name: "ctld2_step_cancel",
+            about: "scancel <job>.<step> ends that step only, for its owner; unknown steps are invalid ids",
+            compare: true,
+            run: step_cancel,
         },
         Scenario {
             name: "ctld2_exclusive",

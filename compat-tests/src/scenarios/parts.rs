@@ -465,6 +465,84 @@ fn private_data_steps(c: &mut Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// Hidden and AllowGroups partitions in listings: a user sees neither them
+/// nor their jobs without `-a`; root sees all.
+fn visibility(c: &mut Ctx) -> Result<(), String> {
+    with_partitions(
+        c,
+        "PartitionName=vis_hidden Nodes=n1 Hidden=YES State=UP\n\
+         PartitionName=vis_grp Nodes=n1 AllowGroups=root State=UP",
+        &["vis_hidden", "vis_grp"],
+        |c| {
+            let r = visibility_steps(c);
+            let undo = clean_up(c);
+            r?;
+            undo
+        },
+    )
+}
+
+fn visibility_steps(c: &mut Ctx) -> Result<(), String> {
+    // Held, so that nothing runs: the listing is all that differs.
+    let a = sbatch_as(c, "alice", "-p vis_hidden -H -J hid")?;
+    let cmds = [
+        ("alice", "sinfo -h -o '%P %a'"),
+        ("alice", "sinfo -a -h -o '%P %a'"),
+        ("alice", "squeue -h -o '%u %j %P'"),
+        ("alice", "squeue -a -h -o '%u %j %P'"),
+        ("alice", "squeue -h -j JOB -o '%u %j %P'"),
+        ("alice", "scontrol show job JOB | grep -o 'JobName=[a-z]*'"),
+        (
+            "alice",
+            "scontrol show partition | grep -o 'PartitionName=[a-z_]*'",
+        ),
+        (
+            "alice",
+            "scontrol -a show partition | grep -o 'PartitionName=[a-z_]*'",
+        ),
+        ("alice", "scontrol show partition vis_grp | head -1"),
+        ("root", "sinfo -h -o '%P %a'"),
+        ("root", "squeue -h -o '%u %j %P'"),
+    ];
+    for (user, cmd) in cmds {
+        let who = (user != "root").then_some(user);
+        let o = c.run_as(who, &cmd.replace("JOB", &a));
+        c.record(&format!("{user}: {cmd} (rc {})", o.rc), &o.both());
+    }
+    Ok(())
+}
+
+/// AllocNodes: a job from a host outside the list is refused; from the
+/// login host named there it is taken.
+fn alloc_nodes(c: &mut Ctx) -> Result<(), String> {
+    let host = c.ok("hostname -s")?.stdout.trim().to_string();
+    let lines = format!(
+        "PartitionName=an_no Nodes=n1 AllocNodes=nosuchhost State=UP\n\
+         PartitionName=an_yes Nodes=n1 AllocNodes={host} State=UP"
+    );
+    with_partitions(c, &lines, &["an_no", "an_yes"], |c| {
+        let r = alloc_nodes_steps(c);
+        let undo = clean_up(c);
+        r?;
+        undo
+    })
+}
+
+fn alloc_nodes_steps(c: &mut Ctx) -> Result<(), String> {
+    let o = c.run_as(Some("alice"), "sbatch -p an_no -H -o /dev/null --wrap true");
+    c.record(&format!("sbatch -p an_no (rc {})", o.rc), &o.both());
+    if o.rc == 0 {
+        return Err(format!(
+            "a job from outside AllocNodes was taken: {}",
+            o.both()
+        ));
+    }
+    let id = sbatch_as(c, "alice", "-p an_yes -H")?;
+    let o = c.ok(&format!("squeue -h -j {id} -o '%P %T'"))?;
+    c.record("sbatch -p an_yes: queued", &o.stdout);
+    Ok(())
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -508,6 +586,18 @@ pub fn all() -> Vec<Scenario> {
             about: "PrivateData=jobs,nodes,partitions: others' jobs and steps hidden, node and partition listings refused to users, root sees all",
             compare: true,
             run: private_data,
+        },
+        Scenario {
+            name: "parts_visibility",
+            about: "Hidden and AllowGroups partitions: left out of users' sinfo/squeue/scontrol listings (and their jobs) without -a; root sees all",
+            compare: true,
+            run: visibility,
+        },
+        Scenario {
+            name: "parts_alloc_nodes",
+            about: "AllocNodes: a job from a host outside the list is refused, from a listed login host taken",
+            compare: true,
+            run: alloc_nodes,
         },
     ]
 }

@@ -14,6 +14,9 @@
 //!   pinged, so that their answers (held) keep them up once space returns;
 //! * reads never come here: they use the published snapshot.
 //!
+//! A command refused for who sent it (see [`Controller::refuse_before_log`])
+//! is answered before any of this: it is neither logged nor applied.
+//!
 //! A panic in `apply` takes the records of the panicking command and of the
 //! rest of its batch (logged, not applied) back out of the log, so that a
 //! restart does not replay it into the same panic, and is returned as
@@ -23,6 +26,7 @@
 use super::{Mark, Store};
 use crate::state::msgs;
 use crate::state::node::Base;
+use crate::state::refuse::BatchSoFar;
 use crate::state::{Command, Controller, Effect, Purpose, Reply, Time};
 use slurm_wire::errno::{ESLURM_WRITING_TO_FILE, SLURM_SUCCESS};
 use std::collections::{BTreeMap, VecDeque};
@@ -127,7 +131,14 @@ impl<R> Pipeline<R> {
         let mut todo = Vec::with_capacity(queue.len());
         let mut blocked = false;
         let mut refused_tick = false;
+        let mut so_far = BatchSoFar::default();
         for (cmd, r) in queue {
+            // Refused for who sent it: answered now, never logged.
+            if let Some(reply) = ctrl.refuse_before_log(&cmd, &so_far) {
+                out.replies.push((r, reply));
+                continue;
+            }
+            so_far.note(&cmd);
             if blocked && super::is_logged(&cmd) {
                 refused_tick |= matches!(cmd, Command::Tick);
                 self.defer(cmd, r, &mut out);

@@ -335,3 +335,85 @@ fn a_panic_in_apply_is_fatal_with_its_cause_and_a_restart_serves_again() {
     let want = vec![(1, JobState::Pending), (2, JobState::Pending)];
     assert_eq!(r.restart(), want);
 }
+
+/// The log's length on disk.
+fn wal_len(r: &Rig) -> u64 {
+    fs::metadata(r.dir.path().join(WAL_FILE))
+        .map(|m| m.len())
+        .unwrap_or(0)
+}
+
+#[test]
+fn refused_commands_are_answered_and_never_logged() {
+    use crate::state::testkit::{kill_cmd, update_job_cmd};
+    use slurm_wire::errno::{ESLURM_ACCESS_DENIED, ESLURM_USER_ID_MISSING};
+    use slurm_wire::msg::node::UpdateNodeMsg;
+    let mut r = rig();
+    r.one(reg("n1"));
+    assert!(matches!(r.one(submit()), Reply::Submitted { job_id: 1 }));
+    let before = wal_len(&r);
+    assert!(before > 0);
+    // `scontrol update nodename=n1 state=down` as a plain user, a
+    // stranger's cancel and update, a submit naming root in its body.
+    let down = Command::UpdateNode {
+        uid: 1000,
+        msg: Box::new(UpdateNodeMsg {
+            node_names: Some("n1".into()),
+            node_state: crate::state::node::bits::DOWN,
+            reason: Some("mine now".into()),
+            ..Default::default()
+        }),
+    };
+    let Command::Submit {
+        user,
+        mut desc,
+        version,
+    } = submit()
+    else {
+        unreachable!()
+    };
+    desc.user_id = 0;
+    let as_root = Command::Submit {
+        user,
+        desc,
+        version,
+    };
+    let replies = r.run(vec![
+        (down, 1),
+        (kill_cmd(1001, 1), 2),
+        (update_job_cmd(1001, 1, |d| d.time_limit = 1), 3),
+        (as_root, 4),
+    ]);
+    assert_eq!(
+        replies,
+        [
+            (1, Reply::Rc(ESLURM_USER_ID_MISSING)),
+            (2, Reply::Rc(ESLURM_ACCESS_DENIED)),
+            (3, Reply::Rc(ESLURM_USER_ID_MISSING)),
+            (4, Reply::Rc(ESLURM_USER_ID_MISSING)),
+        ]
+    );
+    assert_eq!(wal_len(&r), before, "a refused command was logged");
+    assert_eq!(r.restart(), [(1, JobState::Running)]);
+    // In the same batch as accepted ones: only those are logged.
+    let replies = r.run(vec![(kill_cmd(1001, 1), 1), (kill_cmd(1000, 1), 2)]);
+    assert_eq!(
+        replies,
+        [(1, Reply::Rc(ESLURM_ACCESS_DENIED)), (2, Reply::Rc(0))]
+    );
+    assert!(wal_len(&r) > before);
+    assert_eq!(r.restart(), [(1, JobState::Cancelled)]);
+}
+
+#[test]
+fn refusals_are_answered_even_while_the_log_cannot_be_written() {
+    use crate::state::testkit::kill_cmd;
+    use slurm_wire::errno::ESLURM_ACCESS_DENIED;
+    let mut r = rig();
+    r.one(reg("n1"));
+    assert!(matches!(r.one(submit()), Reply::Submitted { job_id: 1 }));
+    r.faults.full_after(0);
+    // The stranger hears the real answer, not "cannot write".
+    assert_eq!(r.one(kill_cmd(1001, 1)), Reply::Rc(ESLURM_ACCESS_DENIED));
+    assert_eq!(r.one(kill_cmd(1000, 1)), Reply::Rc(ESLURM_WRITING_TO_FILE));
+}

@@ -470,7 +470,8 @@ fn update_dependency_while_pending() {
         upd(&mut c, 1000, j2, &format!("afterok:{j2}")),
         Reply::Rc(ESLURM_DEPENDENCY)
     );
-    assert_eq!(upd(&mut c, 2000, j2, ""), Reply::Rc(ESLURM_ACCESS_DENIED));
+    // A stranger's Dependency= is refused as any other update (stock).
+    assert_eq!(upd(&mut c, 2000, j2, ""), Reply::Rc(ESLURM_USER_ID_MISSING));
     assert_eq!(upd(&mut c, 1000, j1, ""), Reply::Rc(ESLURM_JOB_NOT_PENDING));
     assert_eq!(upd(&mut c, 1000, 777, ""), Reply::Rc(ESLURM_INVALID_JOB_ID));
     assert_eq!(

@@ -207,20 +207,26 @@ impl Controller {
         d: &JobDescMsg,
         fx: &mut Vec<Effect>,
     ) -> Reply {
+        let operator = self.conf.is_admin(uid);
+        // Ownership first, as stock's update_job: a stranger's Dependency=
+        // is the same security violation as any other field.
+        match self.jobs.get(&job_id) {
+            None => return Reply::Rc(ESLURM_INVALID_JOB_ID),
+            Some(j) if j.user.uid != uid && !operator => {
+                tracing::error!(uid, job_id, "security violation: job update");
+                return Reply::Rc(ESLURM_USER_ID_MISSING);
+            }
+            Some(_) => {}
+        }
         if let Some(dep) = d.dependency.as_deref() {
             let r = self.update_dependency(now, uid, job_id, dep, fx);
             if r != Reply::Rc(SLURM_SUCCESS) {
                 return r;
             }
         }
-        let operator = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
-        if j.user.uid != uid && !operator {
-            tracing::error!(uid, job_id, "security violation: job update");
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
-        }
         if j.state.is_finished() {
             return Reply::Rc(ESLURM_JOB_FINISHED);
         }
@@ -329,6 +335,23 @@ impl Controller {
         }
         if d.priority != NO_VAL {
             rc = self.update_priority(now, uid, operator, job_id, d);
+        }
+        // As stock's update_job ends: what changed stays, but a pending
+        // job its partition's access rules exclude is answered
+        // ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE and waits with
+        // PartitionConfig (a held job keeps its hold reason).
+        let conf = self.conf.clone();
+        if let Some(j) = self.jobs.get_mut(&job_id) {
+            if rc == SLURM_SUCCESS
+                && j.state == JobState::Pending
+                && super::partition::access_held(&conf, &conf.partitions[j.part], j)
+            {
+                if !matches!(j.state_reason, reason::WAIT_HELD | reason::WAIT_HELD_USER) {
+                    j.state_reason = reason::WAIT_PART_CONFIG;
+                    j.state_desc = None;
+                }
+                rc = ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE;
+            }
         }
         self.last_job_update = now;
         self.schedule(now, fx);
@@ -674,6 +697,59 @@ impl Controller {
             let o: Option<Outbound> =
                 msgs::outbound(&self.nodes[i], msg, Purpose::Signal { job_id });
             if let Some(o) = o {
+                fx.push(Effect::Send(Box::new(o)));
+            }
+        }
+        Reply::Rc(SLURM_SUCCESS)
+    }
+
+    /// `scancel <job>.<step>`: REQUEST_SIGNAL_TASKS to the nodes of that
+    /// step only, as stock's job_step_signal: the job's owner, root or
+    /// SlurmUser, a running job, a known step. A stranger gets
+    /// ESLURM_USER_ID_MISSING, from 26.05 ESLURM_ACCESS_DENIED (its
+    /// kill_job_step checks access first).
+    pub(crate) fn signal_step(
+        &mut self,
+        uid: u32,
+        job_id: u32,
+        step_id: u32,
+        signal: u16,
+        version: ProtocolVersion,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        let Some(j) = self.jobs.get(&job_id) else {
+            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+        };
+        if j.user.uid != uid && !self.conf.is_admin(uid) {
+            tracing::error!(uid, job_id, "security violation: step cancel");
+            return Reply::Rc(if version >= ProtocolVersion::V26_05 {
+                ESLURM_ACCESS_DENIED
+            } else {
+                ESLURM_USER_ID_MISSING
+            });
+        }
+        if j.state.is_finished() {
+            return Reply::Rc(ESLURM_ALREADY_DONE);
+        }
+        if j.state != JobState::Running {
+            return Reply::Rc(ESLURM_TRANSITION_STATE_NO_UPDATE);
+        }
+        let Some(step) = self.steps.get(&job_id).and_then(|s| s.steps.get(&step_id)) else {
+            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+        };
+        tracing::info!(job_id, step_id, uid, signal, "signal step");
+        for &i in &step.nodes {
+            let msg = Message::RequestSignalTasks(SignalTasksMsg {
+                step_id: StepId {
+                    sluid: 0,
+                    job_id,
+                    step_id,
+                    step_het_comp: NO_VAL,
+                },
+                flags: 0,
+                signal,
+            });
+            if let Some(o) = msgs::outbound(&self.nodes[i], msg, Purpose::Signal { job_id }) {
                 fx.push(Effect::Send(Box::new(o)));
             }
         }

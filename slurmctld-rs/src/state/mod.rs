@@ -16,6 +16,7 @@ pub mod msgs;
 pub mod node;
 pub mod partition;
 pub mod queue;
+pub mod refuse;
 pub mod req;
 pub mod step;
 pub mod table;
@@ -152,6 +153,15 @@ pub enum Command {
         job_id: u32,
         signal: u16,
         flags: u16,
+    },
+    /// REQUEST_CANCEL_JOB_STEP naming one step (`scancel 12.3`): signals
+    /// that step's tasks (no state change, so never logged).
+    SignalStep {
+        uid: u32,
+        job_id: u32,
+        step_id: u32,
+        signal: u16,
+        version: ProtocolVersion,
     },
     /// scancel of array tasks (`12_3`, `12_[1-2]`).
     KillTasks {
@@ -443,7 +453,11 @@ impl Controller {
                 desc,
                 version,
             } => {
-                let r = self.submit(now, user, desc, version);
+                let admin = self.conf.is_admin(user.uid);
+                let r = match refuse::submit_identity(admin, &user, &desc, version) {
+                    Ok(()) => self.submit(now, user, desc, version),
+                    Err(rc) => Reply::Rc(rc),
+                };
                 if matches!(r, Reply::Submitted { .. }) {
                     self.schedule(now, &mut fx);
                 }
@@ -536,6 +550,13 @@ impl Controller {
                 signal,
                 flags,
             } => self.signal_job(uid, job_id, signal, flags, &mut fx),
+            Command::SignalStep {
+                uid,
+                job_id,
+                step_id,
+                signal,
+                version,
+            } => self.signal_step(uid, job_id, step_id, signal, version, &mut fx),
             Command::KillTasks {
                 uid,
                 array_job_id,
@@ -935,6 +956,14 @@ impl Controller {
         if let Some(rc) =
             partition::access_refused(&self.conf, pdef, user.uid, desc.reservation.as_deref())
         {
+            return Reply::Rc(rc);
+        }
+        if let Some(rc) = partition::alloc_node_refused(pdef, desc.alloc_node.as_deref()) {
+            tracing::info!(
+                partition = %pdef.conf.name,
+                alloc_node = desc.alloc_node.as_deref(),
+                "job refused: submitting host not in AllocNodes"
+            );
             return Reply::Rc(rc);
         }
         if let Some(rc) =

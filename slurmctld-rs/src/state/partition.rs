@@ -47,6 +47,18 @@ pub fn access_refused(
     None
 }
 
+/// AllocNodes: a job submitted from a host outside the partition's list
+/// (or from no known host) is refused with ESLURM_ACCESS_DENIED, as stock's
+/// validate_alloc_node. `alloc_node` is the submitting host as the handler
+/// determined it from the connection, never the client's word.
+pub fn alloc_node_refused(p: &PartDef, alloc_node: Option<&str>) -> Option<i32> {
+    let list = p.conf.alloc_nodes.as_deref()?;
+    let allowed = alloc_node
+        .filter(|h| !h.is_empty())
+        .is_some_and(|h| slurm_conf::hostlist::Hostlist::parse(list).is_ok_and(|l| l.contains(h)));
+    (!allowed).then_some(ESLURM_ACCESS_DENIED)
+}
+
 /// Why a new job of `u` (charged to `account`, its `-A`) may not be
 /// submitted to `p`: DRAIN and INACTIVE take no new jobs (DOWN does, and
 /// they wait); a user outside AllowGroups is refused by 22.05, and by
@@ -104,9 +116,23 @@ pub fn accounts_checked(version: ProtocolVersion) -> bool {
 /// partition's AllowGroups (it is accepted, and waits).
 pub const WAIT_ACCOUNT: u32 = 38;
 
-/// The pending reason of a job `j` that cannot start because of `p`: its
-/// state (DRAIN still starts the jobs it has), or AllowGroups.
+/// Whether `p`'s access rules (ReqResv, RootOnly, DisableRootJobs,
+/// AllocNodes) exclude job `j`, as stock's job_limits_check sees it.
+pub fn access_held(conf: &ClusterConf, p: &PartDef, j: &Job) -> bool {
+    access_refused(conf, p, j.user.uid, j.req.reservation())
+        .or_else(|| alloc_node_refused(p, j.req.alloc_node()))
+        .is_some()
+}
+
+/// The pending reason of a job `j` that cannot start because of `p`: the
+/// partition's access rules (a job moved in by `scontrol update`, or
+/// submitted before they changed: stock accepts the update and holds the
+/// job with WAIT_PART_CONFIG), its state (DRAIN still starts the jobs it
+/// has), or AllowGroups.
 pub fn held_by(conf: &ClusterConf, p: &PartDef, j: &Job) -> Option<u32> {
+    if access_held(conf, p, j) {
+        return Some(job::reason::WAIT_PART_CONFIG);
+    }
     match p.conf.state {
         PartitionState::Up | PartitionState::Drain => {}
         PartitionState::Down => return Some(job::reason::WAIT_PART_DOWN),
@@ -457,6 +483,68 @@ mod tests {
             matches!(r, Reply::Submitted { .. }),
             "root where it may: {r:?}"
         );
+    }
+
+    #[test]
+    fn alloc_nodes_refuse_jobs_from_other_hosts() {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+            NodeName=n1 CPUs=4 RealMemory=1000\n\
+            PartitionName=login Nodes=n1 Default=YES AllocNodes=login[1-2] State=UP\n\
+            PartitionName=any Nodes=n1 AllocNodes=ALL State=UP\n";
+        let mut c = controller(text);
+        c.apply(1000, reg_bare("n1", 4, 1000, ProtocolVersion::V24_11));
+        let from = |p: &'static str, host: Option<&'static str>| {
+            move |d: &mut JobDescMsg| {
+                d.partition = Some(p.into());
+                d.alloc_node = host.map(str::to_string);
+            }
+        };
+        for host in [Some("n1"), Some("login3"), Some(""), None] {
+            let r = testkit::submit(&mut c, 1001, from("login", host)).0;
+            assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED), "from {host:?}");
+        }
+        let r = testkit::submit(&mut c, 1001, from("login", Some("login2"))).0;
+        assert!(matches!(r, Reply::Submitted { .. }), "{r:?}");
+        // AllocNodes=ALL is no list.
+        let r = testkit::submit(&mut c, 1001, from("any", Some("elsewhere"))).0;
+        assert!(matches!(r, Reply::Submitted { .. }), "{r:?}");
+        // An allocation (salloc, srun) is held to it too.
+        let d = testkit::wrap(from("login", Some("elsewhere")));
+        let (r, _) = testkit::allocate(&mut c, 1001, testkit::alice(), d);
+        assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED));
+    }
+
+    #[test]
+    fn a_job_moved_into_a_partition_it_may_not_use_waits_for_part_config() {
+        let text = "ClusterName=t\nSlurmctldHost=ctl\nSlurmUser=root\n\
+            NodeName=n1 CPUs=4 RealMemory=1000\n\
+            PartitionName=debug Nodes=n1 Default=YES State=UP\n\
+            PartitionName=rootp Nodes=n1 RootOnly=YES State=UP\n\
+            PartitionName=resv Nodes=n1 ReqResv=YES State=UP\n\
+            PartitionName=login Nodes=n1 AllocNodes=login1 State=UP\n";
+        for part in ["rootp", "resv", "login"] {
+            let mut c = controller(text);
+            // No node yet: the job waits in debug.
+            let from = |d: &mut JobDescMsg| d.alloc_node = Some("elsewhere".into());
+            let id = testkit::job_id(testkit::submit(&mut c, 1001, from).0);
+            let (r, _) = testkit::update_job(&mut c, 1002, testkit::ALICE, id, |d| {
+                d.partition = Some(part.into())
+            });
+            // Stock keeps the change and answers that the job cannot run
+            // there (its update_job ends with job_limits_check).
+            assert_eq!(
+                r,
+                Reply::Rc(ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE),
+                "{part}"
+            );
+            assert_eq!(c.jobs[&id].part, c.conf.partition_index(part).unwrap());
+            assert_eq!(c.jobs[&id].state_reason, job::reason::WAIT_PART_CONFIG);
+            c.apply(1003, reg_bare("n1", 4, 1000, ProtocolVersion::V24_11));
+            c.apply(1004, Command::Tick);
+            let j = &c.jobs[&id];
+            assert_eq!(j.state, JobState::Pending, "{part}");
+            assert_eq!(j.state_reason, job::reason::WAIT_PART_CONFIG, "{part}");
+        }
     }
 
     #[test]

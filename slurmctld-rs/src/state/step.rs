@@ -13,8 +13,7 @@ use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion};
 use std::collections::BTreeMap;
 
-/// The body's user_id meaning "the sender" (SLURM_AUTH_NOBODY).
-const SLURM_AUTH_NOBODY: u32 = 99;
+use super::refuse::SLURM_AUTH_NOBODY;
 
 /// `task_dist_states` base values (slurm.h).
 pub mod dist {
@@ -255,6 +254,12 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> super::Reply {
         use super::Reply;
+        if super::refuse::allocate_checks_identity(version) {
+            let admin = self.conf.is_admin(user.uid);
+            if let Err(rc) = super::refuse::submit_identity(admin, &user, &desc, version) {
+                return Reply::Rc(rc);
+            }
+        }
         // An allocation has no script, whatever the request says.
         desc.script = None;
         let immediate = desc.immediate != 0;
@@ -652,6 +657,57 @@ mod tests {
         fx.iter()
             .map(|Effect::Send(o)| (o.node.clone(), o.msg.msg_type().name().to_string()))
             .collect()
+    }
+
+    /// `scancel 12.0`: only that step's nodes are asked to signal it, and
+    /// only for its owner (or root/SlurmUser), as stock's job_step_signal.
+    #[test]
+    fn a_single_step_is_signalled_on_its_nodes() {
+        let mut c = cluster();
+        let job_id = testkit::job_id(allocate(&mut c, 2, NO_VAL).0);
+        let create = Command::StepCreate {
+            uid: 1000,
+            req: step_req(job_id, 1, 1),
+            version: ProtocolVersion::V24_11,
+        };
+        assert_eq!(c.apply(1002, create).0, Reply::Step { job_id, step_id: 0 });
+        let on = c.steps[&job_id].steps[&0].nodes.clone();
+        assert_eq!(on.len(), 1);
+        let sig = |uid, step_id| Command::SignalStep {
+            uid,
+            job_id,
+            step_id,
+            signal: 15,
+            version: ProtocolVersion::V24_11,
+        };
+        let (r, fx) = c.apply(1003, sig(1000, 0));
+        assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
+        let sent: Vec<_> = fx
+            .iter()
+            .map(|Effect::Send(o)| match &o.msg {
+                Message::RequestSignalTasks(m) => (o.node.clone(), m.step_id.step_id, m.signal),
+                m => panic!("{m:?}"),
+            })
+            .collect();
+        assert_eq!(sent, [(c.nodes[on[0]].name().to_string(), 0, 15)]);
+        for (uid, step, rc) in [
+            (1001, 0, ESLURM_USER_ID_MISSING),
+            (1000, 7, ESLURM_INVALID_JOB_ID),
+        ] {
+            let (r, fx) = c.apply(1004, sig(uid, step));
+            assert_eq!(r, Reply::Rc(rc), "uid {uid} step {step}");
+            assert!(fx.is_empty());
+        }
+        // 26.05 checks access first, with another errno.
+        let mut new = sig(1001, 0);
+        if let Command::SignalStep { version, .. } = &mut new {
+            *version = ProtocolVersion::V26_05;
+        }
+        assert_eq!(c.apply(1004, new).0, Reply::Rc(ESLURM_ACCESS_DENIED));
+        // root may; the job and its step are untouched.
+        assert_eq!(c.apply(1005, sig(0, 0)).0, Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(c.jobs[&job_id].state, JobState::Running);
+        assert!(c.steps[&job_id].steps.contains_key(&0));
     }
 
     /// srun -N2 hostname: allocation, step, both nodes complete, srun ends

@@ -158,6 +158,9 @@ pub(crate) fn sparse_desc() -> JobDescMsg {
         ntasks_per_node: NO_VAL16,
         pn_min_memory: NO_VAL64,
         priority: NO_VAL,
+        // SLURM_AUTH_NOBODY: the sender, as clients send it.
+        user_id: 99,
+        group_id: 99,
         ..Default::default()
     }
 }
