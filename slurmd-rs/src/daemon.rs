@@ -951,6 +951,7 @@ impl Daemon {
             .and_then(|x| x.trim().parse::<u32>().ok())
             .unwrap_or(crate::cred::MAX_TASKS_PER_NODE);
         crate::cred::check_launch_counts(m, self.node_name(), max)?;
+        let a = &m.cred.cred.arg;
         m.gids = if a.id.gids.is_empty() {
             lookup_groups(&user_name(a.id.pw_name.as_deref(), a.id.uid), a.id.gid)
         } else {

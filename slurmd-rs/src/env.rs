@@ -105,7 +105,7 @@ pub fn compress_counts(runs: &[(u32, u32)]) -> String {
     let mut merged: Vec<(u32, u32)> = Vec::new();
     for &(v, n) in runs.iter().filter(|r| r.1 > 0) {
         match merged.last_mut() {
-            Some(last) if last.0 == v => last.1 += n,
+            Some(last) if last.0 == v => last.1 = last.1.saturating_add(n),
             _ => merged.push((v, n)),
         }
     }
@@ -154,16 +154,15 @@ pub fn tasks_per_node(cpus: &[u32], cpt: u32, ntasks: u32) -> Vec<u32> {
     for (slot, c) in out.iter_mut().zip(cpus) {
         let cap = (c / cpt).max(1);
         let add = cap.saturating_sub(*slot).min(left);
-        *slot += add;
+        *slot = slot.saturating_add(add);
         left -= add;
     }
-    let mut i = 0;
-    while left > 0 {
-        if let Some(slot) = out.get_mut(i % n) {
-            *slot += 1;
-        }
-        left -= 1;
-        i += 1;
+    // Round-robin in one pass: a huge ntasks costs no more than a small one.
+    let n32 = u32::try_from(n).unwrap_or(u32::MAX);
+    let (each, rest) = (left / n32, left % n32);
+    for (i, slot) in out.iter_mut().enumerate() {
+        let extra = u32::from((i as u64) < u64::from(rest));
+        *slot = slot.saturating_add(each).saturating_add(extra);
     }
     out
 }
@@ -521,6 +520,12 @@ mod tests {
         assert_eq!(tasks_per_node(&[2, 2], 1, 3), vec![2, 1]);
         assert_eq!(tasks_per_node(&[4], 1, 6), vec![6]);
         assert_eq!(tasks_per_node(&[], 1, 6), Vec::<u32>::new());
+        // Overcommit round-robins what the CPUs do not take.
+        assert_eq!(tasks_per_node(&[1, 1, 1], 1, 8), vec![3, 3, 2]);
+        // A bogus count is spread in one pass, every task placed once.
+        let huge = tasks_per_node(&[2, 1, 1], 1, u32::MAX);
+        assert_eq!(huge.iter().map(|&t| u64::from(t)).sum::<u64>(), u64::from(u32::MAX));
+        assert_eq!(compress_counts(&[(1, u32::MAX), (1, 5)]), format!("1(x{})", u32::MAX));
         assert_eq!(compress_counts(&[(2, 1), (2, 2), (1, 1)]), "2(x3),1");
         assert_eq!(compress_counts(&[(1, 1)]), "1");
         assert_eq!(

@@ -138,7 +138,7 @@ pub fn check_launch(
 fn rep_value(reps: &[slurm_wire::msg::cred::MemAllocRep], idx: u32) -> Option<u64> {
     let mut end = 0u64;
     for r in reps {
-        end += u64::from(r.rep_count);
+        end = end.saturating_add(u64::from(r.rep_count));
         if u64::from(idx) < end {
             return Some(r.mem_alloc);
         }
