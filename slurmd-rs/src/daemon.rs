@@ -83,9 +83,11 @@ pub struct Daemon {
     pub steps: crate::step::Registry,
     /// Jobs ended here, whose old credentials are refused.
     pub revoked: Revocations,
+    /// Step credentials used here, refused a second time.
+    pub seen: crate::cred::SeenCredentials,
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -101,8 +103,10 @@ impl Daemon {
     pub fn new(settings: Settings, ctld: Controller, auth: AuthCtx) -> Arc<Self> {
         let window = crate::cred::cred_expire(settings.conf.auth_info.as_deref());
         let revoked = Revocations::load(Some(&settings.spool_dir), window, now());
+        let seen = crate::cred::SeenCredentials::load(Some(&settings.spool_dir), window, now());
         Arc::new(Daemon {
             revoked,
+            seen,
             settings,
             ctld,
             auth,
@@ -236,7 +240,7 @@ impl Daemon {
     /// | REQUEST_RECONFIGURE | trusted | ESLURM_USER_ID_MISSING |
     /// | REQUEST_SHUTDOWN | trusted | ESLURM_USER_ID_MISSING |
     /// | REQUEST_BATCH_JOB_LAUNCH | trusted (`check_batch_cred`); the credential's job not ended here | ESLURM_USER_ID_MISSING, ESLURMD_CREDENTIAL_REVOKED |
-    /// | REQUEST_LAUNCH_TASKS | the credential's user or trusted, with a credential signed by trusted (`step::launch::check_launch`), not revoked nor expired, its counts within the allocation (`admit_launch`) | ESLURM_USER_ID_MISSING, ESLURMD_INVALID_JOB_CREDENTIAL, ESLURMD_CREDENTIAL_REVOKED, ESLURMD_CREDENTIAL_EXPIRED, ESLURM_BAD_TASK_COUNT |
+    /// | REQUEST_LAUNCH_TASKS | the credential's user or trusted, with a credential signed by trusted (`step::launch::check_launch`), not revoked nor expired, its counts and lists within the allocation (`admit_launch`), used once (`SeenCredentials`) | ESLURM_USER_ID_MISSING, ESLURMD_INVALID_JOB_CREDENTIAL, ESLURMD_CREDENTIAL_REVOKED, ESLURMD_CREDENTIAL_EXPIRED, ESLURMD_CREDENTIAL_REPLAYED, ESLURM_BAD_TASK_COUNT, E2BIG |
     /// | REQUEST_TERMINATE_JOB, REQUEST_KILL_TIMELIMIT, REQUEST_KILL_PREEMPTED, REQUEST_ABORT_JOB | trusted | ESLURM_USER_ID_MISSING |
     /// | REQUEST_SIGNAL_TASKS, REQUEST_TERMINATE_TASKS (every flag) | the job's owner (batch script or any step) or trusted; a single step also its own owner (`signal_tasks`) | ESLURM_INVALID_JOB_ID (unknown job), ESLURM_USER_ID_MISSING |
     /// | any other | nobody | SLURM_UNEXPECTED_MSG_ERROR |

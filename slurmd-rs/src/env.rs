@@ -524,8 +524,14 @@ mod tests {
         assert_eq!(tasks_per_node(&[1, 1, 1], 1, 8), vec![3, 3, 2]);
         // A bogus count is spread in one pass, every task placed once.
         let huge = tasks_per_node(&[2, 1, 1], 1, u32::MAX);
-        assert_eq!(huge.iter().map(|&t| u64::from(t)).sum::<u64>(), u64::from(u32::MAX));
-        assert_eq!(compress_counts(&[(1, u32::MAX), (1, 5)]), format!("1(x{})", u32::MAX));
+        assert_eq!(
+            huge.iter().map(|&t| u64::from(t)).sum::<u64>(),
+            u64::from(u32::MAX)
+        );
+        assert_eq!(
+            compress_counts(&[(1, u32::MAX), (1, 5)]),
+            format!("1(x{})", u32::MAX)
+        );
         assert_eq!(compress_counts(&[(2, 1), (2, 2), (1, 1)]), "2(x3),1");
         assert_eq!(compress_counts(&[(1, 1)]), "1");
         assert_eq!(
