@@ -837,7 +837,7 @@ impl Daemon {
         if sd.result().is_some() {
             return;
         }
-        let (Some(pid), Ok(rec)) = (sd.script_pid(), sd.record()) else {
+        let Ok(rec) = sd.record() else {
             return;
         };
         let now = std::time::SystemTime::now()
@@ -855,6 +855,23 @@ impl Daemon {
         if text.is_empty() || !sd.first_notice() {
             return;
         }
+        // The script may be forked and writing while its pid is not yet
+        // recorded: then the supervisor writes the notice once it records
+        // it. Left first, then the pid looked at, so that one of the two
+        // always sees the other.
+        let pid = match sd.script_pid() {
+            Some(pid) => pid,
+            None => {
+                if let Err(e) = sd.set_pending_notice(&text) {
+                    tracing::warn!("[job {job_id}] cannot leave the job's end notice: {e}");
+                    return;
+                }
+                match sd.script_pid() {
+                    Some(pid) if sd.take_pending_notice().is_some() => pid,
+                    _ => return,
+                }
+            }
+        };
         if let Err(e) = notice::write(
             Some(pid),
             sd.stderr_path().as_deref().map(|p| (&rec.owner, p)),

@@ -359,6 +359,22 @@ impl StateDir {
         std::fs::read_to_string(self.file("stderr")).ok()
     }
 
+    /// Leaves a job's end notice for the supervisor to write: the script
+    /// is forked but its pid not yet recorded.
+    pub fn set_pending_notice(&self, text: &str) -> Result<(), StateError> {
+        self.write("notice", text.as_bytes())
+    }
+
+    /// The pending notice, for whoever removes it first (the daemon that
+    /// left it, or the supervisor once the script's pid is recorded): so
+    /// that it is written once whichever of them sees the other's file.
+    pub fn take_pending_notice(&self) -> Option<String> {
+        let p = self.file("notice");
+        let text = std::fs::read_to_string(&p).ok()?;
+        std::fs::remove_file(&p).ok()?;
+        Some(text)
+    }
+
     /// True the first time only: a job's end is announced once.
     pub fn first_notice(&self) -> bool {
         std::fs::OpenOptions::new()
@@ -564,6 +580,14 @@ fn supervise(rec: &JobRecord, sd: &StateDir) -> (u32, i32) {
     };
     let _ = sd.write("stderr", plan.stderr.as_bytes());
     let _ = sd.write("script.pid", format!("{pid}\n").as_bytes());
+    // An end announced while the script was starting (the daemon found no
+    // pid yet) is written now, to the script's stderr.
+    if let Some(text) = sd.take_pending_notice() {
+        let file = Some((&rec.owner, plan.stderr.as_str()));
+        if let Err(e) = crate::notice::write(Some(pid), file, &text) {
+            tracing::warn!("[job {job_id}] cannot write the job's end to its stderr: {e}");
+        }
+    }
     tracing::info!(
         "[job {job_id}] batch script started as pid {pid} for uid {}",
         rec.owner.uid
@@ -739,6 +763,27 @@ mod tests {
         assert_eq!(mode & 0o777, 0o700);
         sd.remove();
         assert!(StateDir::list(&spool).is_empty());
+    }
+
+    #[test]
+    fn a_pending_notice_is_taken_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().to_str().unwrap().to_string();
+        let sd = StateDir::new(&spool, 43);
+        sd.create(&rec(), b"").unwrap();
+        assert_eq!(sd.take_pending_notice(), None);
+        sd.set_pending_notice("*** JOB 43 ***\n").unwrap();
+        // The daemon and the supervisor both try: one of them gets it.
+        let got: Vec<_> = std::thread::scope(|s| {
+            let a = s.spawn(|| sd.take_pending_notice());
+            let b = s.spawn(|| sd.take_pending_notice());
+            [a.join().unwrap(), b.join().unwrap()]
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+        assert_eq!(got, ["*** JOB 43 ***\n"]);
+        assert_eq!(sd.take_pending_notice(), None);
     }
 
     #[test]
