@@ -269,6 +269,22 @@ impl StateDir {
                 .mode(0o700)
                 .create(p)
                 .map_err(io)?;
+            // Made by someone else where the spool lets users write (a
+            // link, or a directory of theirs): everything below is written
+            // by path as root, so it must be root's alone.
+            use std::os::unix::fs::MetadataExt;
+            let st = std::fs::symlink_metadata(p).map_err(io)?;
+            // SAFETY: geteuid has no preconditions.
+            let me = unsafe { libc::geteuid() };
+            if !st.is_dir() || st.uid() != me || st.mode() & 0o022 != 0 {
+                return Err(io(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{} must be a directory of uid {me} that no one else can write",
+                        p.display()
+                    ),
+                )));
+            }
         }
         let _ = std::fs::remove_dir_all(&self.0);
         std::fs::DirBuilder::new()
@@ -763,6 +779,35 @@ mod tests {
         assert_eq!(mode & 0o777, 0o700);
         sd.remove();
         assert!(StateDir::list(&spool).is_empty());
+    }
+
+    #[test]
+    fn the_state_directory_must_be_roots_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().to_str().unwrap().to_string();
+        // A user's link where the state directory goes.
+        let theirs = dir.path().join("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        std::os::unix::fs::symlink(&theirs, dir.path().join(STATE_DIR)).unwrap();
+        let sd = StateDir::new(&spool, 44);
+        assert!(sd.create(&rec(), b"").is_err());
+        assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
+        // One every user can write.
+        std::fs::remove_file(dir.path().join(STATE_DIR)).unwrap();
+        std::fs::create_dir(dir.path().join(STATE_DIR)).unwrap();
+        std::fs::set_permissions(
+            dir.path().join(STATE_DIR),
+            std::fs::Permissions::from_mode(0o777),
+        )
+        .unwrap();
+        assert!(sd.create(&rec(), b"").is_err());
+        std::fs::set_permissions(
+            dir.path().join(STATE_DIR),
+            std::fs::Permissions::from_mode(0o700),
+        )
+        .unwrap();
+        sd.create(&rec(), b"").unwrap();
     }
 
     #[test]
