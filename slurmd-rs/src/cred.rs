@@ -314,14 +314,7 @@ fn job_cpus_here(a: &JobCredArg, node: &str) -> u32 {
     else {
         return 0;
     };
-    let mut left = idx as u64;
-    for r in &a.cpu_array {
-        if left < u64::from(r.reps) {
-            return u32::from(r.cpus);
-        }
-        left -= u64::from(r.reps);
-    }
-    0
+    crate::env::cpus_of_node(&a.cpu_array, idx).unwrap_or(0)
 }
 
 /// Stock's credential lifetime (`AuthInfo=cred_expire=`, 120 s by default,

@@ -122,15 +122,33 @@ pub fn compress_counts(runs: &[(u32, u32)]) -> String {
         .join(",")
 }
 
-/// CPUs of each node of the job, in node order.
+/// CPUs of each node of the job, in node order: at most as many nodes as
+/// a host list holds, whatever the repeat counts say.
 pub fn cpus_per_node(groups: &[CpuArrayRep]) -> Vec<u32> {
+    let max = slurm_conf::hostlist::MAX_HOSTS;
     let mut out = Vec::new();
     for g in groups {
         // A bogus repeat count must not allocate unbounded memory.
-        let reps = g.reps.min(1 << 16);
-        out.extend(std::iter::repeat_n(u32::from(g.cpus), reps as usize));
+        let reps = (g.reps as usize).min(max - out.len());
+        out.extend(std::iter::repeat_n(u32::from(g.cpus), reps));
+        if out.len() == max {
+            break;
+        }
     }
     out
+}
+
+/// CPUs of node `idx` of the job from its groups, without expanding them
+/// (None past the last group).
+pub fn cpus_of_node(groups: &[CpuArrayRep], idx: usize) -> Option<u32> {
+    let mut left = idx as u64;
+    for g in groups {
+        if left < u64::from(g.reps) {
+            return Some(u32::from(g.cpus));
+        }
+        left -= u64::from(g.reps);
+    }
+    None
 }
 
 /// Block distribution of `ntasks` over nodes with `cpus[i] / cpt` slots:
@@ -256,7 +274,7 @@ pub fn batch_env(msg: &BatchJobLaunchMsg, cred: &JobCredArg, ctx: &BatchEnvCtx) 
         e.set("SLURM_NTASKS", ntasks.to_string());
         e.set("SLURM_NPROCS", ntasks.to_string());
     } else {
-        ntasks = cpus.iter().map(|c| c / cpt).sum();
+        ntasks = cpus.iter().map(|c| c / cpt).fold(0u32, u32::saturating_add);
     }
     e.set(
         "SLURM_TASKS_PER_NODE",
@@ -541,5 +559,27 @@ mod tests {
             ]),
             vec![2, 2, 1]
         );
+        // Bogus repeat counts: never more nodes than a host list holds.
+        let bogus = vec![
+            CpuArrayRep {
+                cpus: 3,
+                reps: u32::MAX
+            };
+            100
+        ];
+        assert_eq!(cpus_per_node(&bogus).len(), slurm_conf::hostlist::MAX_HOSTS);
+        // One node's CPUs, found without expanding the groups.
+        let g = [
+            CpuArrayRep { cpus: 2, reps: 2 },
+            CpuArrayRep {
+                cpus: 5,
+                reps: u32::MAX,
+            },
+        ];
+        assert_eq!(cpus_of_node(&g, 1), Some(2));
+        assert_eq!(cpus_of_node(&g, 2), Some(5));
+        assert_eq!(cpus_of_node(&bogus, 50 * u32::MAX as usize), Some(3));
+        assert_eq!(cpus_of_node(&bogus, usize::MAX), None);
+        assert_eq!(cpus_of_node(&g[..1], 2), None);
     }
 }
