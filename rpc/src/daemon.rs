@@ -64,9 +64,35 @@ pub fn init_logging(
 pub struct PidFile(PathBuf);
 
 impl PidFile {
+    /// Never through a link, and only into a plain file of ours: a daemon
+    /// running as root must not truncate what a user's link points to
+    /// when the file's directory is one a user can write.
     pub fn create(path: impl Into<PathBuf>) -> std::io::Result<Self> {
+        use std::io::Write;
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let path = path.into();
-        std::fs::write(&path, format!("{}\n", std::process::id()))?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)?;
+        let st = f.metadata()?;
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if !st.file_type().is_file() || st.uid() != me || st.nlink() != 1 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is not a plain file of ours (uid {}, {} links)",
+                    path.display(),
+                    st.uid(),
+                    st.nlink()
+                ),
+            ));
+        }
+        f.set_len(0)?;
+        f.write_all(format!("{}\n", std::process::id()).as_bytes())?;
         Ok(PidFile(path))
     }
 }
@@ -119,6 +145,30 @@ pub fn conn_limits(params: &Params) -> ConnLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pid_file_is_never_written_through_a_link() {
+        let d = tempfile::tempdir().unwrap();
+        let canary = d.path().join("canary");
+        std::fs::write(&canary, "root's").unwrap();
+        let sym = d.path().join("sym.pid");
+        std::os::unix::fs::symlink(&canary, &sym).unwrap();
+        assert!(PidFile::create(&sym).is_err());
+        let hard = d.path().join("hard.pid");
+        std::fs::hard_link(&canary, &hard).unwrap();
+        assert!(PidFile::create(&hard).is_err());
+        assert_eq!(std::fs::read_to_string(&canary).unwrap(), "root's");
+        // A fresh path, and a leftover of ours, get our pid.
+        let pid = format!("{}\n", std::process::id());
+        let p = d.path().join("slurmd.pid");
+        std::fs::write(&p, "a much longer leftover line\n").unwrap();
+        let f = PidFile::create(&p).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), pid);
+        drop(f);
+        assert!(!p.exists());
+        let _f = PidFile::create(&p).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), pid);
+    }
 
     #[test]
     fn verbosity_raises_the_configured_level() {

@@ -181,12 +181,29 @@ async fn idle_and_slow_1gib_connections_leave_pings_answered_and_memory_bounded(
 
 /// Credentials that take seconds to verify (a slow munged) hold no async
 /// worker: a ping behind them is answered at once.
+///
+/// The server runs alone on a single-threaded runtime of its own, so a
+/// decode done on its one worker (inline, or through `block_in_place`,
+/// which there runs inline too) holds every connection behind it, the
+/// ping included, for the 4 x 5 s of the slow ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_credential_checks_leave_the_workers_free() {
     let c = FakeAuth::ctx(0);
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(serve(l, c.clone(), Duration::from_secs(30), handler));
+    let std_l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    std_l.set_nonblocking(true).unwrap();
+    let addr = std_l.local_addr().unwrap();
+    let sc = c.clone();
+    // Never joined: the thread ends with the test's process.
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let l = tokio::net::TcpListener::from_std(std_l).unwrap();
+            serve(l, sc, Duration::from_secs(30), handler).await
+        })
+    });
     let mut slow = Vec::new();
     for _ in 0..4 {
         let mut f = request_frame(&c, V, &ping(), Audience::Uid(0)).unwrap();

@@ -375,3 +375,56 @@ async fn a_long_list_of_unknown_names_is_linear() {
         .all(|e| e.err == SLURM_UNKNOWN_FORWARD_ADDR as u32));
     assert_eq!(seen.lock().unwrap().len(), 1);
 }
+
+/// Requests that get no reply (REQUEST_RECONFIGURE here) are relayed down
+/// a TreeWidth=1 chain too: each node handles its copy, though the hop
+/// above it does not wait for an answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reconfigure_goes_down_a_chain() {
+    let m = munges(3);
+    let c = m[0].auth_ctx();
+    let v = ProtocolVersion::V24_11;
+    let (seen, ports) = cluster(&m, &[]).await;
+    let mut req = request_frame(
+        &c,
+        v,
+        &Message::RequestReconfigure(slurm_wire::msg::common::Empty {}),
+        Audience::Uid(0),
+    )
+    .unwrap();
+    req.header.forward = Forward {
+        cnt: 2,
+        nodelist: Some("n[2-3]".into()),
+        timeout: 5000,
+        tree_width: 1,
+        net_cred: None,
+        tree_depth: 0,
+    };
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", ports["n1"]))
+        .await
+        .unwrap();
+    write_frame(&mut s, &req).await.unwrap();
+    let raw = tokio::time::timeout(T, read_frame(&mut s))
+        .await
+        .expect("n1 answers within the timeout")
+        .unwrap();
+    let reply = Frame::decode(&raw).unwrap();
+    let got = by_name(&reply.header.ret_list);
+    assert_eq!(got.len(), 2, "{got:?}");
+    // Delivered is all a hop reports; the handling follows.
+    let all = Instant::now();
+    let names = loop {
+        let mut names: Vec<String> = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect();
+        names.sort();
+        if names.len() >= 3 || all.elapsed() > Duration::from_secs(20) {
+            break names;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(names, ["n1", "n2", "n3"], "each node handled it once");
+}

@@ -6,7 +6,7 @@ use slurm_wire::auth::Audience;
 use slurm_wire::msg::common::{Empty, LastUpdateMsg, ReturnCodeMsg};
 use slurm_wire::{Frame, Message, ProtocolVersion};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 
 const T: Duration = Duration::from_secs(5);
@@ -118,10 +118,12 @@ async fn large_replies_are_written_a_few_at_a_time_and_a_ping_passes_them() {
     let addr = l.local_addr().unwrap();
     let body: Arc<[u8]> = vec![7u8; 64 * LARGE_BODY].into();
     let served = body.clone();
+    // A reply's deadline runs from its request, also while it waits for a
+    // writer: ten of 64 MiB, two at a time, under load take a while.
     tokio::spawn(serve(
         l,
         c.clone(),
-        Duration::from_secs(30),
+        Duration::from_secs(120),
         move |req: Incoming| {
             let body = served.clone();
             async move {
@@ -155,7 +157,15 @@ async fn large_replies_are_written_a_few_at_a_time_and_a_ping_passes_them() {
         s.write_all(&ask()).await.unwrap();
         readers.push(s);
     }
+    // Ten credentials through munged and ten replies to build come first:
+    // under load that may take seconds, so wait for the writers to fill
+    // up (bounded), then watch a while longer that no more start.
     let mut seen = 0;
+    let filled = Instant::now();
+    while seen < LARGE_WRITES && filled.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        seen = seen.max(large_writes_in_progress());
+    }
     for _ in 0..50 {
         tokio::time::sleep(Duration::from_millis(20)).await;
         seen = seen.max(large_writes_in_progress());
@@ -175,11 +185,23 @@ async fn large_replies_are_written_a_few_at_a_time_and_a_ping_passes_them() {
     .await
     .unwrap();
     assert_eq!(reply, slurm_rpc::rc_message(0));
-    // Every reader gets its whole body.
-    for mut s in readers {
-        let mut all = Vec::new();
-        tokio::time::timeout(T, s.read_to_end(&mut all))
+    // Every reader gets its whole body. All read at once: the writers
+    // serve the requests in the order their credentials checked out, not
+    // the order of the connections, so reading one reader after the other
+    // would wait on a reply stuck behind two others not being read.
+    let reads: Vec<_> = readers
+        .into_iter()
+        .map(|mut s| {
+            tokio::spawn(async move {
+                let mut all = Vec::new();
+                s.read_to_end(&mut all).await.map(|_| all)
+            })
+        })
+        .collect();
+    for r in reads {
+        let all = tokio::time::timeout(Duration::from_secs(60), r)
             .await
+            .expect("a reader still waits for its reply")
             .unwrap()
             .unwrap();
         assert!(all.len() > body.len(), "whole frame: {} bytes", all.len());

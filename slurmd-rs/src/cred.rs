@@ -43,6 +43,12 @@ pub enum CredError {
     Expired(u32),
     #[error("launch counts do not fit the credential: {0}")]
     BadCounts(String),
+    #[error("launch lists do not fit the credential: {0}")]
+    BadLists(String),
+    #[error("launch too large: {0}")]
+    TooLarge(String),
+    #[error("credential of step {0}.{1} already used here (replayed)")]
+    Replayed(u32, u32),
 }
 
 impl CredError {
@@ -54,6 +60,9 @@ impl CredError {
             CredError::Revoked(_) => ESLURMD_CREDENTIAL_REVOKED,
             CredError::BadCounts(_) => ESLURM_BAD_TASK_COUNT,
             CredError::Expired(_) => ESLURMD_CREDENTIAL_EXPIRED,
+            CredError::Replayed(..) => ESLURMD_CREDENTIAL_REPLAYED,
+            // What execve itself would answer, before slurmd copies it.
+            CredError::TooLarge(_) => libc::E2BIG,
             _ => ESLURMD_INVALID_JOB_CREDENTIAL,
         }
     }
@@ -79,7 +88,10 @@ pub fn verify_signature(
     trusted: Trusted,
 ) -> Result<(), CredError> {
     let sig = cred.signature.as_deref().ok_or(CredError::Unsigned)?;
-    let id = plugin.verify(sig).map_err(CredError::BadSignature)?;
+    // munged's own replay check is not ours: several slurmd may share it.
+    let id = plugin
+        .verify_replay_ok(sig)
+        .map_err(CredError::BadSignature)?;
     if !trusted.allows(id.uid) {
         return Err(CredError::WrongSigner(id.uid));
     }
@@ -138,14 +150,106 @@ pub fn check_batch_cred(
 /// tasks than CPUs (stock only logs it), never more than this per node.
 pub const MAX_TASKS_PER_NODE: u32 = 512;
 
+/// Most bytes of a task's argv and environment, each string with its NUL
+/// and its pointer: Linux's execve refuses more than 3/4 of an 8 MiB
+/// stack limit whatever the rlimit, so nothing larger can run anyway.
+pub const MAX_EXEC_BYTES: u64 = 8 << 20;
+
+/// Most bytes of argv and environment over all the tasks of a step on one
+/// node: each task gets its own copy, made in slurmd before it forks.
+pub const MAX_NODE_EXEC_BYTES: u64 = 512 << 20;
+
+/// Linux's NGROUPS_MAX: setgroups refuses a longer list.
+pub const MAX_GROUPS: usize = 65_536;
+
+/// What a NULL-terminated string array costs execve (0 for a NULL entry,
+/// which ends it early; counted anyway, it was sent).
+fn exec_bytes(list: &[Option<String>]) -> u64 {
+    list.iter()
+        .map(|s| s.as_ref().map_or(0, |s| s.len() as u64) + 1 + 8)
+        .fold(0u64, u64::saturating_add)
+}
+
+/// The sizes of a launch's lists: argv and environment within what execve
+/// takes, per task and over this node's tasks; group lists within what
+/// setgroups takes; the CPUs-per-task runs one value per run, covering
+/// the step's nodes. Pure and linear in the lists.
+fn check_launch_lists(
+    m: &LaunchTasksRequestMsg,
+    nnodes: usize,
+    tasks_here: usize,
+) -> Result<(), CredError> {
+    let a = &m.cred.cred.arg;
+    let exec = exec_bytes(&m.argv).saturating_add(exec_bytes(&m.env));
+    if exec > MAX_EXEC_BYTES {
+        return Err(CredError::TooLarge(format!(
+            "argv and environment of {exec} bytes, at most {MAX_EXEC_BYTES}"
+        )));
+    }
+    let spank = exec_bytes(&m.spank_job_env);
+    if spank > MAX_EXEC_BYTES {
+        return Err(CredError::TooLarge(format!(
+            "SPANK environment of {spank} bytes, at most {MAX_EXEC_BYTES}"
+        )));
+    }
+    let all = exec.saturating_add(spank).saturating_mul(tasks_here as u64);
+    if all > MAX_NODE_EXEC_BYTES {
+        return Err(CredError::TooLarge(format!(
+            "{tasks_here} tasks of {exec}+{spank} bytes of argv and environment, \
+             at most {MAX_NODE_EXEC_BYTES} in all"
+        )));
+    }
+    for (what, n) in [("credential", a.id.gids.len()), ("launch", m.gids.len())] {
+        if n > MAX_GROUPS {
+            return Err(CredError::BadLists(format!(
+                "{n} groups in the {what}, at most {MAX_GROUPS}"
+            )));
+        }
+    }
+    let (vals, reps) = (&m.cpt_compact_array, &m.cpt_compact_reps);
+    if vals.len() != reps.len() || vals.len() > nnodes {
+        return Err(CredError::BadLists(format!(
+            "{} CPUs-per-task values in {} runs for {nnodes} nodes",
+            vals.len(),
+            reps.len()
+        )));
+    }
+    let covered = reps
+        .iter()
+        .map(|&r| u64::from(r))
+        .fold(0u64, u64::saturating_add);
+    if !vals.is_empty() && covered < nnodes as u64 {
+        return Err(CredError::BadLists(format!(
+            "CPUs-per-task runs cover {covered} of {nnodes} nodes"
+        )));
+    }
+    Ok(())
+}
+
+/// The entry of a run-length list (`values[i]` repeated `reps[i]` times)
+/// at `idx`, as stock's `slurm_get_rep_count_inx` finds it.
+fn run_value<T: Copy>(values: &[T], reps: &[u32], idx: usize) -> Option<T> {
+    let mut end = 0u64;
+    for (v, &r) in values.iter().zip(reps) {
+        end = end.saturating_add(u64::from(r));
+        if (idx as u64) < end {
+            return Some(*v);
+        }
+    }
+    None
+}
+
 /// The counts of a step launch against its credential, before anything is
 /// planned: the node count of the step, the task count (`ntasks`, every
-/// node's list, this node's ids) and the tasks per node (at most the
-/// larger of `max_per_node` and the job's CPUs here). Pure and linear in
-/// the lists, so it may run on an unverified credential: a forged one
-/// fails its signature check next.
+/// node's list, this node's ids), the tasks per node (at most the
+/// larger of `max_per_node` and the job's CPUs here) and the sizes of its
+/// lists (`check_launch_lists`). Then, as stock does, the fields the
+/// credential decides are taken from it, not from the launch: CPUs per
+/// task (from the per-node runs), this node's CPUs and core spec. Pure
+/// and linear in the lists, so it may run on an unverified credential: a
+/// forged one fails its signature check next.
 pub fn check_launch_counts(
-    m: &LaunchTasksRequestMsg,
+    m: &mut LaunchTasksRequestMsg,
     node_name: &str,
     max_per_node: u32,
 ) -> Result<(), CredError> {
@@ -189,6 +293,13 @@ pub fn check_launch_counts(
     if let Some(t) = ids.iter().find(|&&t| t >= m.ntasks) {
         return bad(format!("task id {t} of {}", m.ntasks));
     }
+    check_launch_lists(m, nnodes, ids.len())?;
+    let core_spec = a.job_core_spec;
+    if let Some(c) = run_value(&m.cpt_compact_array, &m.cpt_compact_reps, idx) {
+        m.cpus_per_task = c;
+    }
+    m.node_cpus = u16::try_from(cpus).unwrap_or(u16::MAX);
+    m.job_core_spec = core_spec;
     Ok(())
 }
 
@@ -203,14 +314,7 @@ fn job_cpus_here(a: &JobCredArg, node: &str) -> u32 {
     else {
         return 0;
     };
-    let mut left = idx as u64;
-    for r in &a.cpu_array {
-        if left < u64::from(r.reps) {
-            return u32::from(r.cpus);
-        }
-        left -= u64::from(r.reps);
-    }
-    0
+    crate::env::cpus_of_node(&a.cpu_array, idx).unwrap_or(0)
 }
 
 /// Stock's credential lifetime (`AuthInfo=cred_expire=`, 120 s by default,
@@ -336,25 +440,115 @@ impl Revocations {
         for (id, j) in jobs {
             text.push_str(&format!("{id} {} {}\n", j.revoked, j.expires.unwrap_or(0)));
         }
-        let tmp = file.with_extension("new");
-        let _ = std::fs::remove_file(&tmp);
-        let r = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .and_then(|mut f| {
-                f.write_all(text.as_bytes())?;
-                f.sync_all()
-            })
-            .and_then(|()| std::fs::rename(&tmp, file));
-        if let Err(e) = r {
-            tracing::error!(
-                "cannot save credential revocations in {}: {e}",
-                file.display()
-            );
+        save_state(file, &text, "credential revocations");
+    }
+}
+
+/// Replaces `file` (in the root-owned spool) with `text`: written to a
+/// fresh sibling, never through a link, then renamed over it.
+fn save_state(file: &std::path::Path, text: &str, what: &str) {
+    let tmp = file.with_extension("new");
+    let _ = std::fs::remove_file(&tmp);
+    let r = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&tmp)
+        .and_then(|mut f| {
+            f.write_all(text.as_bytes())?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&tmp, file));
+    if let Err(e) = r {
+        tracing::error!("cannot save {what} in {}: {e}", file.display());
+    }
+}
+
+/// Most step credentials remembered for replay detection; past it the
+/// one that expires first goes (it would be refused as expired soon).
+const MAX_SEEN: usize = 65_536;
+
+/// A step credential's identity: its step and creation time, as stock
+/// compares them.
+type SeenKey = (u32, u32, u32, i64);
+
+/// Stock's credential state list (`cred_state`, 22.05 to 26.05): each step
+/// credential is accepted once; a second launch with it, within its
+/// lifetime, is refused with ESLURMD_CREDENTIAL_REPLAYED. Only verified
+/// credentials are recorded, so a forged copy cannot burn a real one.
+/// Kept in `<spool>/cred_state` (text: job, step, het component, ctime),
+/// so that a restart within a credential's lifetime still refuses them.
+#[derive(Debug)]
+pub struct SeenCredentials {
+    file: Option<PathBuf>,
+    window: i64,
+    seen: Mutex<HashMap<SeenKey, i64>>,
+}
+
+impl SeenCredentials {
+    /// The state saved in `spool_dir` (None: memory only), credentials
+    /// living `window` seconds; those expired by `now` are dropped.
+    pub fn load(spool_dir: Option<&str>, window: i64, now: i64) -> Self {
+        let file = spool_dir.map(|d| PathBuf::from(d).join("cred_state"));
+        let mut seen = HashMap::new();
+        if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
+            for line in text.lines().take(MAX_SEEN) {
+                let f: Vec<i64> = line
+                    .split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect();
+                let [job, step, het, ctime] = f[..] else {
+                    continue;
+                };
+                let (Ok(job), Ok(step), Ok(het)) =
+                    (u32::try_from(job), u32::try_from(step), u32::try_from(het))
+                else {
+                    continue;
+                };
+                let expires = ctime.saturating_add(window);
+                if expires >= now {
+                    seen.insert((job, step, het, ctime), expires);
+                }
+            }
         }
+        SeenCredentials {
+            file,
+            window,
+            seen: Mutex::new(seen),
+        }
+    }
+
+    /// Records a verified step credential at `now`, or refuses it as
+    /// replayed when it was recorded before.
+    pub fn admit(&self, a: &JobCredArg, now: i64) -> Result<(), CredError> {
+        let s = a.step_id;
+        let key = (s.job_id, s.step_id, s.step_het_comp, a.ctime);
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.retain(|_, &mut e| e >= now);
+        if seen.contains_key(&key) {
+            return Err(CredError::Replayed(s.job_id, s.step_id));
+        }
+        if seen.len() >= MAX_SEEN {
+            let first = seen.iter().min_by_key(|(_, &e)| e).map(|(k, _)| *k);
+            if let Some(k) = first {
+                tracing::warn!(
+                    "credential of {}.{} forgotten: {MAX_SEEN} remembered",
+                    k.0,
+                    k.1
+                );
+                seen.remove(&k);
+            }
+        }
+        seen.insert(key, a.ctime.saturating_add(self.window));
+        if let Some(file) = &self.file {
+            let mut text = String::new();
+            for (j, st, h, c) in seen.keys() {
+                text.push_str(&format!("{j} {st} {h} {c}\n"));
+            }
+            save_state(file, &text, "credential states");
+        }
+        Ok(())
     }
 }
 
@@ -502,13 +696,19 @@ mod tests {
     #[test]
     fn launch_counts_are_bounded_by_the_credential() {
         let ok = step_launch(vec![vec![0, 1], vec![2]]);
-        assert_eq!(check_launch_counts(&ok, "n1", MAX_TASKS_PER_NODE), Ok(()));
+        assert_eq!(
+            check_launch_counts(&mut ok.clone(), "n1", MAX_TASKS_PER_NODE),
+            Ok(())
+        );
         // Overcommit up to MaxTasksPerNode, not beyond.
         let many = step_launch(vec![(0..512).collect(), vec![512]]);
-        assert_eq!(check_launch_counts(&many, "n1", MAX_TASKS_PER_NODE), Ok(()));
+        assert_eq!(
+            check_launch_counts(&mut many.clone(), "n1", MAX_TASKS_PER_NODE),
+            Ok(())
+        );
         let refused = |m: &LaunchTasksRequestMsg| {
             matches!(
-                check_launch_counts(m, "n1", MAX_TASKS_PER_NODE),
+                check_launch_counts(&mut m.clone(), "n1", MAX_TASKS_PER_NODE),
                 Err(CredError::BadCounts(_))
             )
         };
@@ -527,6 +727,116 @@ mod tests {
             CredError::BadCounts(String::new()).errno(),
             slurm_wire::errno::ESLURM_BAD_TASK_COUNT
         );
+    }
+
+    #[test]
+    fn a_step_credential_is_accepted_once_within_its_lifetime() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().to_str();
+        let seen = SeenCredentials::load(spool, 120, 1000);
+        let mut a = cred(5).arg;
+        a.step_id.step_id = 0;
+        a.ctime = 1000;
+        assert_eq!(seen.admit(&a, 1000), Ok(()));
+        let replayed = seen.admit(&a, 1001);
+        assert_eq!(replayed, Err(CredError::Replayed(5, 0)));
+        assert_eq!(
+            replayed.unwrap_err().errno(),
+            slurm_wire::errno::ESLURMD_CREDENTIAL_REPLAYED
+        );
+        // Another step, or a credential made later for the same step, is new.
+        let mut other = a.clone();
+        other.step_id.step_id = 1;
+        assert_eq!(seen.admit(&other, 1001), Ok(()));
+        let mut later = a.clone();
+        later.ctime = 1001;
+        assert_eq!(seen.admit(&later, 1001), Ok(()));
+        // A restart within the lifetime still knows it.
+        let again = SeenCredentials::load(spool, 120, 1050);
+        assert_eq!(again.admit(&a, 1050), Err(CredError::Replayed(5, 0)));
+        // Past its lifetime the record goes (the credential is expired
+        // by then, and refused as such before this check).
+        assert_eq!(again.admit(&a, 1121), Ok(()));
+        let fresh = SeenCredentials::load(spool, 120, 2000);
+        assert_eq!(fresh.admit(&other, 2000), Ok(()));
+    }
+
+    fn launch_error(m: &LaunchTasksRequestMsg) -> Option<CredError> {
+        check_launch_counts(&mut m.clone(), "n1", MAX_TASKS_PER_NODE).err()
+    }
+
+    #[test]
+    fn launch_lists_are_bounded_before_use() {
+        let ok = step_launch(vec![vec![0, 1], vec![2]]);
+        let too_large = |m: &LaunchTasksRequestMsg| matches!(launch_error(m), Some(e @ CredError::TooLarge(_)) if e.errno() == libc::E2BIG);
+        let bad_lists = |m: &LaunchTasksRequestMsg| {
+            matches!(launch_error(m), Some(e @ CredError::BadLists(_))
+                if e.errno() == slurm_wire::errno::ESLURMD_INVALID_JOB_CREDENTIAL)
+        };
+        // An environment execve could never take.
+        let mut env = ok.clone();
+        env.env = vec![Some("X=".to_string() + &"y".repeat(1 << 20)); 9];
+        assert!(too_large(&env));
+        // Millions of empty entries cost their pointers too.
+        let mut argv = ok.clone();
+        argv.argv = vec![None; 1 << 20];
+        assert!(too_large(&argv));
+        let mut spank = ok.clone();
+        spank.spank_job_env = vec![Some("S".repeat(1 << 20)); 9];
+        assert!(too_large(&spank));
+        // Each within execve's limit, but copied for 512 tasks.
+        let mut wide = step_launch(vec![(0..512).collect(), vec![512]]);
+        wide.env = vec![Some("E".repeat(1 << 20)); 2];
+        assert!(too_large(&wide));
+        wide.env.truncate(1);
+        wide.env[0] = Some("E".repeat(4 << 10));
+        assert_eq!(launch_error(&wide), None);
+        // Group lists setgroups would refuse.
+        let mut gids = ok.clone();
+        gids.gids = vec![100; MAX_GROUPS + 1];
+        assert!(bad_lists(&gids));
+        let mut cred_gids = ok.clone();
+        cred_gids.cred.cred.arg.id.gids = vec![100; MAX_GROUPS + 1];
+        assert!(bad_lists(&cred_gids));
+        // CPUs-per-task runs: one value per run, covering the step's nodes.
+        let mut cpt = ok.clone();
+        cpt.cpt_compact_array = vec![2, 3];
+        cpt.cpt_compact_reps = vec![1];
+        assert!(bad_lists(&cpt));
+        cpt.cpt_compact_reps = vec![1, 0];
+        assert!(bad_lists(&cpt));
+        cpt.cpt_compact_array = vec![2; 3];
+        cpt.cpt_compact_reps = vec![1; 3];
+        assert!(bad_lists(&cpt));
+        cpt.cpt_compact_array = vec![2];
+        cpt.cpt_compact_reps = vec![u32::MAX];
+        assert_eq!(launch_error(&cpt), None);
+    }
+
+    #[test]
+    fn launch_takes_the_credentials_cpus_not_its_own() {
+        let mut m = step_launch(vec![vec![0, 1], vec![2]]);
+        m.cpus_per_task = 60_000;
+        m.node_cpus = 60_000;
+        m.job_core_spec = 7;
+        m.cpt_compact_array = vec![3, 1];
+        m.cpt_compact_reps = vec![1, 1];
+        m.cred.cred.arg.job_core_spec = slurm_wire::pack::NO_VAL16;
+        assert_eq!(
+            check_launch_counts(&mut m, "n2", MAX_TASKS_PER_NODE),
+            Ok(())
+        );
+        assert_eq!(m.cpus_per_task, 1);
+        assert_eq!(m.node_cpus, 4);
+        assert_eq!(m.job_core_spec, slurm_wire::pack::NO_VAL16);
+        // Without runs the launch's own value stands (older releases).
+        let mut old = step_launch(vec![vec![0, 1], vec![2]]);
+        old.cpus_per_task = 2;
+        assert_eq!(
+            check_launch_counts(&mut old, "n1", MAX_TASKS_PER_NODE),
+            Ok(())
+        );
+        assert_eq!((old.cpus_per_task, old.node_cpus), (2, 4));
     }
 
     #[test]

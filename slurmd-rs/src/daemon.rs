@@ -83,9 +83,11 @@ pub struct Daemon {
     pub steps: crate::step::Registry,
     /// Jobs ended here, whose old credentials are refused.
     pub revoked: Revocations,
+    /// Step credentials used here, refused a second time.
+    pub seen: crate::cred::SeenCredentials,
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -101,8 +103,10 @@ impl Daemon {
     pub fn new(settings: Settings, ctld: Controller, auth: AuthCtx) -> Arc<Self> {
         let window = crate::cred::cred_expire(settings.conf.auth_info.as_deref());
         let revoked = Revocations::load(Some(&settings.spool_dir), window, now());
+        let seen = crate::cred::SeenCredentials::load(Some(&settings.spool_dir), window, now());
         Arc::new(Daemon {
             revoked,
+            seen,
             settings,
             ctld,
             auth,
@@ -236,7 +240,7 @@ impl Daemon {
     /// | REQUEST_RECONFIGURE | trusted | ESLURM_USER_ID_MISSING |
     /// | REQUEST_SHUTDOWN | trusted | ESLURM_USER_ID_MISSING |
     /// | REQUEST_BATCH_JOB_LAUNCH | trusted (`check_batch_cred`); the credential's job not ended here | ESLURM_USER_ID_MISSING, ESLURMD_CREDENTIAL_REVOKED |
-    /// | REQUEST_LAUNCH_TASKS | the credential's user or trusted, with a credential signed by trusted (`step::launch::check_launch`), not revoked nor expired, its counts within the allocation (`admit_launch`) | ESLURM_USER_ID_MISSING, ESLURMD_INVALID_JOB_CREDENTIAL, ESLURMD_CREDENTIAL_REVOKED, ESLURMD_CREDENTIAL_EXPIRED, ESLURM_BAD_TASK_COUNT |
+    /// | REQUEST_LAUNCH_TASKS | the credential's user or trusted, with a credential signed by trusted (`step::launch::check_launch`), not revoked nor expired, its counts and lists within the allocation (`admit_launch`), used once (`SeenCredentials`) | ESLURM_USER_ID_MISSING, ESLURMD_INVALID_JOB_CREDENTIAL, ESLURMD_CREDENTIAL_REVOKED, ESLURMD_CREDENTIAL_EXPIRED, ESLURMD_CREDENTIAL_REPLAYED, ESLURM_BAD_TASK_COUNT, E2BIG |
     /// | REQUEST_TERMINATE_JOB, REQUEST_KILL_TIMELIMIT, REQUEST_KILL_PREEMPTED, REQUEST_ABORT_JOB | trusted | ESLURM_USER_ID_MISSING |
     /// | REQUEST_SIGNAL_TASKS, REQUEST_TERMINATE_TASKS (every flag) | the job's owner (batch script or any step) or trusted; a single step also its own owner (`signal_tasks`) | ESLURM_INVALID_JOB_ID (unknown job), ESLURM_USER_ID_MISSING |
     /// | any other | nobody | SLURM_UNEXPECTED_MSG_ERROR |
@@ -833,7 +837,7 @@ impl Daemon {
         if sd.result().is_some() {
             return;
         }
-        let (Some(pid), Ok(rec)) = (sd.script_pid(), sd.record()) else {
+        let Ok(rec) = sd.record() else {
             return;
         };
         let now = std::time::SystemTime::now()
@@ -851,6 +855,23 @@ impl Daemon {
         if text.is_empty() || !sd.first_notice() {
             return;
         }
+        // The script may be forked and writing while its pid is not yet
+        // recorded: then the supervisor writes the notice once it records
+        // it. Left first, then the pid looked at, so that one of the two
+        // always sees the other.
+        let pid = match sd.script_pid() {
+            Some(pid) => pid,
+            None => {
+                if let Err(e) = sd.set_pending_notice(&text) {
+                    tracing::warn!("[job {job_id}] cannot leave the job's end notice: {e}");
+                    return;
+                }
+                match sd.script_pid() {
+                    Some(pid) if sd.take_pending_notice().is_some() => pid,
+                    _ => return,
+                }
+            }
+        };
         if let Err(e) = notice::write(
             Some(pid),
             sd.stderr_path().as_deref().map(|p| (&rec.owner, p)),
@@ -951,6 +972,7 @@ impl Daemon {
             .and_then(|x| x.trim().parse::<u32>().ok())
             .unwrap_or(crate::cred::MAX_TASKS_PER_NODE);
         crate::cred::check_launch_counts(m, self.node_name(), max)?;
+        let a = &m.cred.cred.arg;
         m.gids = if a.id.gids.is_empty() {
             lookup_groups(&user_name(a.id.pw_name.as_deref(), a.id.uid), a.id.gid)
         } else {

@@ -105,7 +105,7 @@ pub fn compress_counts(runs: &[(u32, u32)]) -> String {
     let mut merged: Vec<(u32, u32)> = Vec::new();
     for &(v, n) in runs.iter().filter(|r| r.1 > 0) {
         match merged.last_mut() {
-            Some(last) if last.0 == v => last.1 += n,
+            Some(last) if last.0 == v => last.1 = last.1.saturating_add(n),
             _ => merged.push((v, n)),
         }
     }
@@ -122,15 +122,33 @@ pub fn compress_counts(runs: &[(u32, u32)]) -> String {
         .join(",")
 }
 
-/// CPUs of each node of the job, in node order.
+/// CPUs of each node of the job, in node order: at most as many nodes as
+/// a host list holds, whatever the repeat counts say.
 pub fn cpus_per_node(groups: &[CpuArrayRep]) -> Vec<u32> {
+    let max = slurm_conf::hostlist::MAX_HOSTS;
     let mut out = Vec::new();
     for g in groups {
         // A bogus repeat count must not allocate unbounded memory.
-        let reps = g.reps.min(1 << 16);
-        out.extend(std::iter::repeat_n(u32::from(g.cpus), reps as usize));
+        let reps = (g.reps as usize).min(max - out.len());
+        out.extend(std::iter::repeat_n(u32::from(g.cpus), reps));
+        if out.len() == max {
+            break;
+        }
     }
     out
+}
+
+/// CPUs of node `idx` of the job from its groups, without expanding them
+/// (None past the last group).
+pub fn cpus_of_node(groups: &[CpuArrayRep], idx: usize) -> Option<u32> {
+    let mut left = idx as u64;
+    for g in groups {
+        if left < u64::from(g.reps) {
+            return Some(u32::from(g.cpus));
+        }
+        left -= u64::from(g.reps);
+    }
+    None
 }
 
 /// Block distribution of `ntasks` over nodes with `cpus[i] / cpt` slots:
@@ -154,16 +172,15 @@ pub fn tasks_per_node(cpus: &[u32], cpt: u32, ntasks: u32) -> Vec<u32> {
     for (slot, c) in out.iter_mut().zip(cpus) {
         let cap = (c / cpt).max(1);
         let add = cap.saturating_sub(*slot).min(left);
-        *slot += add;
+        *slot = slot.saturating_add(add);
         left -= add;
     }
-    let mut i = 0;
-    while left > 0 {
-        if let Some(slot) = out.get_mut(i % n) {
-            *slot += 1;
-        }
-        left -= 1;
-        i += 1;
+    // Round-robin in one pass: a huge ntasks costs no more than a small one.
+    let n32 = u32::try_from(n).unwrap_or(u32::MAX);
+    let (each, rest) = (left / n32, left % n32);
+    for (i, slot) in out.iter_mut().enumerate() {
+        let extra = u32::from((i as u64) < u64::from(rest));
+        *slot = slot.saturating_add(each).saturating_add(extra);
     }
     out
 }
@@ -257,7 +274,7 @@ pub fn batch_env(msg: &BatchJobLaunchMsg, cred: &JobCredArg, ctx: &BatchEnvCtx) 
         e.set("SLURM_NTASKS", ntasks.to_string());
         e.set("SLURM_NPROCS", ntasks.to_string());
     } else {
-        ntasks = cpus.iter().map(|c| c / cpt).sum();
+        ntasks = cpus.iter().map(|c| c / cpt).fold(0u32, u32::saturating_add);
     }
     e.set(
         "SLURM_TASKS_PER_NODE",
@@ -521,6 +538,18 @@ mod tests {
         assert_eq!(tasks_per_node(&[2, 2], 1, 3), vec![2, 1]);
         assert_eq!(tasks_per_node(&[4], 1, 6), vec![6]);
         assert_eq!(tasks_per_node(&[], 1, 6), Vec::<u32>::new());
+        // Overcommit round-robins what the CPUs do not take.
+        assert_eq!(tasks_per_node(&[1, 1, 1], 1, 8), vec![3, 3, 2]);
+        // A bogus count is spread in one pass, every task placed once.
+        let huge = tasks_per_node(&[2, 1, 1], 1, u32::MAX);
+        assert_eq!(
+            huge.iter().map(|&t| u64::from(t)).sum::<u64>(),
+            u64::from(u32::MAX)
+        );
+        assert_eq!(
+            compress_counts(&[(1, u32::MAX), (1, 5)]),
+            format!("1(x{})", u32::MAX)
+        );
         assert_eq!(compress_counts(&[(2, 1), (2, 2), (1, 1)]), "2(x3),1");
         assert_eq!(compress_counts(&[(1, 1)]), "1");
         assert_eq!(
@@ -530,5 +559,27 @@ mod tests {
             ]),
             vec![2, 2, 1]
         );
+        // Bogus repeat counts: never more nodes than a host list holds.
+        let bogus = vec![
+            CpuArrayRep {
+                cpus: 3,
+                reps: u32::MAX
+            };
+            100
+        ];
+        assert_eq!(cpus_per_node(&bogus).len(), slurm_conf::hostlist::MAX_HOSTS);
+        // One node's CPUs, found without expanding the groups.
+        let g = [
+            CpuArrayRep { cpus: 2, reps: 2 },
+            CpuArrayRep {
+                cpus: 5,
+                reps: u32::MAX,
+            },
+        ];
+        assert_eq!(cpus_of_node(&g, 1), Some(2));
+        assert_eq!(cpus_of_node(&g, 2), Some(5));
+        assert_eq!(cpus_of_node(&bogus, 50 * u32::MAX as usize), Some(3));
+        assert_eq!(cpus_of_node(&bogus, usize::MAX), None);
+        assert_eq!(cpus_of_node(&g[..1], 2), None);
     }
 }

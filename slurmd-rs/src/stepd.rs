@@ -269,6 +269,22 @@ impl StateDir {
                 .mode(0o700)
                 .create(p)
                 .map_err(io)?;
+            // Made by someone else where the spool lets users write (a
+            // link, or a directory of theirs): everything below is written
+            // by path as root, so it must be root's alone.
+            use std::os::unix::fs::MetadataExt;
+            let st = std::fs::symlink_metadata(p).map_err(io)?;
+            // SAFETY: geteuid has no preconditions.
+            let me = unsafe { libc::geteuid() };
+            if !st.is_dir() || st.uid() != me || st.mode() & 0o022 != 0 {
+                return Err(io(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{} must be a directory of uid {me} that no one else can write",
+                        p.display()
+                    ),
+                )));
+            }
         }
         let _ = std::fs::remove_dir_all(&self.0);
         std::fs::DirBuilder::new()
@@ -357,6 +373,22 @@ impl StateDir {
     /// The script's stderr file, as its supervisor resolved the pattern.
     pub fn stderr_path(&self) -> Option<String> {
         std::fs::read_to_string(self.file("stderr")).ok()
+    }
+
+    /// Leaves a job's end notice for the supervisor to write: the script
+    /// is forked but its pid not yet recorded.
+    pub fn set_pending_notice(&self, text: &str) -> Result<(), StateError> {
+        self.write("notice", text.as_bytes())
+    }
+
+    /// The pending notice, for whoever removes it first (the daemon that
+    /// left it, or the supervisor once the script's pid is recorded): so
+    /// that it is written once whichever of them sees the other's file.
+    pub fn take_pending_notice(&self) -> Option<String> {
+        let p = self.file("notice");
+        let text = std::fs::read_to_string(&p).ok()?;
+        std::fs::remove_file(&p).ok()?;
+        Some(text)
     }
 
     /// True the first time only: a job's end is announced once.
@@ -564,6 +596,14 @@ fn supervise(rec: &JobRecord, sd: &StateDir) -> (u32, i32) {
     };
     let _ = sd.write("stderr", plan.stderr.as_bytes());
     let _ = sd.write("script.pid", format!("{pid}\n").as_bytes());
+    // An end announced while the script was starting (the daemon found no
+    // pid yet) is written now, to the script's stderr.
+    if let Some(text) = sd.take_pending_notice() {
+        let file = Some((&rec.owner, plan.stderr.as_str()));
+        if let Err(e) = crate::notice::write(Some(pid), file, &text) {
+            tracing::warn!("[job {job_id}] cannot write the job's end to its stderr: {e}");
+        }
+    }
     tracing::info!(
         "[job {job_id}] batch script started as pid {pid} for uid {}",
         rec.owner.uid
@@ -739,6 +779,56 @@ mod tests {
         assert_eq!(mode & 0o777, 0o700);
         sd.remove();
         assert!(StateDir::list(&spool).is_empty());
+    }
+
+    #[test]
+    fn the_state_directory_must_be_roots_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().to_str().unwrap().to_string();
+        // A user's link where the state directory goes.
+        let theirs = dir.path().join("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        std::os::unix::fs::symlink(&theirs, dir.path().join(STATE_DIR)).unwrap();
+        let sd = StateDir::new(&spool, 44);
+        assert!(sd.create(&rec(), b"").is_err());
+        assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
+        // One every user can write.
+        std::fs::remove_file(dir.path().join(STATE_DIR)).unwrap();
+        std::fs::create_dir(dir.path().join(STATE_DIR)).unwrap();
+        std::fs::set_permissions(
+            dir.path().join(STATE_DIR),
+            std::fs::Permissions::from_mode(0o777),
+        )
+        .unwrap();
+        assert!(sd.create(&rec(), b"").is_err());
+        std::fs::set_permissions(
+            dir.path().join(STATE_DIR),
+            std::fs::Permissions::from_mode(0o700),
+        )
+        .unwrap();
+        sd.create(&rec(), b"").unwrap();
+    }
+
+    #[test]
+    fn a_pending_notice_is_taken_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().to_str().unwrap().to_string();
+        let sd = StateDir::new(&spool, 43);
+        sd.create(&rec(), b"").unwrap();
+        assert_eq!(sd.take_pending_notice(), None);
+        sd.set_pending_notice("*** JOB 43 ***\n").unwrap();
+        // The daemon and the supervisor both try: one of them gets it.
+        let got: Vec<_> = std::thread::scope(|s| {
+            let a = s.spawn(|| sd.take_pending_notice());
+            let b = s.spawn(|| sd.take_pending_notice());
+            [a.join().unwrap(), b.join().unwrap()]
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+        assert_eq!(got, ["*** JOB 43 ***\n"]);
+        assert_eq!(sd.take_pending_notice(), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Who may do what to an srun step on slurmd-rs, as stock slurmd decides
 //! it: another user's KILL_STEPS_ONLY is refused, the groups come from the
 //! credential or the group database (never the launch's own list), a
-//! credential of an ended job is refused (also after a restart), a launch
+//! credential of an ended job is refused (also after a restart), a step
+//! credential is used once (a forged copy does not use it up), a launch
 //! of 100,000 task ids is refused, and a plain user's forward list is not
 //! relayed while pings are answered. Needs root and munged.
 
@@ -12,7 +13,8 @@ use slurm_rpc::testing::Munged;
 use slurm_rpc::{call, AuthCtx};
 use slurm_wire::auth::{Audience, AuthError, AuthPlugin, Identity as AuthId, AUTH_PLUGIN_MUNGE};
 use slurm_wire::errno::{
-    ESLURMD_CREDENTIAL_REVOKED, ESLURM_BAD_TASK_COUNT, ESLURM_USER_ID_MISSING,
+    ESLURMD_CREDENTIAL_REPLAYED, ESLURMD_CREDENTIAL_REVOKED, ESLURMD_INVALID_JOB_CREDENTIAL,
+    ESLURM_BAD_TASK_COUNT, ESLURM_USER_ID_MISSING,
 };
 use slurm_wire::header::Forward;
 use slurm_wire::msg::common::{Empty, SignalTasksMsg};
@@ -197,7 +199,22 @@ async fn another_users_steps_only_signal_groups_and_a_revoked_credential() {
         pidf.display()
     );
     let m = step_launch(&n, v, (71, 0), now() - 5, vec![vec![0]], &script, ports);
-    assert_eq!(rc_of(&n.rpc(v, m).await), 0);
+    // A forged copy (its signature not the controller's) is refused and
+    // does not use the credential up.
+    let mut forged = m.clone();
+    if let Message::RequestLaunchTasks(l) = &mut forged {
+        l.cred.cred.signature = Some("MUNGE:forged:".into());
+    }
+    assert_eq!(
+        rc_of(&n.rpc(v, forged).await),
+        ESLURMD_INVALID_JOB_CREDENTIAL as u32
+    );
+    assert_eq!(rc_of(&n.rpc(v, m.clone()).await), 0);
+    // The same credential again, within its lifetime: replayed.
+    assert_eq!(
+        rc_of(&n.rpc(v, m).await),
+        ESLURMD_CREDENTIAL_REPLAYED as u32
+    );
 
     // Groups: nobody's from the group database, not the launch's root.
     let g = wait_for(&groups).await;

@@ -3,7 +3,7 @@
 //! each task's environment. No I/O.
 
 use crate::cred::{verify_signature, CredError, Trusted};
-use crate::env::{compress_counts, cpus_per_node, take_limits, Env};
+use crate::env::{compress_counts, cpus_of_node, take_limits, Env};
 use slurm_conf::Hostlist;
 use slurm_wire::auth::AuthPlugin;
 use slurm_wire::msg::launch::LaunchTasksRequestMsg;
@@ -138,7 +138,7 @@ pub fn check_launch(
 fn rep_value(reps: &[slurm_wire::msg::cred::MemAllocRep], idx: u32) -> Option<u64> {
     let mut end = 0u64;
     for r in reps {
-        end += u64::from(r.rep_count);
+        end = end.saturating_add(u64::from(r.rep_count));
         if u64::from(idx) < end {
             return Some(r.mem_alloc);
         }
@@ -217,10 +217,7 @@ pub fn plan_step(
         .as_deref()
         .and_then(|l| node_position(l, &node.node_name))
         .unwrap_or(0);
-    let cpus = cpus_per_node(&a.cpu_array)
-        .get(job_idx as usize)
-        .copied()
-        .unwrap_or(1);
+    let cpus = cpus_of_node(&a.cpu_array, job_idx as usize).unwrap_or(1);
     let gtid_list = gtids
         .iter()
         .map(|t| t.to_string())

@@ -210,6 +210,15 @@ pub fn launch_tasks(
         );
         return rc_msg(e.errno());
     }
+    // Verified: now it counts as used (stock's cred_cache_valid).
+    if let Err(e) = d.seen.admit(&m.cred.cred.arg, crate::daemon::now()) {
+        tracing::error!(
+            "{}.{}: launch refused: {e}",
+            m.step_id.job_id,
+            m.step_id.step_id
+        );
+        return rc_msg(e.errno());
+    }
     let node = launch::NodeInfo {
         node_name: s.node.name.clone(),
         conf_path: s.conf_path.clone(),

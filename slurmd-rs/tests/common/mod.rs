@@ -266,7 +266,8 @@ pub fn rc_ok(r: Message) {
 }
 
 pub async fn wait_file(p: &Path, what: &str, done: impl Fn(&str) -> bool) -> String {
-    for _ in 0..200 {
+    // A minute: a job's start under load (a busy build) takes seconds.
+    for _ in 0..1200 {
         let s = std::fs::read_to_string(p).unwrap_or_default();
         if done(&s) {
             return s;
