@@ -236,9 +236,12 @@ fn get_nested<T: Wire>(r: &mut Reader<'_>, v: ProtocolVersion) -> DecResult<T> {
     slurm_wire::pack::decode_exact(b, v)
 }
 
-/// The log form of a command; None for those not logged (liveness only,
-/// or reconfiguration, after which a snapshot is written instead).
+/// The log form of a command; None for those not logged
+/// ([`crate::state::CommandMeta::logged`]).
 pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
+    if !cmd.meta().logged {
+        return None;
+    }
     let mut w = Writer::new();
     match cmd {
         Command::Tick => w.u8(tag::TICK),
@@ -389,7 +392,7 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
             w.u32(*job_id);
             w.u32(*flags);
         }
-        // Signals change no state.
+        // Not logged (above).
         Command::Reconfigure(_) | Command::Signal { .. } | Command::SignalStep { .. } => {
             return None
         }
@@ -622,14 +625,6 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
     };
     r.finish()?;
     Ok(cmd)
-}
-
-/// Whether `cmd` has a log record ([`encode_command`] gives one).
-pub fn is_logged(cmd: &Command) -> bool {
-    !matches!(
-        cmd,
-        Command::Reconfigure(_) | Command::Signal { .. } | Command::SignalStep { .. }
-    )
 }
 
 // ------------------------------------------------------------ snapshot

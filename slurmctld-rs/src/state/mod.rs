@@ -198,6 +198,83 @@ pub enum Command {
     },
 }
 
+/// What happens to a command while the write-ahead log cannot be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenLogDown<'a> {
+    /// Answered ESLURM_WRITING_TO_FILE: the client may retry.
+    Refused,
+    /// A report of what happened on a node or to a step: held until the log
+    /// works again, never lost (up to a bound).
+    Held,
+    /// The liveness of the node named: only the newest report per node is
+    /// held (older ones are moot).
+    NewestOf(&'a str),
+}
+
+/// What the log, the commit pipeline and the scheduler do with a command:
+/// decided here once, for every variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandMeta<'a> {
+    /// Has a log record, and is applied only once that record is synced.
+    /// The others change no state (signals) or are followed by a snapshot
+    /// (reconfiguration).
+    pub logged: bool,
+    /// What happens to it while it cannot be logged.
+    pub when_log_down: WhenLogDown<'a>,
+    /// May free resources or make nodes usable: the scheduler re-tests the
+    /// jobs that failed to fit.
+    pub may_free: bool,
+    /// Replaces the configuration (the daemon then follows the new one).
+    pub reconfigures: bool,
+}
+
+impl Command {
+    /// This command's [`CommandMeta`]. No catch-all arm: a new variant
+    /// must say what it is.
+    pub fn meta(&self) -> CommandMeta<'_> {
+        use WhenLogDown::*;
+        let m = |logged, when_log_down, may_free| CommandMeta {
+            logged,
+            when_log_down,
+            may_free,
+            reconfigures: false,
+        };
+        match self {
+            // Creates work or only runs the scheduler: frees nothing.
+            Command::Tick => m(true, Refused, false),
+            Command::Submit { .. } | Command::Allocate { .. } | Command::StepCreate { .. } => {
+                m(true, Refused, false)
+            }
+            Command::Register { .. }
+            | Command::BatchComplete { .. }
+            | Command::EpilogComplete { .. }
+            | Command::TerminateDone { .. }
+            | Command::LaunchFailed { .. }
+            | Command::StepComplete { .. }
+            | Command::CompleteAllocation { .. } => m(true, Held, true),
+            Command::NodeResponded { node, .. } | Command::NodeUnreachable { node } => {
+                m(true, NewestOf(node), true)
+            }
+            Command::UpdateNode { .. }
+            | Command::Kill { .. }
+            | Command::UpdateJob { .. }
+            | Command::Requeue { .. }
+            | Command::KillTasks { .. }
+            | Command::UpdateArray { .. }
+            | Command::RequeueArray { .. }
+            | Command::UpdatePartition { .. }
+            | Command::DeletePartition { .. } => m(true, Refused, true),
+            // Signals change no state; counted as freeing as before (safe,
+            // only slower).
+            Command::Signal { .. } | Command::SignalStep { .. } => m(false, Refused, true),
+            Command::Reconfigure(_) => CommandMeta {
+                reconfigures: true,
+                ..m(false, Refused, true)
+            },
+        }
+    }
+}
+
 /// The synchronous answer to a command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {

@@ -34,11 +34,8 @@ pub struct BatchSoFar {
 impl BatchSoFar {
     /// Notes a command that goes on to be applied.
     pub fn note(&mut self, cmd: &Command) {
-        match cmd {
-            Command::Reconfigure(_) => self.conf_may_change = true,
-            Command::Tick => self.jobs_may_go = true,
-            _ => {}
-        }
+        self.conf_may_change |= cmd.meta().reconfigures;
+        self.jobs_may_go |= matches!(cmd, Command::Tick);
     }
 }
 
