@@ -554,12 +554,11 @@ impl Controller {
         if !self.arrays.is_array_id(job_id) {
             return self.kill(now, uid, job_id, signal, fx);
         }
-        let admin = self.conf.is_admin(uid);
         let members = self.arrays.members(job_id);
         if members
             .iter()
             .filter_map(|id| self.jobs.get(id))
-            .any(|j| j.user.uid != uid && !admin)
+            .any(|j| !self.conf.owner_or_operator(uid, j.user.uid))
         {
             tracing::error!(uid, job_id, "kill refused: not the owner");
             return Reply::Rc(ESLURM_ACCESS_DENIED);
@@ -603,7 +602,7 @@ impl Controller {
         else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
-        if owner != uid && !self.conf.is_admin(uid) {
+        if !self.conf.owner_or_operator(uid, owner) {
             tracing::error!(uid, array_job_id, "kill refused: not the owner");
             return Reply::Rc(ESLURM_ACCESS_DENIED);
         }

@@ -499,14 +499,13 @@ impl Controller {
         } else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
-        let admin = self.conf.is_admin(uid);
         let mut rc = SLURM_SUCCESS;
         let mut any_pending = false;
         for id in ids {
             let Some(j) = self.jobs.get(&id) else {
                 continue;
             };
-            if j.user.uid != uid && !admin {
+            if !self.conf.owner_or_operator(uid, j.user.uid) {
                 return Reply::Rc(ESLURM_ACCESS_DENIED);
             }
             if j.state != JobState::Pending {

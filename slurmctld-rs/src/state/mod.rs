@@ -1456,11 +1456,10 @@ impl Controller {
         signal: u16,
         fx: &mut Vec<Effect>,
     ) -> Reply {
-        let admin = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
-        if j.user.uid != uid && !admin {
+        if !self.conf.owner_or_operator(uid, j.user.uid) {
             tracing::error!(uid, job_id, "kill refused: not the owner");
             return Reply::Rc(ESLURM_ACCESS_DENIED);
         }
