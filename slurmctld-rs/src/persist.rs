@@ -23,8 +23,8 @@
 //! Encoding uses the wire codec's primitives (and the wire encodings of
 //! job descriptions and registrations, in their own protocol version).
 
-use crate::state::job::{GresAlloc, Job, JobState, NodeAlloc, UserInfo};
-use crate::state::node::{Base, DownCause, Node};
+use crate::state::job::{Job, JobCtl, JobState, NodeAlloc, UserInfo};
+use crate::state::node::{Base, DownCause, GresAlloc, Node};
 use crate::state::req::JobReq;
 use crate::state::{Command, Controller, Time};
 use fsio::{StateDir, WriteFile};
@@ -802,7 +802,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller, format: u32) -> DecResult<Option<
     };
     let launch_failed = r.bool()?;
     let cancelled_by = Some(r.u32()?).filter(|u| *u != u32::MAX);
-    let ctl = crate::state::control::JobCtl {
+    let ctl = JobCtl {
         restart_cnt: r.u16()?,
         special_exit: false,
     };

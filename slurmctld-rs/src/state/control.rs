@@ -31,16 +31,6 @@ pub const REQUEUE_DELAY: i64 = 121;
 /// (`max_step_cnt + 1` with the default MaxStepCount).
 const NO_STEP: u32 = 40_001;
 
-/// Control state of a job beyond the submit request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct JobCtl {
-    /// Times the job was requeued (`Restarts=`).
-    pub restart_cnt: u16,
-    /// Requeued in the special exit state (JOB_SPECIAL_EXIT), until
-    /// released.
-    pub special_exit: bool,
-}
-
 /// Whether a job's reason is a hold.
 pub fn is_held(j: &Job) -> bool {
     j.priority == 0
