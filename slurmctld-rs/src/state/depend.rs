@@ -585,7 +585,7 @@ pub fn ids_of(tok: &str, max_task: u32) -> Result<Vec<(u32, u32)>, i32> {
             }
             vec![(job_id, task)]
         }
-        Some(t) => super::array::parse_tasks(t, max_task)
+        Some(t) => super::tasks::parse_tasks(t, max_task)
             .map_err(|_| ESLURM_DEPENDENCY)?
             .into_iter()
             .map(|t| (job_id, t))

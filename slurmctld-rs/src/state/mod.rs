@@ -21,6 +21,7 @@ pub mod refuse;
 pub mod req;
 pub mod step;
 pub mod table;
+pub mod tasks;
 #[cfg(test)]
 pub(crate) mod testkit;
 
