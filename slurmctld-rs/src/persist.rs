@@ -23,8 +23,8 @@
 //! Encoding uses the wire codec's primitives (and the wire encodings of
 //! job descriptions and registrations, in their own protocol version).
 
-use crate::state::job::{GresAlloc, Job, JobState, NodeAlloc, UserInfo};
-use crate::state::node::{Base, DownCause, Node};
+use crate::state::job::{Job, JobCtl, JobState, NodeAlloc, UserInfo};
+use crate::state::node::{Base, DownCause, GresAlloc, Node};
 use crate::state::req::JobReq;
 use crate::state::{Command, Controller, Time};
 use fsio::{StateDir, WriteFile};
@@ -236,9 +236,12 @@ fn get_nested<T: Wire>(r: &mut Reader<'_>, v: ProtocolVersion) -> DecResult<T> {
     slurm_wire::pack::decode_exact(b, v)
 }
 
-/// The log form of a command; None for those not logged (liveness only,
-/// or reconfiguration, after which a snapshot is written instead).
+/// The log form of a command; None for those not logged
+/// ([`crate::state::CommandMeta::logged`]).
 pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
+    if !cmd.meta().logged {
+        return None;
+    }
     let mut w = Writer::new();
     match cmd {
         Command::Tick => w.u8(tag::TICK),
@@ -389,7 +392,7 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
             w.u32(*job_id);
             w.u32(*flags);
         }
-        // Signals change no state.
+        // Not logged (above).
         Command::Reconfigure(_) | Command::Signal { .. } | Command::SignalStep { .. } => {
             return None
         }
@@ -624,14 +627,6 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
     Ok(cmd)
 }
 
-/// Whether `cmd` has a log record ([`encode_command`] gives one).
-pub fn is_logged(cmd: &Command) -> bool {
-    !matches!(
-        cmd,
-        Command::Reconfigure(_) | Command::Signal { .. } | Command::SignalStep { .. }
-    )
-}
-
 // ------------------------------------------------------------ snapshot
 
 fn job_state_code(s: JobState) -> u8 {
@@ -807,7 +802,7 @@ fn get_job(r: &mut Reader<'_>, c: &Controller, format: u32) -> DecResult<Option<
     };
     let launch_failed = r.bool()?;
     let cancelled_by = Some(r.u32()?).filter(|u| *u != u32::MAX);
-    let ctl = crate::state::control::JobCtl {
+    let ctl = JobCtl {
         restart_cnt: r.u16()?,
         special_exit: false,
     };

@@ -27,7 +27,7 @@ use super::{Mark, Store};
 use crate::state::msgs;
 use crate::state::node::Base;
 use crate::state::refuse::BatchSoFar;
-use crate::state::{Command, Controller, Effect, Purpose, Reply, Time};
+use crate::state::{Command, Controller, Effect, Purpose, Reply, Time, WhenLogDown};
 use slurm_wire::errno::{ESLURM_WRITING_TO_FILE, SLURM_SUCCESS};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -78,20 +78,6 @@ impl<R> Default for Pipeline<R> {
     }
 }
 
-/// Reports of what happened on a node (or to a step): held, never lost.
-fn must_keep(cmd: &Command) -> bool {
-    matches!(
-        cmd,
-        Command::Register { .. }
-            | Command::BatchComplete { .. }
-            | Command::EpilogComplete { .. }
-            | Command::TerminateDone { .. }
-            | Command::LaunchFailed { .. }
-            | Command::StepComplete { .. }
-            | Command::CompleteAllocation { .. }
-    )
-}
-
 impl<R> Pipeline<R> {
     /// Node reports waiting for the log.
     pub fn held(&self) -> usize {
@@ -139,7 +125,7 @@ impl<R> Pipeline<R> {
                 continue;
             }
             so_far.note(&cmd);
-            if blocked && super::is_logged(&cmd) {
+            if blocked && cmd.meta().logged {
                 refused_tick |= matches!(cmd, Command::Tick);
                 self.defer(cmd, r, &mut out);
                 continue;
@@ -188,18 +174,21 @@ impl<R> Pipeline<R> {
     /// happened, refused otherwise.
     fn defer(&mut self, cmd: Command, r: R, out: &mut Outcome<R>) {
         let total = self.held();
-        match cmd {
-            Command::NodeResponded { ref node, .. } | Command::NodeUnreachable { ref node }
-                if total < MAX_HELD || self.liveness.contains_key(node) =>
-            {
-                if let Some((_, old)) = self.liveness.insert(node.clone(), (cmd, r)) {
+        let (held, newest_of) = match cmd.meta().when_log_down {
+            WhenLogDown::Refused => (false, None),
+            WhenLogDown::Held => (true, None),
+            WhenLogDown::NewestOf(node) => (false, Some(node.to_owned())),
+        };
+        match newest_of {
+            Some(node) if total < MAX_HELD || self.liveness.contains_key(&node) => {
+                if let Some((_, old)) = self.liveness.insert(node, (cmd, r)) {
                     out.replies.push((old, Reply::Rc(SLURM_SUCCESS)));
                 }
             }
-            c if must_keep(&c) && total < MAX_HELD => self.held.push_back((c, r)),
-            c => {
-                if must_keep(&c) {
-                    tracing::error!("{MAX_HELD} node reports wait for the log; refusing {c:?}");
+            _ if held && total < MAX_HELD => self.held.push_back((cmd, r)),
+            _ => {
+                if held {
+                    tracing::error!("{MAX_HELD} node reports wait for the log; refusing {cmd:?}");
                 }
                 out.replies.push((r, Reply::Rc(ESLURM_WRITING_TO_FILE)));
             }
@@ -234,7 +223,7 @@ fn apply_all<R>(
 ) -> Result<(), Fatal<R>> {
     let marks: Vec<Option<Mark>> = todo.iter().map(|(_, _, m)| *m).collect();
     for (i, (cmd, r, _)) in todo.into_iter().enumerate() {
-        let reconfigure = matches!(cmd, Command::Reconfigure(_));
+        let reconfigure = cmd.meta().reconfigures;
         match catch_panic(|| apply(ctrl, t, cmd)) {
             Ok((reply, fx)) => {
                 out.reconfigured |= reconfigure;

@@ -4,10 +4,11 @@
 use super::*;
 use crate::state::testkit::{
     allocate_cmd, complete_cmd, controller, epilog_cmd, kill_cmd, reg_bare, step_req, submit_cmd,
-    update_job_cmd, user,
+    unset, update_job_cmd, user,
 };
 use crate::state::Reply;
 use slurm_wire::pack::NO_VAL;
+use std::collections::BTreeSet;
 
 const CONF: &str = "\
 ClusterName=t
@@ -246,9 +247,9 @@ fn newer_formats_are_refused_and_clear_starts_fresh() {
     assert_eq!(loaded.controller.next_job_id, 1);
 }
 
-#[test]
-fn every_logged_command_round_trips() {
-    let cmds = vec![
+/// One command of each variant (and a few of some).
+fn one_of_each() -> Vec<Command> {
+    vec![
         Command::Tick,
         reg("n1"),
         Command::NodeUnreachable { node: "n2".into() },
@@ -330,11 +331,123 @@ fn every_logged_command_round_trips() {
             uid: 0,
             name: "debug".into(),
         },
-    ];
-    for cmd in cmds {
-        let b = encode_command(&cmd).unwrap();
+        update_job_cmd(2001, 3, |d| d.priority = 0),
+        Command::Requeue {
+            uid: 0,
+            job_id: 3,
+            flags: 0,
+        },
+        Command::KillTasks {
+            uid: 2001,
+            array_job_id: 5,
+            tasks: vec![1, 3],
+            signal: 9,
+        },
+        Command::UpdateArray {
+            uid: 2001,
+            array_job_id: 5,
+            tasks: Some(vec![2]),
+            desc: Box::new(unset(|d| d.priority = 0)),
+            version: ProtocolVersion::V24_11,
+        },
+        Command::RequeueArray {
+            uid: 0,
+            array_job_id: 5,
+            tasks: None,
+            flags: 0,
+        },
+        Command::Signal {
+            uid: 2001,
+            job_id: 3,
+            signal: 10,
+            flags: 0,
+        },
+        Command::SignalStep {
+            uid: 2001,
+            job_id: 3,
+            step_id: 0,
+            signal: 10,
+            version: ProtocolVersion::V24_11,
+        },
+        Command::Reconfigure(Box::new((*fresh().conf).clone())),
+    ]
+}
+
+/// Which variant `cmd` is. No catch-all arm: a new variant fails to build
+/// here until it is added to [`one_of_each`].
+fn variant(cmd: &Command) -> usize {
+    match cmd {
+        Command::Tick => 0,
+        Command::Register { .. } => 1,
+        Command::NodeResponded { .. } => 2,
+        Command::NodeUnreachable { .. } => 3,
+        Command::UpdateNode { .. } => 4,
+        Command::Submit { .. } => 5,
+        Command::Kill { .. } => 6,
+        Command::BatchComplete { .. } => 7,
+        Command::EpilogComplete { .. } => 8,
+        Command::TerminateDone { .. } => 9,
+        Command::LaunchFailed { .. } => 10,
+        Command::Reconfigure(_) => 11,
+        Command::Allocate { .. } => 12,
+        Command::StepCreate { .. } => 13,
+        Command::StepComplete { .. } => 14,
+        Command::CompleteAllocation { .. } => 15,
+        Command::UpdateJob { .. } => 16,
+        Command::Requeue { .. } => 17,
+        Command::Signal { .. } => 18,
+        Command::SignalStep { .. } => 19,
+        Command::KillTasks { .. } => 20,
+        Command::UpdateArray { .. } => 21,
+        Command::RequeueArray { .. } => 22,
+        Command::UpdatePartition { .. } => 23,
+        Command::DeletePartition { .. } => 24,
+    }
+}
+const VARIANTS: usize = 25;
+
+#[test]
+fn every_logged_command_round_trips() {
+    let cmds = one_of_each();
+    let seen: BTreeSet<usize> = cmds.iter().map(variant).collect();
+    assert_eq!(
+        seen,
+        (0..VARIANTS).collect(),
+        "one_of_each misses a variant"
+    );
+    for cmd in cmds.into_iter().filter(|c| c.meta().logged) {
+        let b = encode_command(&cmd).unwrap_or_else(|| panic!("{cmd:?} has no record"));
         let back = decode_command(&b).unwrap();
         assert_eq!(format!("{back:?}"), format!("{cmd:?}"));
+    }
+}
+
+/// The decisions [`Command::meta`] makes, stated once more as expected
+/// behaviour: signals and reconfiguration have no record; node reports are
+/// held while the log is down, liveness per node; only what creates work or
+/// just schedules frees nothing; only Reconfigure reconfigures.
+#[test]
+fn every_command_has_the_meta_its_handling_needs() {
+    use crate::state::WhenLogDown;
+    for cmd in one_of_each() {
+        let m = cmd.meta();
+        let v = variant(&cmd);
+        let not_logged = matches!(v, 11 | 18 | 19);
+        assert_eq!(m.logged, !not_logged, "{cmd:?}");
+        assert_eq!(encode_command(&cmd).is_some(), m.logged, "{cmd:?}");
+        let held = matches!(v, 1 | 7 | 8 | 9 | 10 | 14 | 15);
+        assert_eq!(m.when_log_down == WhenLogDown::Held, held, "{cmd:?}");
+        match (&cmd, m.when_log_down) {
+            (Command::NodeResponded { node, .. }, WhenLogDown::NewestOf(n))
+            | (Command::NodeUnreachable { node }, WhenLogDown::NewestOf(n)) => assert_eq!(node, n),
+            (Command::NodeResponded { .. } | Command::NodeUnreachable { .. }, w) => {
+                panic!("liveness {cmd:?} is {w:?}")
+            }
+            (_, w) => assert!(!matches!(w, WhenLogDown::NewestOf(_)), "{cmd:?}"),
+        }
+        let frees_nothing = matches!(v, 0 | 5 | 12 | 13);
+        assert_eq!(m.may_free, !frees_nothing, "{cmd:?}");
+        assert_eq!(m.reconfigures, v == 11, "{cmd:?}");
     }
 }
 

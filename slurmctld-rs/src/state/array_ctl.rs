@@ -11,12 +11,7 @@ use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::NO_VAL;
 use std::collections::BTreeSet;
 
-/// Tasks that got one return code (stock's `resp_array_struct_t`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskGroup {
-    pub rc: i32,
-    pub tasks: BTreeSet<u32>,
-}
+pub use super::command::TaskGroup;
 
 /// Collects return codes per task set, grouped by code.
 #[derive(Default)]

@@ -6,10 +6,10 @@
 //! now only on nodes no reservation holds during its run, so it never delays
 //! the jobs ahead of it.
 
+use super::command::Time;
 use super::config::ClusterConf;
 use super::job::{Job, JobState};
 use super::table::Nodes;
-use super::Time;
 use crate::constraint::Constraint;
 use crate::sched::Request;
 use std::collections::HashMap;

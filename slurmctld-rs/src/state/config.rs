@@ -216,4 +216,30 @@ impl ClusterConf {
     pub fn is_admin(&self, uid: u32) -> bool {
         uid == 0 || uid == self.slurm_user_uid
     }
+
+    /// Whether `uid` may act on what `owner` owns (a job, an array): the
+    /// owner, root or SlurmUser. The one ownership rule of job requests;
+    /// each caller answers a refusal with its RPC's own errno.
+    pub fn owner_or_operator(&self, uid: u32, owner: u32) -> bool {
+        uid == owner || self.is_admin(uid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::state::testkit::cluster_conf;
+
+    #[test]
+    fn only_the_owner_root_and_slurm_user_act_on_what_a_user_owns() {
+        let mut c = cluster_conf(crate::state::testkit::SMALL_CLUSTER);
+        c.slurm_user_uid = 64030;
+        assert!(c.owner_or_operator(2001, 2001), "the owner");
+        assert!(c.owner_or_operator(0, 2001), "root");
+        assert!(c.owner_or_operator(64030, 2001), "SlurmUser");
+        assert!(!c.owner_or_operator(2002, 2001), "another user");
+        assert!(
+            !c.owner_or_operator(2001, 2002),
+            "the owner of something else"
+        );
+    }
 }

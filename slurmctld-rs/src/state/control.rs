@@ -31,16 +31,6 @@ pub const REQUEUE_DELAY: i64 = 121;
 /// (`max_step_cnt + 1` with the default MaxStepCount).
 const NO_STEP: u32 = 40_001;
 
-/// Control state of a job beyond the submit request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct JobCtl {
-    /// Times the job was requeued (`Restarts=`).
-    pub restart_cnt: u16,
-    /// Requeued in the special exit state (JOB_SPECIAL_EXIT), until
-    /// released.
-    pub special_exit: bool,
-}
-
 /// Whether a job's reason is a hold.
 pub fn is_held(j: &Job) -> bool {
     j.priority == 0
@@ -207,17 +197,17 @@ impl Controller {
         d: &JobDescMsg,
         fx: &mut Vec<Effect>,
     ) -> Reply {
-        let operator = self.conf.is_admin(uid);
         // Ownership first, as stock's update_job: a stranger's Dependency=
         // is the same security violation as any other field.
         match self.jobs.get(&job_id) {
             None => return Reply::Rc(ESLURM_INVALID_JOB_ID),
-            Some(j) if j.user.uid != uid && !operator => {
+            Some(j) if !self.conf.owner_or_operator(uid, j.user.uid) => {
                 tracing::error!(uid, job_id, "security violation: job update");
                 return Reply::Rc(ESLURM_USER_ID_MISSING);
             }
             Some(_) => {}
         }
+        let operator = self.conf.is_admin(uid);
         if let Some(dep) = d.dependency.as_deref() {
             let r = self.update_dependency(now, uid, job_id, dep, fx);
             if r != Reply::Rc(SLURM_SUCCESS) {
@@ -457,11 +447,10 @@ impl Controller {
         flags: u32,
         fx: &mut Vec<Effect>,
     ) -> Reply {
-        let operator = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
-        if j.user.uid != uid && !operator {
+        if !self.conf.owner_or_operator(uid, j.user.uid) {
             return Reply::Rc(ESLURM_ACCESS_DENIED);
         }
         if !requeue_allowed(self, j) {
@@ -651,11 +640,10 @@ impl Controller {
         flags: u16,
         fx: &mut Vec<Effect>,
     ) -> Reply {
-        let admin = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
-        if j.user.uid != uid && !admin {
+        if !self.conf.owner_or_operator(uid, j.user.uid) {
             return Reply::Rc(ESLURM_ACCESS_DENIED);
         }
         if j.state.is_finished() {
@@ -720,7 +708,7 @@ impl Controller {
         let Some(j) = self.jobs.get(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
-        if j.user.uid != uid && !self.conf.is_admin(uid) {
+        if !self.conf.owner_or_operator(uid, j.user.uid) {
             tracing::error!(uid, job_id, "security violation: step cancel");
             return Reply::Rc(if version >= ProtocolVersion::V26_05 {
                 ESLURM_ACCESS_DENIED

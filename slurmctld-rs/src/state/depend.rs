@@ -499,14 +499,13 @@ impl Controller {
         } else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
-        let admin = self.conf.is_admin(uid);
         let mut rc = SLURM_SUCCESS;
         let mut any_pending = false;
         for id in ids {
             let Some(j) = self.jobs.get(&id) else {
                 continue;
             };
-            if j.user.uid != uid && !admin {
+            if !self.conf.owner_or_operator(uid, j.user.uid) {
                 return Reply::Rc(ESLURM_ACCESS_DENIED);
             }
             if j.state != JobState::Pending {
@@ -586,7 +585,7 @@ pub fn ids_of(tok: &str, max_task: u32) -> Result<Vec<(u32, u32)>, i32> {
             }
             vec![(job_id, task)]
         }
-        Some(t) => super::array::parse_tasks(t, max_task)
+        Some(t) => super::tasks::parse_tasks(t, max_task)
             .map_err(|_| ESLURM_DEPENDENCY)?
             .into_iter()
             .map(|t| (job_id, t))

@@ -1,5 +1,6 @@
 //! A job as the controller keeps it.
 
+pub use super::node::GresAlloc;
 use slurm_wire::ProtocolVersion;
 
 /// Stock's `SIG_OOM`: the low byte of a batch job_rc whose step had OOM
@@ -92,16 +93,14 @@ pub struct UserInfo {
     pub gids: Vec<u32>,
 }
 
-/// GRES devices of one name held on one node.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GresAlloc {
-    pub name: String,
-    /// The type the job asked for (None: any).
-    pub type_name: Option<String>,
-    /// Device indexes among the node's GRES of this name (all types).
-    pub indices: Vec<u32>,
-    /// How many of this name the node has (the bitmap size).
-    pub total: u32,
+/// Control state of a job beyond the submit request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobCtl {
+    /// Times the job was requeued (`Restarts=`).
+    pub restart_cnt: u16,
+    /// Requeued in the special exit state (JOB_SPECIAL_EXIT), until
+    /// released.
+    pub special_exit: bool,
 }
 
 /// Resources held on one node.
@@ -176,7 +175,7 @@ pub struct Job {
     pub launch_failed: bool,
     pub cancelled_by: Option<u32>,
     /// Holds, requeues (state/control.rs).
-    pub ctl: super::control::JobCtl,
+    pub ctl: JobCtl,
 }
 
 impl Job {

@@ -6,6 +6,7 @@
 pub mod array;
 pub mod array_ctl;
 pub mod backfill;
+pub mod command;
 pub mod config;
 pub mod control;
 pub mod counters;
@@ -20,6 +21,7 @@ pub mod refuse;
 pub mod req;
 pub mod step;
 pub mod table;
+pub mod tasks;
 #[cfg(test)]
 pub(crate) mod testkit;
 
@@ -35,227 +37,9 @@ use slurm_wire::{Message, ProtocolVersion};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-/// Unix seconds; the only clock the state machine knows.
-pub type Time = i64;
-
-/// `MEM_PER_CPU`: the top bit of `pn_min_memory` means "per CPU".
-pub const MEM_PER_CPU: u64 = 0x8000_0000_0000_0000;
-/// Signal numbers used by scancel.
-pub const SIGKILL: u16 = 9;
-
-/// Everything that changes the cluster.
-#[derive(Debug, Clone)]
-pub enum Command {
-    /// Periodic: node timeouts, pings, time limits, scheduling, purging.
-    Tick,
-    /// MESSAGE_NODE_REGISTRATION_STATUS from a slurmd speaking `version`.
-    Register {
-        msg: Box<SlurmNodeRegistrationStatusMsg>,
-        version: ProtocolVersion,
-        uid: u32,
-    },
-    /// A slurmd answered a ping.
-    NodeResponded {
-        node: String,
-        cpu_load: u32,
-        free_mem: u64,
-    },
-    /// A slurmd could not be reached.
-    NodeUnreachable {
-        node: String,
-    },
-    UpdateNode {
-        uid: u32,
-        msg: Box<UpdateNodeMsg>,
-    },
-    Submit {
-        user: UserInfo,
-        desc: Box<JobDescMsg>,
-        version: ProtocolVersion,
-    },
-    /// scancel: REQUEST_KILL_JOB / REQUEST_CANCEL_JOB_STEP (batch or whole job).
-    Kill {
-        uid: u32,
-        job_id: u32,
-        signal: u16,
-    },
-    /// REQUEST_COMPLETE_BATCH_SCRIPT from the batch host's slurmd.
-    BatchComplete {
-        uid: u32,
-        job_id: u32,
-        job_rc: u32,
-        slurm_rc: u32,
-        node: Option<String>,
-    },
-    /// MESSAGE_EPILOG_COMPLETE from a node.
-    EpilogComplete {
-        uid: u32,
-        job_id: u32,
-        node: Option<String>,
-        rc: u32,
-    },
-    /// slurmd answered REQUEST_TERMINATE_JOB with "already complete": no
-    /// epilog message will follow, the node is done with the job.
-    TerminateDone {
-        job_id: u32,
-        node: String,
-    },
-    /// The batch launch RPC failed (node refused or unreachable).
-    LaunchFailed {
-        job_id: u32,
-        node: String,
-        rc: i32,
-    },
-    /// The configuration was re-read (SIGHUP, `scontrol reconfigure`).
-    Reconfigure(Box<ClusterConf>),
-    /// REQUEST_RESOURCE_ALLOCATION: an interactive job (srun, salloc).
-    Allocate {
-        user: UserInfo,
-        desc: Box<JobDescMsg>,
-        version: ProtocolVersion,
-        /// srun's address, as the connection came from.
-        resp_host: String,
-    },
-    /// REQUEST_JOB_STEP_CREATE.
-    StepCreate {
-        uid: u32,
-        req: Box<slurm_wire::msg::step::JobStepCreateRequestMsg>,
-        version: ProtocolVersion,
-    },
-    /// REQUEST_STEP_COMPLETE.
-    StepComplete {
-        uid: u32,
-        msg: Box<slurm_wire::msg::step::StepCompleteMsg>,
-    },
-    /// REQUEST_COMPLETE_JOB_ALLOCATION: srun/salloc is done with its job.
-    CompleteAllocation {
-        uid: u32,
-        job_id: u32,
-        job_rc: u32,
-    },
-    /// REQUEST_UPDATE_JOB: scontrol hold/uhold/release/update job.
-    UpdateJob {
-        uid: u32,
-        job_id: u32,
-        desc: Box<JobDescMsg>,
-        version: ProtocolVersion,
-    },
-    /// REQUEST_JOB_REQUEUE: scontrol requeue[hold], slurmd's launch failure.
-    Requeue {
-        uid: u32,
-        job_id: u32,
-        flags: u32,
-    },
-    /// REQUEST_KILL_JOB with a signal other than a cancel, or `-b`: signals
-    /// the job's processes (no state change, so never logged).
-    Signal {
-        uid: u32,
-        job_id: u32,
-        signal: u16,
-        flags: u16,
-    },
-    /// REQUEST_CANCEL_JOB_STEP naming one step (`scancel 12.3`): signals
-    /// that step's tasks (no state change, so never logged).
-    SignalStep {
-        uid: u32,
-        job_id: u32,
-        step_id: u32,
-        signal: u16,
-        version: ProtocolVersion,
-    },
-    /// scancel of array tasks (`12_3`, `12_[1-2]`).
-    KillTasks {
-        uid: u32,
-        array_job_id: u32,
-        tasks: Vec<u32>,
-        signal: u16,
-    },
-    /// REQUEST_UPDATE_JOB naming array tasks (`12_2`, `12_1-3`) or a
-    /// whole array (`tasks` None).
-    UpdateArray {
-        uid: u32,
-        array_job_id: u32,
-        tasks: Option<Vec<u32>>,
-        desc: Box<JobDescMsg>,
-        version: ProtocolVersion,
-    },
-    /// REQUEST_JOB_REQUEUE naming array tasks or a whole array.
-    RequeueArray {
-        uid: u32,
-        array_job_id: u32,
-        tasks: Option<Vec<u32>>,
-        flags: u32,
-    },
-    /// REQUEST_UPDATE_PARTITION.
-    UpdatePartition {
-        uid: u32,
-        msg: Box<slurm_wire::msg::update_part::UpdatePartMsg>,
-    },
-    /// REQUEST_DELETE_PARTITION (`scontrol delete partition=NAME`).
-    DeletePartition {
-        uid: u32,
-        name: String,
-    },
-}
-
-/// The synchronous answer to a command.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
-    /// A plain return code (0 = success).
-    Rc(i32),
-    Submitted {
-        job_id: u32,
-    },
-    /// Registration accepted: the node's TRES for the response.
-    Registered {
-        node: usize,
-    },
-    /// A step was created.
-    Step {
-        job_id: u32,
-        step_id: u32,
-    },
-    /// Return codes per group of array tasks (RESPONSE_JOB_ARRAY_ERRORS).
-    ArrayErrors(Vec<array_ctl::TaskGroup>),
-}
-
-/// Why an outbound RPC is sent; the agent reports failures back by this.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Purpose {
-    Ping,
-    /// Ask slurmd to register again (after it came back from not responding).
-    Reregister,
-    Launch {
-        job_id: u32,
-    },
-    Terminate {
-        job_id: u32,
-    },
-    Signal {
-        job_id: u32,
-    },
-    /// A message to an srun (one way, authenticated for its user).
-    Srun {
-        uid: u32,
-    },
-}
-
-/// An RPC to a slurmd, in that node's protocol version.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outbound {
-    pub node: String,
-    pub addr: String,
-    pub port: u16,
-    pub version: ProtocolVersion,
-    /// Job credentials inside are unsigned; the agent signs them.
-    pub msg: Message,
-    pub purpose: Purpose,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
-    Send(Box<Outbound>),
-}
+pub use command::{
+    Command, CommandMeta, Effect, Outbound, Purpose, Reply, Time, WhenLogDown, MEM_PER_CPU, SIGKILL,
+};
 
 /// The whole cluster. Cheap enough to clone into a read snapshot after each
 /// batch of commands (reads never wait on writes).
@@ -1379,11 +1163,10 @@ impl Controller {
         signal: u16,
         fx: &mut Vec<Effect>,
     ) -> Reply {
-        let admin = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
-        if j.user.uid != uid && !admin {
+        if !self.conf.owner_or_operator(uid, j.user.uid) {
             tracing::error!(uid, job_id, "kill refused: not the owner");
             return Reply::Rc(ESLURM_ACCESS_DENIED);
         }

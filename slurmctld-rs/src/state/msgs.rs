@@ -2,10 +2,10 @@
 //! job credentials and sends). Field values follow what stock slurmctld
 //! sends (fixtures/<ver>/sbatch.pcap).
 
+use super::command::{Outbound, Purpose, Time, MEM_PER_CPU};
 use super::config::ClusterConf;
 use super::job::Job;
 use super::node::Node;
-use super::{Outbound, Purpose, Time};
 use slurm_wire::msg::cred::{
     CpuArrayRep, Identity, JobCred, JobCredArg, MemAllocRep, SockCoreRep, VersionedCred,
 };
@@ -327,7 +327,7 @@ pub fn job_gres_states(j: &Job) -> GresJobStateList {
             .iter()
             .enumerate()
             .map(|(k, r)| {
-                let per: Vec<Option<&super::job::GresAlloc>> =
+                let per: Vec<Option<&super::node::GresAlloc>> =
                     j.alloc.iter().map(|a| a.gres.get(k)).collect();
                 let counts: Vec<u64> = per
                     .iter()
@@ -432,7 +432,7 @@ pub fn batch_launch(
             d.num_tasks
         },
         pn_min_memory: if j.mem_per_cpu {
-            j.mem | super::MEM_PER_CPU
+            j.mem | MEM_PER_CPU
         } else {
             j.mem
         },
@@ -475,7 +475,7 @@ pub fn batch_launch(
     Ok(super::msgs::outbound(
         host,
         Message::RequestBatchJobLaunch(msg),
-        super::Purpose::Launch { job_id: j.job_id },
+        Purpose::Launch { job_id: j.job_id },
     ))
 }
 

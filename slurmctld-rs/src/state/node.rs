@@ -108,6 +108,18 @@ pub struct Node {
     pub recheck_at: Option<i64>,
 }
 
+/// GRES devices of one name held on one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GresAlloc {
+    pub name: String,
+    /// The type the job asked for (None: any).
+    pub type_name: Option<String>,
+    /// Device indexes among the node's GRES of this name (all types).
+    pub indices: Vec<u32>,
+    /// How many of this name the node has (the bitmap size).
+    pub total: u32,
+}
+
 /// Largest GRES count tracked device by device; bigger counts (shared
 /// GRES like mps) are not allocated by index.
 pub const MAX_GRES_BITS: u64 = 4096;
@@ -320,7 +332,7 @@ impl Node {
     }
 
     /// Picks free devices for each request (None if any falls short).
-    pub fn pick_gres(&self, reqs: &[crate::gres::GresReq]) -> Option<Vec<super::job::GresAlloc>> {
+    pub fn pick_gres(&self, reqs: &[crate::gres::GresReq]) -> Option<Vec<GresAlloc>> {
         let mut out = Vec::new();
         for r in reqs {
             let mut need = r.count;
@@ -345,7 +357,7 @@ impl Node {
             if need > 0 {
                 return None;
             }
-            out.push(super::job::GresAlloc {
+            out.push(GresAlloc {
                 name: r.name.clone(),
                 type_name: r.type_name.clone(),
                 indices,
@@ -356,7 +368,7 @@ impl Node {
     }
 
     /// Marks (or frees) the devices of `allocs`.
-    pub fn mark_gres(&mut self, allocs: &[super::job::GresAlloc], used: bool) {
+    pub fn mark_gres(&mut self, allocs: &[GresAlloc], used: bool) {
         for a in allocs {
             let mut offset = 0u32;
             for (g, bits) in self.def.gres_list.iter().zip(self.gres_used.iter_mut()) {

@@ -56,14 +56,9 @@ pub struct SchedState {
 }
 
 impl SchedState {
-    /// Every command may free something except those known not to (a
-    /// command added later counts as freeing: safe, only slower).
+    /// Counts a command that may free something ([`super::CommandMeta::may_free`]).
     pub fn note_command(&mut self, cmd: &super::Command) {
-        use super::Command as C;
-        if !matches!(
-            cmd,
-            C::Submit { .. } | C::Allocate { .. } | C::Tick | C::StepCreate { .. }
-        ) {
+        if cmd.meta().may_free {
             self.freed += 1;
         }
     }

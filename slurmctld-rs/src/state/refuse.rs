@@ -34,11 +34,8 @@ pub struct BatchSoFar {
 impl BatchSoFar {
     /// Notes a command that goes on to be applied.
     pub fn note(&mut self, cmd: &Command) {
-        match cmd {
-            Command::Reconfigure(_) => self.conf_may_change = true,
-            Command::Tick => self.jobs_may_go = true,
-            _ => {}
-        }
+        self.conf_may_change |= cmd.meta().reconfigures;
+        self.jobs_may_go |= matches!(cmd, Command::Tick);
     }
 }
 
@@ -188,7 +185,7 @@ impl Controller {
 
     /// `rc` when `uid` is neither `owner` nor an administrator.
     fn not_owner(&self, uid: u32, owner: u32, rc: i32) -> Option<i32> {
-        (uid != owner && !self.conf.is_admin(uid)).then_some(rc)
+        (!self.conf.owner_or_operator(uid, owner)).then_some(rc)
     }
 
     /// The owner of an array's records (all have the same).

@@ -307,11 +307,10 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> super::Reply {
         use super::{job, Reply};
-        let admin = self.conf.is_admin(uid);
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
-        if j.user.uid != uid && !admin {
+        if !self.conf.owner_or_operator(uid, j.user.uid) {
             return Reply::Rc(ESLURM_USER_ID_MISSING);
         }
         if j.state.is_finished() {
@@ -473,7 +472,7 @@ impl Controller {
         let Some(j) = self.jobs.get(&job_id) else {
             return ESLURM_INVALID_JOB_ID;
         };
-        if !self.conf.is_admin(uid) && j.user.uid != uid {
+        if !self.conf.owner_or_operator(uid, j.user.uid) {
             return ESLURM_USER_ID_MISSING;
         }
         let Some(js) = self.steps.get_mut(&job_id) else {
