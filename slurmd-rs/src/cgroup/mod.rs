@@ -21,8 +21,8 @@ pub mod types;
 pub mod v1;
 pub mod v2;
 
-pub(crate) use fs::{procs_below, rmdir_tree, wait_for, write};
 pub use fs::{parse_memory_events, parse_oom_control, CgroupError, Result};
+pub(crate) use fs::{procs_below, rmdir_tree, wait_for, write};
 pub use types::{
     parse_mounts, Device, Limits, MemLimits, MemPolicy, Mount, StepCg, StepName, Version,
 };
