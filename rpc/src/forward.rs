@@ -5,7 +5,7 @@
 //! The relayed frames carry the credential and body exactly as received
 //! (the credential's hash covers the body); only the header changes.
 
-use crate::read_frame;
+use crate::base::{read_frame, AuthCtx};
 use slurm_wire::errno::{
     SLURM_COMMUNICATIONS_CONNECTION_ERROR, SLURM_COMMUNICATIONS_RECEIVE_ERROR,
     SLURM_COMMUNICATIONS_SEND_ERROR, SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT,
@@ -99,7 +99,7 @@ pub fn may_relay(uid: u32, slurm_user_uid: u32) -> bool {
 
 /// [`may_relay`] for a request authenticated as `uid` under `ctx`, with
 /// the refusal logged.
-pub fn admits(uid: u32, ctx: &crate::AuthCtx, peer: SocketAddr) -> bool {
+pub fn admits(uid: u32, ctx: &AuthCtx, peer: SocketAddr) -> bool {
     let ok = may_relay(uid, ctx.slurm_user_uid);
     if !ok {
         tracing::warn!(%peer, "security violation: forward list from uid {uid}, not relayed");

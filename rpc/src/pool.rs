@@ -2,7 +2,7 @@
 //! blocking pool, a few at a time, so that a slow munged never holds an
 //! async worker.
 
-use crate::RpcError;
+use crate::base::RpcError;
 use tokio::sync::Semaphore;
 
 /// How many credential calls run at once. munged serves a few at a time

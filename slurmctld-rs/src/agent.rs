@@ -1,9 +1,9 @@
 //! Carries out [`Effect`]s: outbound RPCs to slurmd, each on its own task,
 //! results fed back to the state machine as commands.
 
-use crate::daemon::Shared;
+use crate::shared::Shared;
 use crate::state::{Command, Effect, Outbound, Purpose};
-use slurm_rpc::{call, AuthCtx, RpcError};
+use slurm_rpc::{call, request_frame, write_frame, AuthCtx, RpcError};
 use slurm_wire::auth::{Audience, AuthError, AuthPlugin};
 use slurm_wire::msg::cred::JobCred;
 use slurm_wire::{Message, ProtocolVersion};
@@ -98,7 +98,7 @@ impl Agent {
 
     async fn send(&self, sh: Arc<Shared>, mut o: Outbound) {
         if let Purpose::Srun { uid } = o.purpose {
-            return crate::srun::notify(self, &o, uid).await;
+            return notify_srun(self, &o, uid).await;
         }
         let ty = o.msg.msg_type();
         let res = self.exchange(&mut o).await;
@@ -162,5 +162,53 @@ impl Agent {
         if let Some(cmd) = cmd {
             sh.exec(cmd).await;
         }
+    }
+}
+
+/// Sends a message to srun: a deferred RESPONSE_RESOURCE_ALLOCATION
+/// (srun answers it with an RC), or SRUN_JOB_COMPLETE (no answer).
+async fn notify_srun(agent: &Agent, o: &Outbound, uid: u32) {
+    let ty = o.msg.msg_type();
+    if matches!(o.msg, Message::ResponseResourceAllocation(_)) {
+        let res = async {
+            let addr = tokio::net::lookup_host((o.addr.as_str(), o.port))
+                .await?
+                .next()
+                .ok_or_else(|| std::io::Error::other(format!("cannot resolve {}", o.addr)))?;
+            slurm_rpc::call(
+                &agent.ctx,
+                addr,
+                o.version,
+                &o.msg,
+                Audience::Uid(uid),
+                agent.timeout,
+            )
+            .await
+        }
+        .await;
+        if let Err(e) = res {
+            tracing::warn!("{ty} to srun at {}:{}: {e}", o.addr, o.port);
+        }
+        return;
+    }
+    let res = async {
+        let f = request_frame(&agent.ctx, o.version, &o.msg, Audience::Uid(uid))?;
+        let addr = tokio::net::lookup_host((o.addr.as_str(), o.port))
+            .await?
+            .next()
+            .ok_or_else(|| std::io::Error::other(format!("cannot resolve {}", o.addr)))?;
+        let mut s = tokio::time::timeout(agent.timeout, tokio::net::TcpStream::connect(addr))
+            .await
+            .map_err(|_| slurm_rpc::RpcError::Timeout)??;
+        tokio::time::timeout(agent.timeout, write_frame(&mut s, &f))
+            .await
+            .map_err(|_| slurm_rpc::RpcError::Timeout)??;
+        Ok::<_, slurm_rpc::RpcError>(())
+    }
+    .await;
+    match res {
+        Ok(()) => tracing::debug!("{ty} sent to {}:{}", o.addr, o.port),
+        // srun may be gone already: not an error worth more than a note.
+        Err(e) => tracing::info!("{ty} to {}:{} failed: {e}", o.addr, o.port),
     }
 }

@@ -3,11 +3,11 @@
 //! publishes a snapshot that read RPCs use without waiting.
 
 use crate::agent::Agent;
-use crate::handlers::{self, Control};
+use crate::handlers;
 use crate::persist::commit::{Fatal, Panicked, Pipeline};
+use crate::shared::{now, Control, Request, Shared};
 use crate::state::config::{ClusterConf, ConfigError};
 use crate::state::{Command, Controller, Reply};
-use arc_swap::ArcSwap;
 use slurm_conf::SlurmConf;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -52,51 +52,8 @@ pub struct RunOptions {
 pub type ApplyPtr =
     fn(&mut Controller, crate::state::Time, Command) -> (Reply, Vec<crate::state::Effect>);
 
-type Request = (Command, oneshot::Sender<Reply>);
-
 /// Most commands applied between two published snapshots.
 const MAX_BATCH: usize = 256;
-
-/// What request handlers and the agent share.
-pub struct Shared {
-    snap: ArcSwap<Controller>,
-    tx: mpsc::Sender<Request>,
-    ctl: mpsc::UnboundedSender<Control>,
-    pub slurm_user_name: String,
-    /// Signs job credentials (step creation).
-    pub plugin: Arc<dyn slurm_wire::auth::AuthPlugin>,
-    /// sdiag counters.
-    pub stats: crate::stats::Stats,
-    /// Encoded large replies of the current snapshot.
-    pub replies: crate::reply_cache::ReplyCache,
-}
-
-impl Shared {
-    pub fn snapshot(&self) -> Arc<Controller> {
-        self.snap.load_full()
-    }
-
-    /// Runs a command through the actor and waits for its reply.
-    pub async fn exec(&self, cmd: Command) -> Reply {
-        let (tx, rx) = oneshot::channel();
-        if self.tx.send((cmd, tx)).await.is_err() {
-            return Reply::Rc(slurm_wire::errno::SLURM_ERROR);
-        }
-        rx.await
-            .unwrap_or(Reply::Rc(slurm_wire::errno::SLURM_ERROR))
-    }
-
-    pub fn control(&self, c: Control) {
-        let _ = self.ctl.send(c);
-    }
-}
-
-pub fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
 
 /// Reads slurm.conf and resolves SlurmUser.
 pub fn load(path: &Path) -> Result<(ClusterConf, String, u32), StartError> {
@@ -243,15 +200,14 @@ pub async fn run_loaded(
     let (ctrl, store) = open_state(cluster, opts)?;
     let (tx, rx) = mpsc::channel::<Request>(1024);
     let (ctl_tx, mut ctl_rx) = mpsc::unbounded_channel();
-    let shared = Arc::new(Shared {
-        snap: ArcSwap::from_pointee(ctrl.clone()),
-        tx: tx.clone(),
-        ctl: ctl_tx.clone(),
-        slurm_user_name: user_name,
-        plugin: ctx.plugin.clone(),
-        stats: crate::stats::Stats::new(now(), ctrl.counters),
-        replies: Default::default(),
-    });
+    let shared = Arc::new(Shared::new(
+        ctrl.clone(),
+        tx.clone(),
+        ctl_tx.clone(),
+        user_name,
+        ctx.plugin.clone(),
+        crate::stats::Stats::new(now(), ctrl.counters),
+    ));
 
     agent.dispatch(&shared, ctrl.ask_nodes_to_register());
 
@@ -460,7 +416,7 @@ async fn actor(
         if sh.replies.prune(&published, std::time::Instant::now()) {
             tokio::task::spawn_blocking(crate::reply_cache::release_free_memory);
         }
-        sh.snap.store(published);
+        sh.publish(published);
         agent.dispatch(&sh, out.effects);
         for (tx, r) in out.replies {
             let _ = tx.send(r);

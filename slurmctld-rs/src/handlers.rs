@@ -1,11 +1,11 @@
 //! One function per RPC: decode -> command (or snapshot read) -> reply.
 
 use crate::build_info::build_info;
-use crate::daemon::Shared;
 use crate::private_data::PrivateData;
 use crate::reply_cache::{Key, Query};
-use crate::state::job::UserInfo;
+use crate::shared::{now, Control, Shared};
 use crate::state::{Command, Reply};
+use crate::users::lookup_user;
 use crate::views;
 use crate::visibility::Visible;
 use slurm_rpc::{rc_message, Incoming, Outgoing};
@@ -17,22 +17,6 @@ use slurm_wire::types::StepId;
 use slurm_wire::Message;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// What the daemon should do besides replying.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Control {
-    Shutdown,
-    /// `scontrol shutdown` without options: every slurmd stops too.
-    ShutdownAll,
-    Reconfigure,
-}
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
 
 /// Handles one authenticated request; None for one-way messages. Counts
 /// it for sdiag once answered.
@@ -518,29 +502,6 @@ fn rc_of(r: Reply) -> Message {
         Reply::Rc(rc) => rc_message(rc),
         _ => rc_message(SLURM_SUCCESS),
     }
-}
-
-/// The submitting user's passwd entry and groups, as the job credential
-/// carries them.
-pub fn lookup_user(uid: u32, gid: u32) -> UserInfo {
-    use nix::unistd::{Gid, Uid, User};
-    let mut u = UserInfo {
-        uid,
-        gid,
-        ..Default::default()
-    };
-    if let Ok(Some(pw)) = User::from_uid(Uid::from_raw(uid)) {
-        u.gecos = pw.gecos.to_str().ok().map(str::to_string);
-        u.dir = pw.dir.to_str().map(str::to_string);
-        u.shell = pw.shell.to_str().map(str::to_string);
-        if let Ok(name) = std::ffi::CString::new(pw.name.clone()) {
-            if let Ok(gs) = nix::unistd::getgrouplist(&name, Gid::from_raw(gid)) {
-                u.gids = gs.into_iter().map(|g| g.as_raw()).collect();
-            }
-        }
-        u.name = Some(pw.name);
-    }
-    u
 }
 
 /// PrivateData for one requester: what the operators (root, SlurmUser)

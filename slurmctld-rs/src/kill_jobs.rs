@@ -4,7 +4,7 @@
 //! Each job is cancelled or signalled through the ordinary commands, so
 //! the write-ahead log sees per-job cancels.
 
-use crate::daemon::Shared;
+use crate::shared::Shared;
 use crate::state::control::{KILL_JOB_BATCH, KILL_STEPS_ONLY};
 use crate::state::job::Job;
 use crate::state::{Command, Controller, Reply, SIGKILL};

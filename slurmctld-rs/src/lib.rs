@@ -8,6 +8,7 @@
 //! * [`private_data`]: slurm.conf's PrivateData, who may see what.
 //! * [`handlers`]: decoded RPC -> command or read, and the reply.
 //! * [`agent`]: outbound RPCs to slurmd (effects), results fed back as commands.
+//! * [`shared`]: what the daemon, handlers and agent share (snapshot, command queue).
 //! * [`stats`]: sdiag counters kept by the daemon shell.
 //! * [`persist`]: StateSaveLocation: snapshot plus write-ahead command log.
 //! * [`daemon`]: the tokio shell: listener, actor, timers, signals.
@@ -26,10 +27,12 @@ pub mod persist;
 pub mod private_data;
 pub mod reply_cache;
 pub mod sched;
+pub mod shared;
 pub mod srun;
 pub mod state;
 pub mod stats;
 pub mod step_info;
 pub mod tres;
+pub mod users;
 pub mod views;
 pub mod visibility;

@@ -2,14 +2,13 @@
 //! info, job ready, step creation (with its signed credential), step and
 //! allocation completion, and one-way messages to srun.
 
-use crate::agent::{sign_cred, Agent};
-use crate::daemon::Shared;
-use crate::handlers::lookup_user;
+use crate::agent::sign_cred;
+use crate::shared::{now, Shared};
 use crate::state::job::{Job, JobState};
 use crate::state::step::{self, Step};
-use crate::state::{Command, Controller, Outbound, Reply};
-use slurm_rpc::{rc_message, request_frame, write_frame, Incoming};
-use slurm_wire::auth::Audience;
+use crate::state::{Command, Controller, Reply};
+use crate::users::lookup_user;
+use slurm_rpc::{rc_message, Incoming};
 use slurm_wire::errno::*;
 use slurm_wire::msg::common::ReturnCodeMsg;
 use slurm_wire::msg::cred::{JobCred, MemAllocRep};
@@ -23,10 +22,6 @@ use std::sync::Arc;
 /// select/cons_tres and switch/none plugin ids, which 22.05 peers expect.
 const SELECT_CONS_TRES: u32 = 109;
 const SWITCH_NONE: u32 = 100;
-
-fn now() -> i64 {
-    crate::daemon::now()
-}
 
 /// Handles the srun RPCs; None when `req` is not one of them.
 pub async fn handle(sh: &Arc<Shared>, req: Incoming) -> Result<Message, Incoming> {
@@ -250,52 +245,4 @@ async fn step_response(sh: &Arc<Shared>, job_id: u32, step_id: u32, v: ProtocolV
         // 26.05: the step is running (0 would mean queued as pending).
         state: 1,
     })
-}
-
-/// Sends a message to srun: a deferred RESPONSE_RESOURCE_ALLOCATION
-/// (srun answers it with an RC), or SRUN_JOB_COMPLETE (no answer).
-pub async fn notify(agent: &Agent, o: &Outbound, uid: u32) {
-    let ty = o.msg.msg_type();
-    if matches!(o.msg, Message::ResponseResourceAllocation(_)) {
-        let res = async {
-            let addr = tokio::net::lookup_host((o.addr.as_str(), o.port))
-                .await?
-                .next()
-                .ok_or_else(|| std::io::Error::other(format!("cannot resolve {}", o.addr)))?;
-            slurm_rpc::call(
-                &agent.ctx,
-                addr,
-                o.version,
-                &o.msg,
-                Audience::Uid(uid),
-                agent.timeout,
-            )
-            .await
-        }
-        .await;
-        if let Err(e) = res {
-            tracing::warn!("{ty} to srun at {}:{}: {e}", o.addr, o.port);
-        }
-        return;
-    }
-    let res = async {
-        let f = request_frame(&agent.ctx, o.version, &o.msg, Audience::Uid(uid))?;
-        let addr = tokio::net::lookup_host((o.addr.as_str(), o.port))
-            .await?
-            .next()
-            .ok_or_else(|| std::io::Error::other(format!("cannot resolve {}", o.addr)))?;
-        let mut s = tokio::time::timeout(agent.timeout, tokio::net::TcpStream::connect(addr))
-            .await
-            .map_err(|_| slurm_rpc::RpcError::Timeout)??;
-        tokio::time::timeout(agent.timeout, write_frame(&mut s, &f))
-            .await
-            .map_err(|_| slurm_rpc::RpcError::Timeout)??;
-        Ok::<_, slurm_rpc::RpcError>(())
-    }
-    .await;
-    match res {
-        Ok(()) => tracing::debug!("{ty} sent to {}:{}", o.addr, o.port),
-        // srun may be gone already: not an error worth more than a note.
-        Err(e) => tracing::info!("{ty} to {}:{} failed: {e}", o.addr, o.port),
-    }
 }

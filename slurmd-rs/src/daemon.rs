@@ -1,18 +1,16 @@
 //! The tokio shell: registration, the RPC handler, and each batch job's
 //! life (prolog, script, completion, termination, epilog).
 
-use crate::cgroup::{Hierarchy, Limits, MemPolicy, StepCg};
-use crate::cred::{check_batch_cred, CredError, Revocations, Trusted};
-use crate::ctld::Controller;
+use crate::cgroup::{Limits, MemPolicy, StepCg};
+use crate::cred::{check_batch_cred, CredError};
 use crate::launch::{NodeCtx, Owner};
-use crate::node::NodeCfg;
 use crate::notice::{self, Cause};
 use crate::scripts::{self, Context, ScriptJob};
+use crate::shared::{now, Daemon, JobState};
 use crate::stepd::{self, JobRecord, StateDir};
 use crate::{hw, track};
 use nix::sys::signal::Signal;
-use slurm_conf::{CgroupConf, SlurmConf};
-use slurm_rpc::{rc_message, AuthCtx, Incoming};
+use slurm_rpc::{rc_message, Incoming};
 use slurm_wire::errno;
 use slurm_wire::msg::common::{PingSlurmdRespMsg, SignalTasksMsg};
 use slurm_wire::msg::cred::JobCredArg;
@@ -22,8 +20,7 @@ use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
 use slurm_wire::msg::step::JobIdOrStepId;
 use slurm_wire::types::StepId;
 use slurm_wire::{Message, MsgType, ProtocolVersion};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 // REQUEST_SIGNAL_TASKS flags (slurm.h KILL_*).
@@ -34,101 +31,12 @@ const KILL_FULL_JOB: u16 = 1 << 3;
 /// `SLURMD_REG_FLAG_RESP`: ask for the TRES list in the reply.
 const REG_FLAG_RESP: u16 = 0x0002;
 
-/// Static facts of this daemon.
-pub struct Settings {
-    pub conf: SlurmConf,
-    pub conf_path: String,
-    pub node: NodeCfg,
-    pub slurm_user_uid: u32,
-    pub spool_dir: String,
-    pub start_time: i64,
-    pub gres: Vec<crate::gres::GresRec>,
-    /// This node's GRES device files (gres.conf File=), in index order
-    /// per GRES name.
-    pub gres_files: Vec<crate::alloc::GresFile>,
-    /// The hierarchy jobs are contained in (None: CgroupPlugin=disabled or
-    /// nothing mounted; jobs are then tracked by session).
-    pub cgroups: Option<Hierarchy>,
-    pub cgroup_conf: CgroupConf,
-    /// Top directory of our cgroup tree.
-    pub cgroup_root: String,
-    /// Where supervisors log, and how much.
-    pub log_file: Option<String>,
-    pub log_level: String,
-}
-
-/// A job this node runs.
-#[derive(Debug, Clone, Default)]
-struct JobState {
-    /// The supervisor's pid, once started.
-    stepd: Option<i32>,
-    /// The supervisor has exited: the script is over and reported.
-    done: bool,
-    /// A termination arrived: do not start it, or stop it.
-    killed: bool,
-    uid: u32,
-    gid: u32,
-    user_name: String,
-    node_list: String,
-    partition: Option<String>,
-    work_dir: Option<String>,
-}
-
-pub struct Daemon {
-    pub settings: Settings,
-    pub ctld: Controller,
-    pub auth: AuthCtx,
-    jobs: Mutex<HashMap<u32, JobState>>,
-    /// Steps launched by srun.
-    pub steps: crate::step::Registry,
-    /// Jobs ended here, whose old credentials are refused.
-    pub revoked: Revocations,
-    /// Step credentials used here, refused a second time.
-    pub seen: crate::cred::SeenCredentials,
-}
-
-pub(crate) fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
 /// The numeric value of a Slurm errno as it travels in a u32 field.
 fn rc32(rc: i32) -> u32 {
     rc as u32
 }
 
 impl Daemon {
-    pub fn new(settings: Settings, ctld: Controller, auth: AuthCtx) -> Arc<Self> {
-        let window = crate::cred::cred_expire(settings.conf.auth_info.as_deref());
-        let revoked = Revocations::load(Some(&settings.spool_dir), window, now());
-        let seen = crate::cred::SeenCredentials::load(Some(&settings.spool_dir), window, now());
-        Arc::new(Daemon {
-            revoked,
-            seen,
-            settings,
-            ctld,
-            auth,
-            jobs: Mutex::new(HashMap::new()),
-            steps: Default::default(),
-        })
-    }
-
-    fn jobs(&self) -> std::sync::MutexGuard<'_, HashMap<u32, JobState>> {
-        self.jobs.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn trusted(&self) -> Trusted {
-        Trusted {
-            slurm_user_uid: self.settings.slurm_user_uid,
-        }
-    }
-
-    fn node_name(&self) -> &str {
-        &self.settings.node.name
-    }
-
     /// The registration message, for the controller's version `v`.
     pub fn registration(&self, status: i32, v: ProtocolVersion) -> SlurmNodeRegistrationStatusMsg {
         let s = &self.settings;

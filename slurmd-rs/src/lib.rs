@@ -19,6 +19,7 @@ pub mod launch;
 pub mod node;
 pub mod notice;
 pub mod scripts;
+pub mod shared;
 pub mod step;
 pub mod stepd;
 pub mod track;

@@ -10,7 +10,7 @@ use slurm_conf::SlurmConf;
 use slurm_rpc::daemon;
 use slurm_wire::ProtocolVersion;
 use slurmd::ctld::Controller;
-use slurmd::daemon::{Daemon, Settings};
+use slurmd::shared::{Daemon, Settings};
 use slurmd::{hw, node};
 
 #[derive(Parser, Debug)]

@@ -16,7 +16,7 @@
 //! the GRES devices it was not given. It is built here as raw instructions
 //! and loaded with bpf(2): no compiler or BPF library is needed.
 
-use super::Device;
+use super::types::Device;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 

@@ -1,7 +1,8 @@
 //! cgroup v1: one hierarchy per controller, the job's tree made in each of
 //! freezer (tracking and freezing), memory, cpuset, devices and pids.
 
-use super::{mkdir, read, rmdir_tree, wait_for, write, Limits, Mount, Result, StepCg};
+use super::fs::{mkdir, read, rmdir_tree, wait_for, write, Result};
+use super::types::{Limits, Mount, StepCg};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -115,7 +116,7 @@ impl V1 {
     pub fn oom_kills(&self, rel: &Path) -> u64 {
         self.controller_root("memory")
             .and_then(|r| std::fs::read_to_string(r.join(rel).join("memory.oom_control")).ok())
-            .and_then(|s| super::parse_oom_control(&s))
+            .and_then(|s| super::fs::parse_oom_control(&s))
             .unwrap_or(0)
     }
 
@@ -151,7 +152,7 @@ fn init_cpuset(dir: &Path, limits: Option<&Limits>) -> Result<()> {
     Ok(())
 }
 
-fn set_memory(dir: &Path, m: &super::MemLimits) -> Result<()> {
+fn set_memory(dir: &Path, m: &super::types::MemLimits) -> Result<()> {
     write(&dir.join("memory.limit_in_bytes"), &m.limit.to_string())?;
     write(&dir.join("memory.soft_limit_in_bytes"), &m.soft.to_string())?;
     if let Some(sw) = m.memsw {

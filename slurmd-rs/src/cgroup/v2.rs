@@ -4,7 +4,9 @@
 //! Devices are an eBPF program attached to the job and step cgroups
 //! (see [`super::ebpf`]).
 
-use super::{ebpf, mkdir, read, wait_for, write, CgroupError, Limits, Result, StepCg};
+use super::ebpf;
+use super::fs::{mkdir, read, wait_for, write, CgroupError, Result};
+use super::types::{Limits, StepCg};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -123,7 +125,7 @@ impl V2 {
     pub fn oom_kills(&self, rel: &Path) -> u64 {
         std::fs::read_to_string(self.dir(rel).join("memory.events"))
             .ok()
-            .and_then(|s| super::parse_memory_events(&s))
+            .and_then(|s| super::fs::parse_memory_events(&s))
             .unwrap_or(0)
     }
 }

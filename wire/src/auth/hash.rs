@@ -1,6 +1,6 @@
 //! The message-body hash carried inside the credential (22.05+).
 
-use super::{AuthError, VerifyPolicy};
+use super::error::AuthError;
 use k12::digest::{ExtendableOutput, Update};
 
 pub const HASH_DEFAULT: u8 = 0;
@@ -8,6 +8,15 @@ pub const HASH_NONE: u8 = 1;
 pub const HASH_K12: u8 = 2;
 pub const HASH_SHA256: u8 = 3;
 pub const HASH_SHA3: u8 = 4;
+
+/// What a receiver insists on beyond a valid credential.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct VerifyPolicy {
+    /// `CommunicationParameters=block_null_hash`: refuse credentials without a hash.
+    pub block_null_hash: bool,
+    /// `block_zero_hash`: refuse the NONE hash type.
+    pub block_zero_hash: bool,
+}
 
 /// KangarooTwelve of the body, customised with the big-endian message type.
 pub fn k12(msg_type: u16, body: &[u8]) -> [u8; 32] {

@@ -3,20 +3,21 @@
 //!
 //! Identity comes only from a verified credential, never from a body field.
 
+mod error;
 pub mod hash;
 #[cfg(feature = "munge")]
 pub mod munge;
 
+pub use error::{AuthError, SLURM_AUTH_NOBODY};
+pub use hash::VerifyPolicy;
+
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::pack::{Reader, Writer};
-use thiserror::Error;
 
 pub const AUTH_PLUGIN_NONE: u32 = 100;
 pub const AUTH_PLUGIN_MUNGE: u32 = 101;
 pub const AUTH_PLUGIN_JWT: u32 = 102;
 pub const AUTH_PLUGIN_SLURM: u32 = 103;
-/// Uid that marks unknown identities; credentials from it are refused.
-pub const SLURM_AUTH_NOBODY: u32 = 99;
 
 /// `u32 plugin_id` and the plugin's credential text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,39 +50,6 @@ impl AuthBlob {
         w.u32(self.plugin_id);
         w.str(self.credential.as_deref());
     }
-}
-
-/// Why a credential was refused.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum AuthError {
-    #[error("message carries no credential")]
-    Missing,
-    #[error("auth plugin {0} is not supported")]
-    UnsupportedPlugin(u32),
-    #[error("credential expired")]
-    Expired,
-    #[error("credential replayed")]
-    Replayed,
-    #[error("credential rewound (its encode time is in the future)")]
-    Rewound,
-    #[error("credential invalid: wrong key or corrupted ({0})")]
-    Invalid(String),
-    #[error("credential is restricted to another uid")]
-    Unauthorized,
-    #[error("body hash mismatch: the message was altered")]
-    HashMismatch,
-    #[error("hash type {0} is not supported")]
-    UnsupportedHash(u8),
-    #[error("credential payload is malformed")]
-    BadPayload,
-    #[error("uid {0} is not allowed to do this")]
-    UidNotAllowed(u32),
-    #[error("credential belongs to nobody (uid or gid {SLURM_AUTH_NOBODY})")]
-    Nobody,
-    #[error("cannot reach munged: {0}")]
-    Socket(String),
-    #[error("munge error {code}: {text}")]
-    Munge { code: u32, text: String },
 }
 
 /// Who sent a message, from a verified credential.
@@ -129,15 +97,6 @@ pub fn sign_body(
         plugin_id: plugin.plugin_id(),
         credential: Some(plugin.create(&payload, audience)?),
     })
-}
-
-/// What a receiver insists on beyond a valid credential.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct VerifyPolicy {
-    /// `CommunicationParameters=block_null_hash`: refuse credentials without a hash.
-    pub block_null_hash: bool,
-    /// `block_zero_hash`: refuse the NONE hash type.
-    pub block_zero_hash: bool,
 }
 
 /// Verifies the credential of a received message against its body.
