@@ -1,4 +1,4 @@
-// Prototype of the single-pass `wire!` macro_rules (no tt-muncher) for /work/notes/codec-plan.md.
+// Prototype of the single-pass `wire!` macro_rules (no tt-muncher) for docs/dev/CODEC-PLAN.md.
 // Stand-alone: `rustc --edition 2021 codec-macro-proto.rs && ./codec-macro-proto`. PResult stands in for
 // nom::IResult<&[u8], T, WireError>; the real one uses codec::prim and BufMut.
 #![allow(dead_code)]
