@@ -11,13 +11,7 @@ use slurm_wire::errno::ESLURM_WRITING_TO_FILE;
 use std::io;
 use std::sync::{Arc, Mutex};
 
-const CONF: &str = "\
-ClusterName=t
-SlurmctldHost=ctl
-SlurmUser=root
-NodeName=n[1-2] CPUs=4 RealMemory=1000
-PartitionName=debug Nodes=n[1-2] Default=YES State=UP
-";
+const CONF: &str = crate::state::testkit::TWO_NODES;
 
 /// What fails: writes once `room` bytes are used up (None: unlimited),
 /// and fsync while `sync_fails`.

@@ -5,13 +5,7 @@ use super::*;
 use crate::state::testkit::{controller_up, job_id as id, submit, update_job};
 use std::time::{Duration, Instant};
 
-const CONF: &str = "\
-ClusterName=t
-SlurmctldHost=ctl
-SlurmUser=root
-NodeName=n[1-2] CPUs=4 RealMemory=1000
-PartitionName=debug Nodes=n[1-2] Default=YES State=UP
-";
+const CONF: &str = crate::state::testkit::TWO_NODES;
 
 const U32_WIDE: &str = "0-4294967294";
 

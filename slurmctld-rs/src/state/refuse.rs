@@ -17,8 +17,8 @@ use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::ProtocolVersion;
 
-/// The body's user_id/group_id meaning "the sender" (SLURM_AUTH_NOBODY).
-pub const SLURM_AUTH_NOBODY: u32 = 99;
+/// The body's user_id/group_id meaning "the sender".
+pub use slurm_wire::auth::SLURM_AUTH_NOBODY;
 
 /// What the commands already let through in a batch may have changed, so
 /// that later pre-checks only use what still holds.
@@ -239,13 +239,7 @@ mod tests {
     use slurm_wire::msg::update_part::UpdatePartMsg;
     use slurm_wire::types::StepId;
 
-    const CONF: &str = "\
-ClusterName=t
-SlurmctldHost=ctl
-SlurmUser=root
-NodeName=n[1-2] CPUs=4 RealMemory=1000
-PartitionName=debug Nodes=n[1-2] Default=YES State=UP
-";
+    const CONF: &str = crate::state::testkit::TWO_NODES;
     const OWNER: u32 = 1000;
     const OTHER: u32 = 1001;
 

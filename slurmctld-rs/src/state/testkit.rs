@@ -406,3 +406,12 @@ pub(crate) fn update_job(
 ) -> (Reply, Vec<Effect>) {
     c.apply(now, update_job_cmd(uid, job_id, f))
 }
+
+/// A controller with two 4-CPU nodes in one default partition, SlurmUser root.
+pub const TWO_NODES: &str = "\
+ClusterName=t
+SlurmctldHost=ctl
+SlurmUser=root
+NodeName=n[1-2] CPUs=4 RealMemory=1000
+PartitionName=debug Nodes=n[1-2] Default=YES State=UP
+";
