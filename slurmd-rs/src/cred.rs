@@ -362,20 +362,14 @@ impl Revocations {
     pub fn load(spool_dir: Option<&str>, window: i64, now: i64) -> Self {
         let file = spool_dir.map(|d| PathBuf::from(d).join("cred_revoked"));
         let mut jobs = HashMap::new();
-        if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
-            for line in text.lines().take(MAX_REVOKED) {
-                let f: Vec<i64> = line
-                    .split_whitespace()
-                    .filter_map(|x| x.parse().ok())
-                    .collect();
-                if let [job, revoked, expires] = f[..] {
-                    let Ok(job) = u32::try_from(job) else {
-                        continue;
-                    };
-                    let expires = (expires != 0).then_some(expires);
-                    if expires.is_none_or(|e| e >= now) {
-                        jobs.insert(job, RevokedJob { revoked, expires });
-                    }
+        for f in load_rows(file.as_deref(), MAX_REVOKED) {
+            if let [job, revoked, expires] = f[..] {
+                let Ok(job) = u32::try_from(job) else {
+                    continue;
+                };
+                let expires = (expires != 0).then_some(expires);
+                if expires.is_none_or(|e| e >= now) {
+                    jobs.insert(job, RevokedJob { revoked, expires });
                 }
             }
         }
@@ -444,6 +438,22 @@ impl Revocations {
     }
 }
 
+/// The first `max` lines of a state file written by [`save_state`], each
+/// as its numbers (none when there is no file).
+fn load_rows(file: Option<&std::path::Path>, max: usize) -> Vec<Vec<i64>> {
+    let Some(text) = file.and_then(|f| std::fs::read_to_string(f).ok()) else {
+        return Vec::new();
+    };
+    text.lines()
+        .take(max)
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        })
+        .collect()
+}
+
 /// Replaces `file` (in the root-owned spool) with `text`: written to a
 /// fresh sibling, never through a link, then renamed over it.
 fn save_state(file: &std::path::Path, text: &str, what: &str) {
@@ -492,24 +502,18 @@ impl SeenCredentials {
     pub fn load(spool_dir: Option<&str>, window: i64, now: i64) -> Self {
         let file = spool_dir.map(|d| PathBuf::from(d).join("cred_state"));
         let mut seen = HashMap::new();
-        if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
-            for line in text.lines().take(MAX_SEEN) {
-                let f: Vec<i64> = line
-                    .split_whitespace()
-                    .filter_map(|x| x.parse().ok())
-                    .collect();
-                let [job, step, het, ctime] = f[..] else {
-                    continue;
-                };
-                let (Ok(job), Ok(step), Ok(het)) =
-                    (u32::try_from(job), u32::try_from(step), u32::try_from(het))
-                else {
-                    continue;
-                };
-                let expires = ctime.saturating_add(window);
-                if expires >= now {
-                    seen.insert((job, step, het, ctime), expires);
-                }
+        for f in load_rows(file.as_deref(), MAX_SEEN) {
+            let [job, step, het, ctime] = f[..] else {
+                continue;
+            };
+            let (Ok(job), Ok(step), Ok(het)) =
+                (u32::try_from(job), u32::try_from(step), u32::try_from(het))
+            else {
+                continue;
+            };
+            let expires = ctime.saturating_add(window);
+            if expires >= now {
+                seen.insert((job, step, het, ctime), expires);
             }
         }
         SeenCredentials {
