@@ -221,11 +221,18 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
                 && !s.contains("COMPLETING")
         },
     )?;
-    // 32 that fill both nodes (16 CPUs each) and stay running, then 108
-    // that wait; 20 of those are cancelled while pending.
-    // Long enough to still run after the restart on a loaded CI machine
-    // (at 60 s, stock 26.05's running jobs once ended during its restart).
-    let running = submit_many(c, 32, &format!("{common} --wrap 'sleep 120'"))?;
+    // 32 that fill both nodes (16 CPUs each) and stay running until the
+    // gate file appears, then 108 that wait; 20 of those are cancelled
+    // while pending. A gate, not a sleep: on a loaded CI machine stock
+    // 26.05's restart once outlasted a `sleep 120`, its running jobs ended
+    // and the pending ones started before the comparison.
+    let gate = format!("{name}.gate");
+    c.ok_as(Some("alice"), &format!("rm -f {gate}"))?;
+    let running = submit_many(
+        c,
+        32,
+        &format!("{common} --wrap 'while [ ! -e {gate} ]; do sleep 1; done'"),
+    )?;
     let pending = submit_many(c, 108, &format!("{common} --wrap 'sleep 1'"))?;
     c.wait_for(
         None,
@@ -268,6 +275,7 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
         &before,
     )?;
     c.record("states after the restart", &state_counts(&after));
+    c.ok_as(Some("alice"), &format!("touch {gate}"))?;
     let done = c.wait_for(
         None,
         &list,
