@@ -2,127 +2,130 @@
 //! info, job ready, step creation (with its signed credential), step and
 //! allocation completion, and one-way messages to srun.
 
+use super::caller::Caller;
+use super::reply::rc_of;
 use crate::agent::sign_cred;
 use crate::shared::{now, Shared};
 use crate::state::job::{Job, JobState};
 use crate::state::step::{self, Step};
 use crate::state::{Command, Controller, Reply};
 use crate::users::lookup_user;
-use slurm_rpc::{rc_message, Incoming};
+use slurm_rpc::rc_message;
 use slurm_wire::errno::*;
 use slurm_wire::msg::common::ReturnCodeMsg;
 use slurm_wire::msg::cred::{JobCred, MemAllocRep};
-use slurm_wire::msg::job::HetJobAllocationMsg;
-use slurm_wire::msg::step::{JobStepCreateResponseMsg, SlurmStepLayout};
+use slurm_wire::msg::job::{HetJobAllocationMsg, JobAllocInfoMsg, JobIdMsg};
+use slurm_wire::msg::job_desc::JobDescMsg;
+use slurm_wire::msg::step::{
+    CompleteJobAllocationMsg, JobStepCreateRequestMsg, JobStepCreateResponseMsg, SlurmStepLayout,
+    StepCompleteMsg,
+};
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion};
-use std::sync::Arc;
 
 /// select/cons_tres and switch/none plugin ids, which 22.05 peers expect.
 const SELECT_CONS_TRES: u32 = 109;
 const SWITCH_NONE: u32 = 100;
 
-/// Handles the srun RPCs; None when `req` is not one of them.
-pub async fn handle(sh: &Arc<Shared>, req: Incoming) -> Result<Message, Incoming> {
-    let v = req.version();
-    let uid = req.identity.uid;
-    match req.msg {
-        Message::RequestResourceAllocation(mut desc) => {
-            crate::alloc_host::settle(&sh.snapshot().conf, req.peer.ip(), &mut desc);
-            let user = lookup_user(uid, req.identity.gid);
-            let host = req.peer.ip().to_string();
-            let cmd = Command::Allocate {
-                user,
-                desc: Box::new(desc),
-                version: v,
-                resp_host: host,
-            };
-            Ok(match sh.exec(cmd).await {
-                Reply::Submitted { job_id } => {
-                    let snap = sh.snapshot();
-                    match snap.jobs.get(&job_id) {
-                        Some(j) if j.state == JobState::Running => {
-                            tracing::info!(job_id, "allocation granted");
-                            Message::ResponseResourceAllocation(step::alloc_response(&snap, j, v))
-                        }
-                        _ => Message::ResponseResourceAllocation(step::alloc_pending_response(
-                            job_id, v,
-                        )),
-                    }
+/// REQUEST_RESOURCE_ALLOCATION (salloc, srun without an allocation).
+pub async fn allocate(sh: &Shared, who: &Caller, mut desc: JobDescMsg) -> Message {
+    let v = who.version;
+    crate::alloc_host::settle(&sh.snapshot().conf, who.peer.ip(), &mut desc);
+    let cmd = Command::Allocate {
+        user: lookup_user(who.uid, who.gid),
+        desc: Box::new(desc),
+        version: v,
+        resp_host: who.peer.ip().to_string(),
+    };
+    match sh.exec(cmd).await {
+        Reply::Submitted { job_id } => {
+            let snap = sh.snapshot();
+            match snap.jobs.get(&job_id) {
+                Some(j) if j.state == JobState::Running => {
+                    tracing::info!(job_id, "allocation granted");
+                    Message::ResponseResourceAllocation(step::alloc_response(&snap, j, v))
                 }
-                Reply::Rc(rc) => rc_message(rc),
-                _ => rc_message(SLURM_ERROR),
-            })
+                _ => Message::ResponseResourceAllocation(step::alloc_pending_response(job_id, v)),
+            }
         }
-        Message::RequestJobAllocationInfo(m) => {
-            let snap = sh.snapshot();
-            Ok(match running_alloc(&snap, m.step_id.job_id, uid, v) {
-                Ok(a) => Message::ResponseJobAllocationInfo(a),
-                Err(rc) => rc_message(rc),
-            })
-        }
-        // 22.05 srun inside an allocation: a list of one for a plain job.
-        Message::RequestHetJobAllocInfo(m) => {
-            let snap = sh.snapshot();
-            Ok(match running_alloc(&snap, m.step_id.job_id, uid, v) {
-                Ok(a) => Message::ResponseHetJobAllocation(HetJobAllocationMsg(vec![a])),
-                Err(rc) => rc_message(rc),
-            })
-        }
-        Message::RequestJobReady(m) => {
-            let snap = sh.snapshot();
-            Ok(match snap.jobs.get(&m.step_id.job_id) {
-                None => rc_message(ESLURM_INVALID_JOB_ID),
-                Some(j) => {
-                    let rc = match j.state {
-                        JobState::Running => {
-                            step::READY_NODE_STATE
-                                | step::READY_JOB_STATE
-                                | step::READY_PROLOG_STATE
-                        }
-                        _ => 0,
-                    };
-                    Message::ResponseJobReady(ReturnCodeMsg { return_code: rc })
-                }
-            })
-        }
-        Message::RequestJobStepCreate(m) => {
-            let cmd = Command::StepCreate {
-                uid,
-                req: Box::new(m),
-                version: v,
-            };
-            Ok(match sh.exec(cmd).await {
-                Reply::Step { job_id, step_id } => step_response(sh, job_id, step_id, v).await,
-                Reply::Rc(rc) => rc_message(rc),
-                _ => rc_message(SLURM_ERROR),
-            })
-        }
-        Message::RequestStepComplete(m) => Ok(rc_of(
-            sh.exec(Command::StepComplete {
-                uid,
-                msg: Box::new(m),
-            })
-            .await,
-        )),
-        Message::RequestCompleteJobAllocation(m) => Ok(rc_of(
-            sh.exec(Command::CompleteAllocation {
-                uid,
-                job_id: m.step_id.0.job_id,
-                job_rc: m.job_rc,
-            })
-            .await,
-        )),
-        other => Err(Incoming { msg: other, ..req }),
+        Reply::Rc(rc) => rc_message(rc),
+        _ => rc_message(SLURM_ERROR),
     }
 }
 
-fn rc_of(r: Reply) -> Message {
-    match r {
-        Reply::Rc(rc) => rc_message(rc),
-        _ => rc_message(SLURM_SUCCESS),
+/// REQUEST_JOB_ALLOCATION_INFO (srun inside an allocation).
+pub fn alloc_info(sh: &Shared, who: &Caller, m: JobAllocInfoMsg) -> Message {
+    match running_alloc(&sh.snapshot(), m.step_id.job_id, who.uid, who.version) {
+        Ok(a) => Message::ResponseJobAllocationInfo(a),
+        Err(rc) => rc_message(rc),
     }
+}
+
+/// REQUEST_HET_JOB_ALLOC_INFO: 22.05 srun inside an allocation; a list of
+/// one for a plain job.
+pub fn het_alloc_info(sh: &Shared, who: &Caller, m: JobAllocInfoMsg) -> Message {
+    match running_alloc(&sh.snapshot(), m.step_id.job_id, who.uid, who.version) {
+        Ok(a) => Message::ResponseHetJobAllocation(HetJobAllocationMsg(vec![a])),
+        Err(rc) => rc_message(rc),
+    }
+}
+
+/// REQUEST_JOB_READY (salloc and srun wait for the nodes).
+pub fn job_ready(sh: &Shared, m: JobIdMsg) -> Message {
+    let snap = sh.snapshot();
+    let Some(j) = snap.jobs.get(&m.step_id.job_id) else {
+        return rc_message(ESLURM_INVALID_JOB_ID);
+    };
+    let rc = match j.state {
+        JobState::Running => {
+            step::READY_NODE_STATE | step::READY_JOB_STATE | step::READY_PROLOG_STATE
+        }
+        _ => 0,
+    };
+    Message::ResponseJobReady(ReturnCodeMsg { return_code: rc })
+}
+
+/// REQUEST_JOB_STEP_CREATE (srun).
+pub async fn step_create(sh: &Shared, who: &Caller, m: JobStepCreateRequestMsg) -> Message {
+    let v = who.version;
+    let cmd = Command::StepCreate {
+        uid: who.uid,
+        req: Box::new(m),
+        version: v,
+    };
+    match sh.exec(cmd).await {
+        Reply::Step { job_id, step_id } => step_response(sh, job_id, step_id, v).await,
+        Reply::Rc(rc) => rc_message(rc),
+        _ => rc_message(SLURM_ERROR),
+    }
+}
+
+/// REQUEST_STEP_COMPLETE (slurmd or srun: a step ended on some nodes).
+pub async fn step_complete(sh: &Shared, who: &Caller, m: StepCompleteMsg) -> Message {
+    rc_of(
+        sh.exec(Command::StepComplete {
+            uid: who.uid,
+            msg: Box::new(m),
+        })
+        .await,
+    )
+}
+
+/// REQUEST_COMPLETE_JOB_ALLOCATION (salloc or srun releases its job).
+pub async fn complete_allocation(
+    sh: &Shared,
+    who: &Caller,
+    m: CompleteJobAllocationMsg,
+) -> Message {
+    rc_of(
+        sh.exec(Command::CompleteAllocation {
+            uid: who.uid,
+            job_id: m.step_id.0.job_id,
+            job_rc: m.job_rc,
+        })
+        .await,
+    )
 }
 
 /// The allocation of a running job the requester may use.
@@ -142,7 +145,7 @@ fn running_alloc(
 
 fn owned_job(c: &Controller, job_id: u32, uid: u32) -> Result<&Job, i32> {
     let j = c.jobs.get(&job_id).ok_or(ESLURM_INVALID_JOB_ID)?;
-    if j.user.uid != uid && !c.conf.is_admin(uid) {
+    if !c.conf.owner_or_operator(uid, j.user.uid) {
         return Err(ESLURM_ACCESS_DENIED);
     }
     Ok(j)
@@ -188,7 +191,7 @@ pub fn step_cred(c: &Controller, j: &Job, st: &Step, now: i64, v: ProtocolVersio
 }
 
 /// RESPONSE_JOB_STEP_CREATE for a step just created.
-async fn step_response(sh: &Arc<Shared>, job_id: u32, step_id: u32, v: ProtocolVersion) -> Message {
+async fn step_response(sh: &Shared, job_id: u32, step_id: u32, v: ProtocolVersion) -> Message {
     let snap = sh.snapshot();
     let (Some(j), Some(st)) = (
         snap.jobs.get(&job_id),
