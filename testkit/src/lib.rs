@@ -1,0 +1,11 @@
+//! Test support shared by the workspace's tests.
+//!
+//! * [`builders`]: wire messages as stock daemons and clients send them.
+//! * [`cluster`]: the controller's state machine with fake node daemons
+//!   under a virtual clock: every [`Effect`](slurmctld::state::Effect) is
+//!   delivered to the node it names, which answers as a slurmd would, and
+//!   what it answers goes back in as the daemon's agent would feed it.
+#![forbid(unsafe_code)]
+
+pub mod builders;
+pub mod cluster;
