@@ -22,8 +22,19 @@ use slurmctld::state::{Command, Controller, Effect, Outbound, Purpose, Reply, Ti
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
-/// How long a job's batch script runs, in seconds, by job id.
-pub type Runtime = Box<dyn FnMut(u32) -> Time + Send>;
+/// How long a job's batch script runs, in seconds, from its job id and its
+/// script.
+pub type Runtime = Box<dyn FnMut(u32, Option<&str>) -> Time + Send>;
+
+/// The default [`Runtime`]: what the script's `sleep N` lines add up to.
+pub fn sleeps(_job_id: u32, script: Option<&str>) -> Time {
+    script
+        .unwrap_or("")
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("sleep "))
+        .filter_map(|n| n.trim().parse::<Time>().ok())
+        .fold(0, Time::saturating_add)
+}
 
 /// One fake slurmd.
 #[derive(Debug, Default)]
@@ -71,7 +82,7 @@ impl std::fmt::Display for ConfError {
 impl Cluster {
     /// A controller on `slurm_conf` at virtual time `now`, every node
     /// registered with its configured CPUs and memory. Batch scripts run
-    /// for 60 s until [`Cluster::set_runtime`] says otherwise.
+    /// for their [`sleeps`] until [`Cluster::set_runtime`] says otherwise.
     pub fn new(slurm_conf: &str, now: Time) -> Result<Cluster, ConfError> {
         let conf = slurm_conf::SlurmConf::parse_str(slurm_conf, "/etc/slurm/slurm.conf")
             .map_err(|e| ConfError(e.to_string()))?;
@@ -91,7 +102,7 @@ impl Cluster {
                 .collect(),
             due: BinaryHeap::new(),
             seq: 0,
-            runtime: Box::new(|_| 60),
+            runtime: Box::new(sleeps),
             delivered: Vec::new(),
         };
         for (name, cpus, mem) in defs {
@@ -242,10 +253,11 @@ impl Cluster {
                 }
                 rc(0)
             }
-            (Message::RequestBatchJobLaunch(_), Purpose::Launch { job_id }) => {
+            (Message::RequestBatchJobLaunch(m), Purpose::Launch { job_id }) => {
                 node.running.insert(*job_id);
                 node.known.insert(*job_id);
-                let end = self.now.saturating_add((self.runtime)(*job_id).max(0));
+                let run = (self.runtime)(*job_id, m.script.as_deref()).max(0);
+                let end = self.now.saturating_add(run);
                 self.seq += 1;
                 self.due
                     .push(Reverse((end, self.seq, *job_id, o.node.clone())));

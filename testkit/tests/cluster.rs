@@ -42,8 +42,9 @@ fn sent(c: &Cluster, ty: MsgType, node: &str) -> usize {
 #[test]
 fn a_batch_job_is_launched_runs_its_time_and_its_node_is_freed() {
     let mut c = Cluster::new(&conf("SlurmdTimeout=0\n"), T0).unwrap();
-    c.set_runtime(Box::new(|_| 90));
-    let id = c.submit(&alice(), batch_job(4, 5)).unwrap();
+    let mut job = batch_job(4, 5);
+    job.script = Some("#!/bin/sh\nsleep 30\nsleep 60\n".into());
+    let id = c.submit(&alice(), job).unwrap();
     c.tick();
     assert_eq!(state(&c, id), JobState::Running);
     let host = c.ctld.nodes[c.ctld.jobs[&id].batch_host.unwrap()]
@@ -68,7 +69,7 @@ fn a_batch_job_is_launched_runs_its_time_and_its_node_is_freed() {
 #[test]
 fn a_script_that_outlives_its_limit_is_killed_at_the_limit() {
     let mut c = Cluster::new(&conf("SlurmdTimeout=0\n"), T0).unwrap();
-    c.set_runtime(Box::new(|_| 3600));
+    c.set_runtime(Box::new(|_, _| 3600));
     let id = c.submit(&alice(), batch_job(1, 1)).unwrap();
     c.tick();
     assert_eq!(state(&c, id), JobState::Running);
@@ -110,7 +111,7 @@ fn two_runs_of_the_same_workload_are_the_same() {
     let run = || {
         // Records kept to the end (MinJobAge), to compare them.
         let mut c = Cluster::new(&conf("SlurmdTimeout=0\nMinJobAge=86400\n"), T0).unwrap();
-        c.set_runtime(Box::new(|id| Time::from(id % 7) * 40 + 20));
+        c.set_runtime(Box::new(|id, _| Time::from(id % 7) * 40 + 20));
         let ids: Vec<u32> = (0..40)
             .map(|i| c.submit(&alice(), batch_job(1 + i % 4, 5)).unwrap())
             .collect();
