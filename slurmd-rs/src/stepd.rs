@@ -41,6 +41,44 @@ pub enum StateError {
     Launch(String),
 }
 
+/// Why a job's supervisor did not start (its state directory, or the process).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Spawn(#[from] std::io::Error),
+}
+
+impl StartError {
+    /// The job's completion code.
+    pub fn errno(&self) -> i32 {
+        errno::ESLURMD_EXECVE_FAILED
+    }
+}
+
+/// Why the cgroup hierarchy is unusable (cgroup.conf, or the mounts).
+#[derive(Debug, thiserror::Error)]
+pub enum HierarchyError {
+    #[error("{}: {source}", .path.display())]
+    Conf {
+        path: PathBuf,
+        source: Box<slurm_conf::ConfError>,
+    },
+    #[error(transparent)]
+    Cgroup(#[from] cgroup::CgroupError),
+}
+
+impl HierarchyError {
+    /// The job's completion code.
+    pub fn errno(&self) -> i32 {
+        match self {
+            HierarchyError::Conf { .. } => errno::ESLURMD_SETUP_ENVIRONMENT_ERROR,
+            HierarchyError::Cgroup(e) => e.errno(),
+        }
+    }
+}
+
 /// What the supervisor needs besides the launch message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobRecord {
@@ -450,15 +488,18 @@ pub fn job_rc(wait_status: i32, oom_kills: u64) -> u32 {
 pub fn hierarchy(
     conf_path: &Path,
     root: &str,
-) -> Result<Option<(Hierarchy, slurm_conf::CgroupConf)>, String> {
+) -> Result<Option<(Hierarchy, slurm_conf::CgroupConf)>, HierarchyError> {
     let p = slurm_conf::extra_conf_path(conf_path, "cgroup.conf");
     let cc = if p.exists() {
-        slurm_conf::CgroupConf::from_file(&p).map_err(|e| format!("{}: {e}", p.display()))?
+        slurm_conf::CgroupConf::from_file(&p).map_err(|e| HierarchyError::Conf {
+            path: p,
+            source: Box::new(e),
+        })?
     } else {
         slurm_conf::CgroupConf::default()
     };
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-    let h = cgroup::select(&cc, &mounts, root).map_err(|e| e.to_string())?;
+    let h = cgroup::select(&cc, &mounts, root)?;
     Ok(h.map(|h| (h, cc)))
 }
 
@@ -554,7 +595,7 @@ fn supervise(rec: &JobRecord, sd: &StateDir) -> (u32, i32) {
             Ok(h) => h.map(|(h, _)| h),
             Err(e) => {
                 tracing::error!("[job {job_id}] stepd: cgroups: {e}");
-                return (0, errno::ESLURMD_SETUP_ENVIRONMENT_ERROR);
+                return (0, e.errno());
             }
         },
     };
@@ -747,6 +788,33 @@ mod tests {
         // Unknown keys from a newer daemon are skipped.
         let t = format!("{}future_key=1\n", rec().to_text());
         assert_eq!(JobRecord::from_text(&t).unwrap(), rec());
+    }
+
+    #[test]
+    fn hierarchy_errors() {
+        let t = tempfile::tempdir().unwrap();
+        let conf = t.path().join("slurm.conf");
+        let cc = t.path().join("cgroup.conf");
+        std::fs::write(&cc, "CgroupPlugin=cgroup/v9\n").unwrap();
+        let e = hierarchy(&conf, "slurm").unwrap_err();
+        assert!(matches!(
+            e,
+            HierarchyError::Cgroup(cgroup::CgroupError::UnknownPlugin(_))
+        ));
+        assert_eq!(e.errno(), errno::ESLURMD_SETUP_ENVIRONMENT_ERROR);
+        assert!(
+            e.to_string()
+                .starts_with("cgroup.conf: CgroupPlugin=cgroup/v9 "),
+            "{e}"
+        );
+        std::fs::write(&cc, "ConstrainCores=maybe\n").unwrap();
+        let e = hierarchy(&conf, "slurm").unwrap_err();
+        let HierarchyError::Conf { path, source } = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(path, &cc);
+        assert_eq!(e.to_string(), format!("{}: {source}", cc.display()));
+        assert_eq!(e.errno(), errno::ESLURMD_SETUP_ENVIRONMENT_ERROR);
     }
 
     #[test]
