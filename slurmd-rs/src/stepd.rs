@@ -33,12 +33,35 @@ pub const STATE_DIR: &str = "rs-jobs";
 pub enum StateError {
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
+    /// The directory above the state directories is not root's alone.
+    #[error(
+        "{dir}: {} must be a directory of uid {uid} that no one else can write",
+        .parent.display()
+    )]
+    UnsafeParent {
+        dir: String,
+        parent: PathBuf,
+        uid: u32,
+    },
     #[error("job record: line {0}: {1}")]
-    Bad(usize, String),
+    Bad(usize, LineError),
     #[error("job record: {0} missing")]
     Missing(&'static str),
     #[error("launch message: {0}")]
-    Launch(String),
+    Launch(slurm_wire::DecodeError),
+}
+
+/// What is wrong with one line of a job record.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum LineError {
+    #[error("no '='")]
+    NoEquals,
+    #[error("{0}: not a number")]
+    NotNumber(String),
+    #[error("{0}: unknown release")]
+    UnknownRelease(String),
+    #[error("env: no '='")]
+    EnvNoEquals,
 }
 
 /// Why a job's supervisor did not start (its state directory, or the process).
@@ -206,16 +229,18 @@ impl JobRecord {
             if line.is_empty() {
                 continue;
             }
-            let bad = |m: &str| StateError::Bad(i + 1, m.to_string());
-            let (k, v) = line.split_once('=').ok_or_else(|| bad("no '='"))?;
+            let bad = |e: LineError| StateError::Bad(i + 1, e);
+            let (k, v) = line
+                .split_once('=')
+                .ok_or_else(|| bad(LineError::NoEquals))?;
             let v = unesc(v);
             let num = |v: &str| {
                 v.parse::<u32>()
-                    .map_err(|_| bad(&format!("{k}: not a number")))
+                    .map_err(|_| bad(LineError::NotNumber(k.to_string())))
             };
             let ver = |v: &str| {
                 ProtocolVersion::from_release(v)
-                    .ok_or_else(|| bad(&format!("{k}: unknown release")))
+                    .ok_or_else(|| bad(LineError::UnknownRelease(k.to_string())))
             };
             let list = |v: &str| -> Vec<String> {
                 v.split(',')
@@ -249,7 +274,9 @@ impl JobRecord {
                 "log_file" => r.log_file = Some(v),
                 "log_level" => r.log_level = v,
                 "env" => {
-                    let (n, val) = v.split_once('=').ok_or_else(|| bad("env: no '='"))?;
+                    let (n, val) = v
+                        .split_once('=')
+                        .ok_or_else(|| bad(LineError::EnvNoEquals))?;
                     r.extra_env.push((n.to_string(), val.to_string()));
                 }
                 // Newer daemons may add keys; an older supervisor skips them.
@@ -315,13 +342,11 @@ impl StateDir {
             // SAFETY: geteuid has no preconditions.
             let me = unsafe { libc::geteuid() };
             if !st.is_dir() || st.uid() != me || st.mode() & 0o022 != 0 {
-                return Err(io(std::io::Error::new(
-                    std::io::ErrorKind::PermissionDenied,
-                    format!(
-                        "{} must be a directory of uid {me} that no one else can write",
-                        p.display()
-                    ),
-                )));
+                return Err(StateError::UnsafeParent {
+                    dir: self.0.display().to_string(),
+                    parent: p.to_path_buf(),
+                    uid: me,
+                });
             }
         }
         let _ = std::fs::remove_dir_all(&self.0);
@@ -343,7 +368,7 @@ impl StateDir {
     pub fn launch(&self, v: ProtocolVersion) -> Result<BatchJobLaunchMsg, StateError> {
         let p = self.file("launch");
         let b = std::fs::read(&p).map_err(|e| StateError::Io(p.display().to_string(), e))?;
-        slurm_wire::pack::decode_exact(&b, v).map_err(|e| StateError::Launch(e.to_string()))
+        slurm_wire::pack::decode_exact(&b, v).map_err(StateError::Launch)
     }
 
     fn read_num<T: std::str::FromStr>(&self, name: &str) -> Option<T> {
@@ -773,18 +798,32 @@ mod tests {
             JobRecord::from_text("job_id=1\n"),
             Err(StateError::Missing("uid"))
         ));
-        assert!(matches!(
-            JobRecord::from_text("job_id=x\n"),
-            Err(StateError::Bad(1, _))
-        ));
-        assert!(matches!(
-            JobRecord::from_text("job_id=1\nprotocol=9.99\n"),
-            Err(StateError::Bad(2, _))
-        ));
-        assert!(matches!(
-            JobRecord::from_text("garbage\n"),
-            Err(StateError::Bad(1, _))
-        ));
+        let bad = |t: &str| match JobRecord::from_text(t) {
+            Err(StateError::Bad(n, e)) => (n, e),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            bad("job_id=x\n"),
+            (1, LineError::NotNumber("job_id".into()))
+        );
+        assert_eq!(
+            bad("job_id=1\nprotocol=9.99\n"),
+            (2, LineError::UnknownRelease("protocol".into()))
+        );
+        assert_eq!(bad("garbage\n"), (1, LineError::NoEquals));
+        assert_eq!(bad("job_id=1\nenv=X\n"), (2, LineError::EnvNoEquals));
+        // The texts the supervisor logs.
+        let text = |t: &str| JobRecord::from_text(t).unwrap_err().to_string();
+        assert_eq!(
+            text("job_id=x\n"),
+            "job record: line 1: job_id: not a number"
+        );
+        assert_eq!(
+            text("job_id=1\nprotocol=9.99\n"),
+            "job record: line 2: protocol: unknown release"
+        );
+        assert_eq!(text("garbage\n"), "job record: line 1: no '='");
+        assert_eq!(text("job_id=1\nenv=X\n"), "job record: line 2: env: no '='");
         // Unknown keys from a newer daemon are skipped.
         let t = format!("{}future_key=1\n", rec().to_text());
         assert_eq!(JobRecord::from_text(&t).unwrap(), rec());
@@ -859,7 +898,22 @@ mod tests {
         std::fs::create_dir(&theirs).unwrap();
         std::os::unix::fs::symlink(&theirs, dir.path().join(STATE_DIR)).unwrap();
         let sd = StateDir::new(&spool, 44);
-        assert!(sd.create(&rec(), b"").is_err());
+        let unsafe_parent = |e: StateError| {
+            let me = nix::unistd::geteuid().as_raw();
+            let parent = dir.path().join(STATE_DIR);
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "{}: {} must be a directory of uid {me} that no one else can write",
+                    sd.0.display(),
+                    parent.display()
+                )
+            );
+            assert!(
+                matches!(e, StateError::UnsafeParent { parent: p, uid, .. } if p == parent && uid == me)
+            );
+        };
+        unsafe_parent(sd.create(&rec(), b"").unwrap_err());
         assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
         // One every user can write.
         std::fs::remove_file(dir.path().join(STATE_DIR)).unwrap();
@@ -869,7 +923,7 @@ mod tests {
             std::fs::Permissions::from_mode(0o777),
         )
         .unwrap();
-        assert!(sd.create(&rec(), b"").is_err());
+        unsafe_parent(sd.create(&rec(), b"").unwrap_err());
         std::fs::set_permissions(
             dir.path().join(STATE_DIR),
             std::fs::Permissions::from_mode(0o700),
