@@ -51,6 +51,13 @@ pub enum StateError {
     Launch(slurm_wire::DecodeError),
 }
 
+impl StateError {
+    /// The job's completion code: its script cannot be started.
+    pub fn errno(&self) -> i32 {
+        errno::ESLURMD_EXECVE_FAILED
+    }
+}
+
 /// What is wrong with one line of a job record.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum LineError {
@@ -76,7 +83,10 @@ pub enum StartError {
 impl StartError {
     /// The job's completion code.
     pub fn errno(&self) -> i32 {
-        errno::ESLURMD_EXECVE_FAILED
+        match self {
+            StartError::State(e) => e.errno(),
+            StartError::Spawn(_) => errno::ESLURMD_EXECVE_FAILED,
+        }
     }
 }
 
@@ -611,7 +621,7 @@ fn supervise(rec: &JobRecord, sd: &StateDir) -> (u32, i32) {
         Ok(m) => m,
         Err(e) => {
             tracing::error!("[job {job_id}] stepd: {e}");
-            return (0, errno::ESLURMD_EXECVE_FAILED);
+            return (0, e.errno());
         }
     };
     let hier = match rec.cgroup_root.as_deref() {
@@ -636,7 +646,7 @@ fn supervise(rec: &JobRecord, sd: &StateDir) -> (u32, i32) {
         Ok(p) => p,
         Err(e) => {
             tracing::error!("[job {job_id}] stepd: {e}");
-            return (0, errno::ESLURMD_EXECVE_FAILED);
+            return (0, e.errno());
         }
     };
     let mut plan = plan;
@@ -872,6 +882,16 @@ mod tests {
             .unwrap();
         assert_eq!(sd.record().unwrap(), rec());
         assert_eq!(sd.launch(v).unwrap(), msg);
+        // A launch message cut short: the script cannot start.
+        let full = std::fs::read(sd.file("launch")).unwrap();
+        sd.write("launch", &full[..full.len() / 2]).unwrap();
+        let e = sd.launch(v).unwrap_err();
+        let StateError::Launch(d) = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(e.to_string(), format!("launch message: {d}"));
+        assert_eq!(e.errno(), errno::ESLURMD_EXECVE_FAILED);
+        sd.write("launch", &full).unwrap();
         assert_eq!(sd.result(), None);
         assert!(!sd.supervisor_alive());
         sd.set_result(SIG_OOM, 0).unwrap();
