@@ -4,8 +4,8 @@
 //! root (credentials of uid 0 are what SlurmUser=root accepts) and munged;
 //! without them the test fails with the fix.
 
-use slurm_rpc::testing::Munged;
 use slurm_rpc::{call, rc_message, AuthCtx, Incoming};
+use slurm_testkit::munged::Munged;
 use slurm_wire::auth::Audience;
 use slurm_wire::msg::common::LastUpdateMsg;
 use slurm_wire::msg::job::{JobIdMsg, JobInfoRequestMsg};

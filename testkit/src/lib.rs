@@ -1,5 +1,7 @@
 //! Test support shared by the workspace's tests.
 //!
+//! * [`munged`]: a private munged with a throwaway key; [`munged::FakeAuth`]
+//!   for tests that need no munged.
 //! * [`builders`]: wire messages as stock daemons and clients send them.
 //! * [`cluster`]: the controller's state machine with fake node daemons
 //!   under a virtual clock: every [`Effect`](slurmctld::state::Effect) is
@@ -9,3 +11,4 @@
 
 pub mod builders;
 pub mod cluster;
+pub mod munged;

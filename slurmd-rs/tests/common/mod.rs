@@ -3,8 +3,8 @@
 //! messages built as stock slurmctld sends them.
 #![allow(dead_code)]
 
-use slurm_rpc::testing::Munged;
 use slurm_rpc::{call, read_frame, reply_frame, write_frame, AuthCtx};
+use slurm_testkit::munged::Munged;
 use slurm_wire::auth::{Audience, AuthPlugin};
 use slurm_wire::msg::common::ReturnCodeMsg;
 use slurm_wire::msg::cred::{CpuArrayRep, Identity, JobCred, JobCredArg, VersionedCred};
