@@ -143,24 +143,23 @@ impl Migrate for BodyV4 {
 #[cfg(test)]
 pub(crate) fn encode_format(c: &Controller, format: u32) -> Vec<u8> {
     use super::shared::put_nested;
-    use super::snapshot::Body;
+    use crate::state::array::put_state as put_arrays;
+    use records::put_special_exit;
     use slurm_wire::pack::Writer;
-    if format >= Body::SINCE {
-        return super::snapshot::encode_state(c);
-    }
+    use steps::put_steps;
+    let sections: &[fn(&mut Writer, &Controller)] = match format {
+        BodyV1::SINCE => &[],
+        BodyV2::SINCE => &[put_steps],
+        BodyV3::SINCE => &[put_steps, put_arrays],
+        BodyV4::SINCE => &[put_steps, put_arrays, put_special_exit],
+        _ => return super::snapshot::encode_state(c),
+    };
     let mut w = Writer::new();
     records::put_common(&mut w, c, |w, j| {
         put_nested(w, &j.req.to_desc().unwrap(), j.submit_version)
     });
-    let sections: [fn(&mut Writer, &Controller); 3] = [
-        steps::put_steps,
-        crate::state::array::put_state,
-        records::put_special_exit,
-    ];
-    for (f, put) in (2..).zip(sections) {
-        if format >= f {
-            put(&mut w, c);
-        }
+    for put in sections {
+        put(&mut w, c);
     }
     w.into_vec()
 }
