@@ -100,6 +100,10 @@ impl Agent {
 
     async fn send(&self, sh: Arc<Shared>, mut o: Outbound) {
         if let Purpose::Srun { uid } = o.purpose {
+            // A deferred grant: its group is named here, not in the state.
+            if let Message::ResponseResourceAllocation(m) = &mut o.msg {
+                crate::users::name_group(m);
+            }
             return notify_srun(self, &o, uid).await;
         }
         let ty = o.msg.msg_type();

@@ -9,7 +9,7 @@ use crate::shared::{now, Shared};
 use crate::state::job::{Job, JobState};
 use crate::state::step::{self, Step};
 use crate::state::{Command, Controller, Reply};
-use crate::users::lookup_user;
+use crate::users::{lookup_user, name_group};
 use slurm_rpc::rc_message;
 use slurm_wire::errno::*;
 use slurm_wire::msg::common::ReturnCodeMsg;
@@ -44,7 +44,9 @@ pub async fn allocate(sh: &Shared, who: &Caller, mut desc: JobDescMsg) -> Messag
             match snap.jobs.get(&job_id) {
                 Some(j) if j.state == JobState::Running => {
                     tracing::info!(job_id, "allocation granted");
-                    Message::ResponseResourceAllocation(step::alloc_response(&snap, j, v))
+                    let mut m = step::alloc_response(&snap, j, v);
+                    name_group(&mut m);
+                    Message::ResponseResourceAllocation(m)
                 }
                 _ => Message::ResponseResourceAllocation(step::alloc_pending_response(job_id, v)),
             }
@@ -137,7 +139,11 @@ fn running_alloc(
 ) -> Result<slurm_wire::msg::job::ResourceAllocationResponseMsg, i32> {
     let j = owned_job(c, job_id, uid)?;
     match j.state {
-        JobState::Running => Ok(step::alloc_response(c, j, v)),
+        JobState::Running => {
+            let mut m = step::alloc_response(c, j, v);
+            name_group(&mut m);
+            Ok(m)
+        }
         JobState::Pending => Err(ESLURM_JOB_PENDING),
         _ => Err(ESLURM_ALREADY_DONE),
     }
@@ -248,4 +254,28 @@ async fn step_response(sh: &Shared, job_id: u32, step_id: u32, v: ProtocolVersio
         // 26.05: the step is running (0 would mean queued as pending).
         state: 1,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::testkit::{allocate, controller_up, job_id, user, TWO_NODES};
+    use slurm_wire::msg::job_desc::JobDescMsg;
+
+    /// The state machine leaves the group name out; the reply srun gets
+    /// names it (as it did when the state looked it up).
+    #[test]
+    fn allocation_info_names_the_group_of_the_job() {
+        let mut c = controller_up(TWO_NODES, &["n1"], 4, 1000);
+        let desc = JobDescMsg {
+            min_cpus: 1,
+            ..JobDescMsg::unset()
+        };
+        let id = job_id(allocate(&mut c, 1001, user(2001, 0), desc).0);
+        let v = ProtocolVersion::V24_11;
+        assert_eq!(step::alloc_response(&c, &c.jobs[&id], v).group_name, None);
+        let m = running_alloc(&c, id, 2001, v).unwrap();
+        assert!(m.group_name.is_some());
+        assert_eq!(m.group_name, crate::users::group_name(0));
+    }
 }
