@@ -2,6 +2,8 @@
 //!
 //! * [`munged`]: a private munged with a throwaway key; [`munged::FakeAuth`]
 //!   for tests that need no munged.
+//! * [`mock`]: fake peers over real sockets: a slurmd that records what the
+//!   controller sends, a controller that slurmd registers with.
 //! * [`builders`]: wire messages as stock daemons and clients send them.
 //! * [`cluster`]: the controller's state machine with fake node daemons
 //!   under a virtual clock: every [`Effect`](slurmctld::state::Effect) is
@@ -11,4 +13,5 @@
 
 pub mod builders;
 pub mod cluster;
+pub mod mock;
 pub mod munged;
