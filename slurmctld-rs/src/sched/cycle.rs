@@ -23,7 +23,7 @@ pub struct SchedState {
 }
 
 impl SchedState {
-    /// Counts a command that may free something ([`crate::state::command::CommandMeta::may_free`]).
+    /// Counts a command that may free something (`CommandMeta::may_free`).
     pub fn note_command(&mut self, cmd: &Command) {
         if cmd.meta().may_free {
             self.freed += 1;
