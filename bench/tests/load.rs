@@ -3,8 +3,8 @@
 
 use slurm_bench::load::{self, Limit, Target};
 use slurm_bench::requests::{check_reply, request, Kind, Submitter};
-use slurm_rpc::testing::Munged;
 use slurm_rpc::{rc_message, AuthCtx, Incoming};
+use slurm_testkit::munged::Munged;
 use slurm_wire::auth::{Audience, VerifyPolicy};
 use slurm_wire::msg::job::{JobInfo, JobInfoMsg, SubmitResponseMsg};
 use slurm_wire::pack::NO_VAL;

@@ -7,7 +7,7 @@
 //! fuzzer's hook aborts on a panic in any thread) nor hang.
 
 use libfuzzer_sys::fuzz_target;
-use slurm_rpc::testing::FakeAuth;
+use slurm_testkit::munged::FakeAuth;
 use slurm_rpc::{frame_head, Incoming, ServeOpts};
 use slurm_wire::auth::{sign_body, Audience};
 use slurm_wire::{Header, MsgType, ProtocolVersion};

@@ -746,9 +746,6 @@ mod pool;
 
 pub mod daemon;
 
-/// Helpers for tests of this and other crates (they spawn a private munged).
-pub mod testing;
-
 #[cfg(test)]
 mod tests {
     use super::*;

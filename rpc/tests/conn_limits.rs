@@ -1,8 +1,8 @@
 //! Connections before authentication: bounded memory, a cap, deadlines,
 //! and credential checks off the async workers.
 
-use slurm_rpc::testing::{FakeAuth, Munged};
 use slurm_rpc::{call, frame_head, read_frame, request_frame, serve, AuthCtx, Incoming};
+use slurm_testkit::munged::{FakeAuth, Munged};
 use slurm_wire::auth::{hash::k12_payload, sign_body, Audience, AuthBlob};
 use slurm_wire::msg::common::{Empty, LastUpdateMsg};
 use slurm_wire::{Header, Message, MsgType, ProtocolVersion};

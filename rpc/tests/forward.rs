@@ -2,8 +2,8 @@
 //! real munge credentials.
 
 use slurm_rpc::forward::{Forwarder, Resolver};
-use slurm_rpc::testing::Munged;
 use slurm_rpc::{read_frame, request_frame, serve_with, write_frame, AuthCtx, Incoming, ServeOpts};
+use slurm_testkit::munged::Munged;
 use slurm_wire::auth::Audience;
 use slurm_wire::errno::{
     SLURM_COMMUNICATIONS_CONNECTION_ERROR, SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT,

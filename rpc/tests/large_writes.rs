@@ -1,11 +1,11 @@
 //! Large replies are written off the async workers. A binary of its own:
 //! the bound on large writes is process-wide, and rpc.rs counts it.
 
-use slurm_rpc::testing::Munged;
 use slurm_rpc::{
     large_writes_in_progress, read_frame, request_frame, serve, AuthCtx, Incoming, Outgoing,
     LARGE_BODY,
 };
+use slurm_testkit::munged::Munged;
 use slurm_wire::auth::{Audience, VerifyPolicy};
 use slurm_wire::msg::common::{Empty, LastUpdateMsg};
 use slurm_wire::{Frame, Message, MsgType, ProtocolVersion};

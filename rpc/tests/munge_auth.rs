@@ -3,7 +3,7 @@
 //! Needs `munged`, `munge` and `setpriv` (scripts/setup installs them).
 //! These live here rather than in slurm-wire because they talk to daemons.
 
-use slurm_rpc::testing::Munged;
+use slurm_testkit::munged::Munged;
 use slurm_wire::auth::{
     reply_credential, require_uid, sign_body, verify_body, Audience, AuthError, AuthPlugin,
     VerifyPolicy,

@@ -1,7 +1,7 @@
 //! Request/reply over TCP with real munge credentials, in every version.
 
-use slurm_rpc::testing::Munged;
 use slurm_rpc::{call, read_frame, request_frame, serve, AuthCtx, Incoming, RpcError};
+use slurm_testkit::munged::Munged;
 use slurm_wire::auth::Audience;
 use slurm_wire::msg::common::{Empty, LastUpdateMsg, ReturnCodeMsg};
 use slurm_wire::{Frame, Message, ProtocolVersion};

@@ -1,8 +1,10 @@
 //! Carries out [`Effect`]s: outbound RPCs to slurmd, each on its own task,
-//! results fed back to the state machine as commands.
+//! results fed back to the state machine as the commands
+//! [`outcome::command_for`] makes of them.
 
 use crate::shared::Shared;
-use crate::state::{Command, Effect, Outbound, Purpose};
+use crate::state::outcome::{self, Outcome};
+use crate::state::{Effect, Outbound, Purpose};
 use slurm_rpc::{call, request_frame, write_frame, AuthCtx, RpcError};
 use slurm_wire::auth::{Audience, AuthError, AuthPlugin};
 use slurm_wire::msg::cred::JobCred;
@@ -98,67 +100,37 @@ impl Agent {
 
     async fn send(&self, sh: Arc<Shared>, mut o: Outbound) {
         if let Purpose::Srun { uid } = o.purpose {
+            // A deferred grant: its group is named here, not in the state.
+            if let Message::ResponseResourceAllocation(m) = &mut o.msg {
+                crate::users::name_group(m);
+            }
             return notify_srun(self, &o, uid).await;
         }
         let ty = o.msg.msg_type();
         let res = self.exchange(&mut o).await;
         tracing::debug!(node = o.node, version = %o.version, "{ty} -> {:?}", res.as_ref().map(|m| m.msg_type()));
-        let cmd = match (&o.purpose, res) {
-            (Purpose::Ping, Ok(Message::ResponsePingSlurmd(p))) => Some(Command::NodeResponded {
-                node: o.node.clone(),
-                cpu_load: p.cpu_load,
-                free_mem: p.free_mem,
-            }),
-            (Purpose::Ping, Ok(_)) => {
-                let snap = sh.snapshot();
-                let (cpu_load, free_mem) = snap
-                    .node_index(&o.node)
-                    .map(|i| (snap.nodes[i].cpu_load, snap.nodes[i].free_mem))
-                    .unwrap_or((0, 0));
-                Some(Command::NodeResponded {
-                    node: o.node.clone(),
-                    cpu_load,
-                    free_mem,
-                })
+        let outcome = match &res {
+            Ok(m) => Outcome::Reply(m),
+            Err(e) => {
+                match o.purpose {
+                    Purpose::Ping => tracing::warn!(node = o.node, "ping failed: {e}"),
+                    Purpose::Launch { job_id } => {
+                        tracing::error!(node = o.node, job_id, "batch launch failed: {e}")
+                    }
+                    Purpose::Terminate { job_id } => {
+                        tracing::error!(node = o.node, job_id, "terminate failed: {e}")
+                    }
+                    _ => {}
+                }
+                Outcome::Failed
             }
-            (Purpose::Ping, Err(e)) => {
-                tracing::warn!(node = o.node, "ping failed: {e}");
-                Some(Command::NodeUnreachable {
-                    node: o.node.clone(),
-                })
-            }
-            (Purpose::Launch { job_id }, Ok(Message::ResponseSlurmRc(rc)))
-                if rc.return_code != 0 =>
-            {
-                Some(Command::LaunchFailed {
-                    job_id: *job_id,
-                    node: o.node.clone(),
-                    rc: rc.return_code as i32,
-                })
-            }
-            (Purpose::Launch { job_id }, Err(e)) => {
-                tracing::error!(node = o.node, job_id, "batch launch failed: {e}");
-                Some(Command::LaunchFailed {
-                    job_id: *job_id,
-                    node: o.node.clone(),
-                    rc: slurm_wire::errno::SLURM_ERROR,
-                })
-            }
-            (Purpose::Terminate { job_id }, Ok(Message::ResponseSlurmRc(rc)))
-                if rc.return_code as i32
-                    == slurm_wire::errno::ESLURMD_KILL_JOB_ALREADY_COMPLETE =>
-            {
-                Some(Command::TerminateDone {
-                    job_id: *job_id,
-                    node: o.node.clone(),
-                })
-            }
-            (Purpose::Terminate { job_id }, Err(e)) => {
-                tracing::error!(node = o.node, job_id, "terminate failed: {e}");
-                None
-            }
-            _ => None,
         };
+        let cmd = outcome::command_for(&o.node, &o.purpose, outcome, || {
+            let snap = sh.snapshot();
+            snap.node_index(&o.node)
+                .map(|i| (snap.nodes[i].cpu_load, snap.nodes[i].free_mem))
+                .unwrap_or((0, 0))
+        });
         if let Some(cmd) = cmd {
             sh.exec(cmd).await;
         }

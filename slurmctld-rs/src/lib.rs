@@ -7,7 +7,7 @@
 //! * [`views`]: wire replies (node/partition/job info, build info) from a snapshot.
 //! * [`reply_cache`]: encoded job/node/partition listings, shared per snapshot.
 //! * [`private_data`]: slurm.conf's PrivateData, who may see what.
-//! * [`handlers`]: decoded RPC -> command or read, and the reply.
+//! * [`handlers`]: the one RPC dispatch, and a handler per family of RPCs.
 //! * [`agent`]: outbound RPCs to slurmd (effects), results fed back as commands.
 //! * [`shared`]: what the daemon, handlers and agent share (snapshot, command queue).
 //! * [`stats`]: sdiag counters kept by the daemon shell.
@@ -29,7 +29,6 @@ pub mod private_data;
 pub mod reply_cache;
 pub mod sched;
 pub mod shared;
-pub mod srun;
 pub mod state;
 pub mod stats;
 pub mod step_info;

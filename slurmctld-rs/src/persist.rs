@@ -20,17 +20,21 @@
 //! log likewise; records whose sequence number it already covers are
 //! skipped on load, so a crash between the two renames replays nothing
 //! twice.
+//!
+//! Each older layout that differs is a type of its own, lifted to the next
+//! (`migrate`): the snapshot bodies of formats 1-4 in `snapshot_old`, the
+//! current one in `snapshot`, the log's two framings in [`wal`].
+//! Files are always written in the current format.
+//!
 //! Encoding uses the wire codec's primitives (and the wire encodings of
 //! job descriptions and registrations, in their own protocol version).
 
-use crate::state::job::{Job, JobCtl, JobState, NodeAlloc, UserInfo};
-use crate::state::node::{Base, DownCause, GresAlloc, Node};
-use crate::state::req::JobReq;
 use crate::state::{Command, Controller, Time};
 use fsio::{StateDir, WriteFile};
+use shared::{fnv1a, get_nested, get_user, put_nested, put_user, req_str, version, DecResult};
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
-use slurm_wire::pack::{Reader, Wire, Writer};
+use slurm_wire::pack::{Reader, Writer};
 use slurm_wire::ProtocolVersion;
 use std::fs::{self, File};
 use std::io::Read;
@@ -101,17 +105,6 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PersistError + '_ {
     }
 }
 
-fn fnv1a(b: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for x in b {
-        h ^= u32::from(*x);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
-type DecResult<T> = std::result::Result<T, slurm_wire::DecodeError>;
-
 // ------------------------------------------------------------ commands
 
 mod tag {
@@ -174,67 +167,6 @@ const STEP_COMPLETE_V: ProtocolVersion = ProtocolVersion::V26_05;
 
 /// The version UpdateNodeMsg is logged in (the one with `reason_uid`).
 const UPDATE_NODE_V: ProtocolVersion = ProtocolVersion::V22_05;
-
-fn put_user(w: &mut Writer, u: &UserInfo) {
-    w.u32(u.uid);
-    w.u32(u.gid);
-    w.str(u.name.as_deref());
-    w.str(u.gecos.as_deref());
-    w.str(u.dir.as_deref());
-    w.str(u.shell.as_deref());
-    w.count(u.gids.len());
-    for g in &u.gids {
-        w.u32(*g);
-    }
-}
-
-fn get_user(r: &mut Reader<'_>) -> DecResult<UserInfo> {
-    let uid = r.u32()?;
-    let gid = r.u32()?;
-    let name = r.str()?;
-    let gecos = r.str()?;
-    let dir = r.str()?;
-    let shell = r.str()?;
-    let n = r.count(4)?;
-    let mut gids = Vec::with_capacity(n);
-    for _ in 0..n {
-        gids.push(r.u32()?);
-    }
-    Ok(UserInfo {
-        uid,
-        gid,
-        name,
-        gecos,
-        dir,
-        shell,
-        gids,
-    })
-}
-
-fn version(r: &mut Reader<'_>) -> DecResult<ProtocolVersion> {
-    let at = r.position();
-    let raw = r.u16()?;
-    ProtocolVersion::from_wire(raw).ok_or_else(|| {
-        slurm_wire::DecodeError::new(
-            slurm_wire::DecodeErrorKind::BadValue {
-                what: "protocol version",
-                value: u64::from(raw),
-            },
-            at,
-        )
-    })
-}
-
-fn put_nested<T: Wire>(w: &mut Writer, t: &T, v: ProtocolVersion) {
-    let mut inner = Writer::new();
-    t.encode(&mut inner, v);
-    w.mem(inner.as_slice());
-}
-
-fn get_nested<T: Wire>(r: &mut Reader<'_>, v: ProtocolVersion) -> DecResult<T> {
-    let b = r.mem()?;
-    slurm_wire::pack::decode_exact(b, v)
-}
 
 /// The log form of a command; None for those not logged
 /// ([`crate::state::CommandMeta::logged`]).
@@ -441,10 +373,6 @@ pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
     Some(w.into_vec())
 }
 
-fn req_str(r: &mut Reader<'_>) -> DecResult<String> {
-    Ok(r.str()?.unwrap_or_default())
-}
-
 pub fn decode_command(b: &[u8]) -> DecResult<Command> {
     let mut r = Reader::new(b);
     let at = r.position();
@@ -627,454 +555,6 @@ pub fn decode_command(b: &[u8]) -> DecResult<Command> {
     Ok(cmd)
 }
 
-// ------------------------------------------------------------ snapshot
-
-fn job_state_code(s: JobState) -> u8 {
-    match s {
-        JobState::Pending => 0,
-        JobState::Running => 1,
-        JobState::Complete => 2,
-        JobState::Cancelled => 3,
-        JobState::Failed => 4,
-        JobState::Timeout => 5,
-        JobState::NodeFail => 6,
-        JobState::OutOfMemory => 7,
-    }
-}
-
-fn job_state_of(c: u8) -> Option<JobState> {
-    Some(match c {
-        0 => JobState::Pending,
-        1 => JobState::Running,
-        2 => JobState::Complete,
-        3 => JobState::Cancelled,
-        4 => JobState::Failed,
-        5 => JobState::Timeout,
-        6 => JobState::NodeFail,
-        7 => JobState::OutOfMemory,
-        _ => return None,
-    })
-}
-
-fn bad(r: &Reader<'_>, what: &'static str, value: u64) -> slurm_wire::DecodeError {
-    slurm_wire::DecodeError::new(
-        slurm_wire::DecodeErrorKind::BadValue { what, value },
-        r.position(),
-    )
-}
-
-fn put_job(w: &mut Writer, c: &Controller, j: &Job, format: u32) {
-    let node_name = |i: usize| c.nodes.get(i).map(|n| n.name().to_string());
-    w.u32(j.job_id);
-    put_user(w, &j.user);
-    w.str(c.conf.partitions.get(j.part).map(|p| p.name()));
-    w.u8(job_state_code(j.state));
-    w.count(j.completing.len());
-    for &i in &j.completing {
-        w.str(node_name(i).as_deref());
-    }
-    w.u32(j.state_reason);
-    w.str(j.state_desc.as_deref());
-    for t in [j.submit_time, j.eligible_time, j.start_time, j.end_time] {
-        w.time(t);
-    }
-    w.u32(j.time_limit);
-    w.u32(j.priority);
-    w.u32(j.min_nodes);
-    w.u32(j.max_nodes);
-    w.u32(j.num_tasks);
-    w.u16(j.cpus_per_task);
-    w.u32(j.min_cpus);
-    w.u64(j.mem);
-    w.bool(j.mem_per_cpu);
-    w.count(j.alloc.len());
-    for a in &j.alloc {
-        w.str(node_name(a.node).as_deref());
-        w.u16(a.cpus);
-        w.u64(a.mem);
-        w.count(a.gres.len());
-        for g in &a.gres {
-            w.str(Some(&g.name));
-            w.str(g.type_name.as_deref());
-            w.u32(g.total);
-            w.count(g.indices.len());
-            for i in &g.indices {
-                w.u32(*i);
-            }
-        }
-    }
-    w.str(j.batch_host.and_then(node_name).as_deref());
-    w.u32(j.exit_code);
-    w.u32(j.derived_ec);
-    w.u16(j.submit_version.to_wire());
-    if format >= 5 {
-        j.req.save(w);
-    } else {
-        let desc = j.req.to_desc().unwrap_or_else(|e| {
-            // Our own encoding: cannot happen; keep the rest saved.
-            tracing::error!(
-                job_id = j.job_id,
-                "job request unreadable, saved in part: {e}"
-            );
-            j.req.hot_desc()
-        });
-        put_nested(w, &desc, j.submit_version);
-    }
-    w.bool(j.launch_failed);
-    w.u32(j.cancelled_by.unwrap_or(u32::MAX));
-    w.u16(j.ctl.restart_cnt);
-}
-
-fn get_job(r: &mut Reader<'_>, c: &Controller, format: u32) -> DecResult<Option<Job>> {
-    let node = |n: Option<String>| n.and_then(|n| c.node_index(&n));
-    let job_id = r.u32()?;
-    let user = get_user(r)?;
-    let part_name = r.str()?;
-    let code = r.u8()?;
-    let state = job_state_of(code).ok_or_else(|| bad(r, "job state", u64::from(code)))?;
-    let n = r.count(4)?;
-    let mut completing = Vec::with_capacity(n);
-    for _ in 0..n {
-        if let Some(i) = node(r.str()?) {
-            completing.push(i);
-        }
-    }
-    let state_reason = r.u32()?;
-    let state_desc = r.str()?;
-    let submit_time = r.time()?;
-    let eligible_time = r.time()?;
-    let start_time = r.time()?;
-    let end_time = r.time()?;
-    let time_limit = r.u32()?;
-    let priority = r.u32()?;
-    let min_nodes = r.u32()?;
-    let max_nodes = r.u32()?;
-    let num_tasks = r.u32()?;
-    let cpus_per_task = r.u16()?;
-    let min_cpus = r.u32()?;
-    let mem = r.u64()?;
-    let mem_per_cpu = r.bool()?;
-    let n = r.count(14)?;
-    let mut alloc = Vec::with_capacity(n);
-    let mut lost_node = false;
-    for _ in 0..n {
-        let name = r.str()?;
-        let cpus = r.u16()?;
-        let amem = r.u64()?;
-        let g = r.count(12)?;
-        let mut gres = Vec::with_capacity(g);
-        for _ in 0..g {
-            let gname = req_str(r)?;
-            let type_name = r.str()?;
-            let total = r.u32()?;
-            let k = r.count(4)?;
-            let mut indices = Vec::with_capacity(k);
-            for _ in 0..k {
-                indices.push(r.u32()?);
-            }
-            gres.push(GresAlloc {
-                name: gname,
-                type_name,
-                indices,
-                total,
-            });
-        }
-        match node(name) {
-            Some(i) => alloc.push(NodeAlloc {
-                node: i,
-                cpus,
-                mem: amem,
-                gres,
-                cores: Vec::new(),
-            }),
-            None => lost_node = true,
-        }
-    }
-    let batch_host = node(r.str()?);
-    let exit_code = r.u32()?;
-    let derived_ec = r.u32()?;
-    let submit_version = version(r)?;
-    // Format 5 saves the compact request, older ones the wire request.
-    let req = if format >= 5 {
-        JobReq::load(r)?
-    } else {
-        JobReq::new(get_nested::<JobDescMsg>(r, submit_version)?)
-    };
-    let launch_failed = r.bool()?;
-    let cancelled_by = Some(r.u32()?).filter(|u| *u != u32::MAX);
-    let ctl = JobCtl {
-        restart_cnt: r.u16()?,
-        special_exit: false,
-    };
-    let gres_req = req
-        .tres_per_node()
-        .and_then(|t| crate::gres::parse_per_node(t).ok())
-        .unwrap_or_default();
-    let part = part_name
-        .and_then(|p| c.conf.partition_index(&p))
-        .or(c.conf.default_partition);
-    let Some(part) = part else {
-        tracing::error!(
-            job_id,
-            "saved job's partition is gone and there is no default: dropped"
-        );
-        return Ok(None);
-    };
-    let mut j = Job {
-        job_id,
-        user: user.into(),
-        part,
-        state,
-        completing,
-        state_reason,
-        state_desc,
-        submit_time,
-        eligible_time,
-        start_time,
-        end_time,
-        time_limit,
-        priority,
-        min_nodes,
-        max_nodes,
-        num_tasks,
-        cpus_per_task,
-        min_cpus,
-        mem,
-        mem_per_cpu,
-        gres_req,
-        alloc,
-        batch_host,
-        exit_code,
-        derived_ec,
-        req,
-        submit_version,
-        launch_failed,
-        cancelled_by,
-        ctl,
-    };
-    if lost_node && j.state == JobState::Running {
-        tracing::error!(
-            job_id,
-            "a node of the saved job is no longer configured: NODE_FAIL"
-        );
-        j.state = JobState::NodeFail;
-        j.state_reason = crate::state::job::reason::FAIL_DOWN_NODE;
-    }
-    Ok(Some(j))
-}
-
-fn base_code(b: Base) -> u8 {
-    match b {
-        Base::Unknown => 0,
-        Base::Up => 1,
-        Base::Down => 2,
-        Base::Future => 3,
-    }
-}
-
-fn cause_code(c: Option<DownCause>) -> u8 {
-    match c {
-        None => 0,
-        Some(DownCause::NotResponding) => 1,
-        Some(DownCause::Admin) => 2,
-        Some(DownCause::InvalidRegistration) => 3,
-        Some(DownCause::Config) => 4,
-    }
-}
-
-fn put_node(w: &mut Writer, n: &Node) {
-    w.str(Some(n.name()));
-    w.u8(base_code(n.base));
-    w.u8(cause_code(n.down_cause));
-    w.bool(n.drain);
-    w.str(n.reason.as_deref());
-    w.u32(n.reason_uid);
-    w.time(n.reason_time);
-    w.u16(n.protocol_version.map(|v| v.to_wire()).unwrap_or(0));
-    w.time(n.last_busy);
-}
-
-fn get_node(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
-    let name = r.str()?;
-    let b = r.u8()?;
-    let base = match b {
-        0 => Base::Unknown,
-        1 => Base::Up,
-        2 => Base::Down,
-        3 => Base::Future,
-        _ => return Err(bad(r, "node base state", u64::from(b))),
-    };
-    let cause = match r.u8()? {
-        0 => None,
-        1 => Some(DownCause::NotResponding),
-        2 => Some(DownCause::Admin),
-        3 => Some(DownCause::InvalidRegistration),
-        _ => Some(DownCause::Config),
-    };
-    let drain = r.bool()?;
-    let reason = r.str()?;
-    let reason_uid = r.u32()?;
-    let reason_time = r.time()?;
-    let pv = ProtocolVersion::from_wire(r.u16()?);
-    let last_busy = r.time()?;
-    // Nodes no longer in the configuration are forgotten.
-    if let Some(i) = name.and_then(|n| c.node_index(&n)) {
-        let n = &mut c.nodes[i];
-        n.base = base;
-        n.down_cause = cause;
-        n.drain = drain;
-        n.reason = reason;
-        n.reason_uid = reason_uid;
-        n.reason_time = reason_time;
-        n.protocol_version = pv;
-        n.last_busy = last_busy;
-    }
-    Ok(())
-}
-
-/// The snapshot body: jobs and the nodes' administrative state, then
-/// (format 2) the running steps, then (format 3) arrays and dependencies.
-pub fn encode_state(c: &Controller) -> Vec<u8> {
-    encode_format(c, FORMAT_VERSION)
-}
-
-/// The snapshot body as `format` laid it out (older ones for tests).
-pub(crate) fn encode_format(c: &Controller, format: u32) -> Vec<u8> {
-    let mut w = Writer::new();
-    put_base(&mut w, c, format);
-    let sections: [fn(&mut Writer, &Controller); 4] = [
-        steps::put_steps,
-        crate::state::array::put_state,
-        put_job_ctl,
-        put_job_cores,
-    ];
-    for (f, put) in (2..).zip(sections) {
-        if format >= f {
-            put(&mut w, c);
-        }
-    }
-    w.into_vec()
-}
-
-/// Format 4: job control state beyond the job record (the jobs held in
-/// the special exit state).
-fn put_job_ctl(w: &mut Writer, c: &Controller) {
-    let special: Vec<u32> = c
-        .jobs
-        .values()
-        .filter(|j| j.ctl.special_exit)
-        .map(|j| j.job_id)
-        .collect();
-    w.count(special.len());
-    for id in special {
-        w.u32(id);
-    }
-}
-
-fn get_job_ctl(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
-    let n = r.count(4)?;
-    for _ in 0..n {
-        let id = r.u32()?;
-        if let Some(j) = c.jobs.get_mut(&id) {
-            j.ctl.special_exit = true;
-        }
-    }
-    Ok(())
-}
-
-/// Format 5: the cores each job holds (or held) on each of its nodes, in
-/// the order of its allocation.
-fn put_job_cores(w: &mut Writer, c: &Controller) {
-    let running: Vec<&Job> = c
-        .jobs
-        .values()
-        .filter(|j| j.alloc.iter().any(|a| !a.cores.is_empty()))
-        .collect();
-    w.count(running.len());
-    for j in running {
-        w.u32(j.job_id);
-        w.count(j.alloc.len());
-        for a in &j.alloc {
-            w.count(a.cores.len());
-            for &core in &a.cores {
-                w.u16(core);
-            }
-        }
-    }
-}
-
-fn get_job_cores(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
-    let n = r.count(8)?;
-    for _ in 0..n {
-        let id = r.u32()?;
-        let nodes = r.count(4)?;
-        let mut per_node = Vec::with_capacity(nodes);
-        for _ in 0..nodes {
-            let k = r.count(2)?;
-            let mut cores = Vec::with_capacity(k);
-            for _ in 0..k {
-                cores.push(r.u16()?);
-            }
-            per_node.push(cores);
-        }
-        // An allocation that lost a node since (reconfigured away) no
-        // longer lines up: its cores are chosen again.
-        if let Some(j) = c.jobs.get_mut(&id) {
-            if j.alloc.len() == per_node.len() {
-                for (a, cores) in j.alloc.iter_mut().zip(per_node) {
-                    a.cores = cores;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The part of the body every format has (all of format 1).
-fn put_base(w: &mut Writer, c: &Controller, format: u32) {
-    w.u32(c.next_job_id);
-    w.count(c.nodes.len());
-    for n in &c.nodes {
-        put_node(w, n);
-    }
-    w.count(c.jobs.len());
-    for j in c.jobs.values() {
-        put_job(w, c, j, format);
-    }
-}
-
-/// Restores a snapshot body of `format` into `c` (fresh from the current
-/// configuration).
-pub fn restore_state(c: &mut Controller, b: &[u8], format: u32) -> DecResult<()> {
-    let mut r = Reader::new(b);
-    c.next_job_id = r.u32()?.max(1);
-    let n = r.count(8)?;
-    for _ in 0..n {
-        get_node(&mut r, c)?;
-    }
-    let n = r.count(64)?;
-    for _ in 0..n {
-        if let Some(j) = get_job(&mut r, c, format)? {
-            c.jobs.insert(j.job_id, j);
-        }
-    }
-    if format >= 2 {
-        steps::get_steps(&mut r, c)?;
-    }
-    if format >= 3 {
-        crate::state::array::get_state(&mut r, c)?;
-    }
-    if format >= 4 {
-        get_job_ctl(&mut r, c)?;
-    }
-    if format >= 5 {
-        get_job_cores(&mut r, c)?;
-    }
-    r.finish()?;
-    c.rebuild_node_usage();
-    Ok(())
-}
-
 // ------------------------------------------------------------ files
 
 /// Checks the magic and format version; returns (body offset, format).
@@ -1167,7 +647,7 @@ pub fn replay_log(
             what: format!("record {} does not decode: {e}", r.seq),
         })?;
         if r.seq > seq {
-            commit::catch_panic(|| c.apply(r.time, cmd)).map_err(|msg| {
+            panics::catch_panic(|| c.apply(r.time, cmd)).map_err(|msg| {
                 PersistError::ReplayPanic {
                     path: path.to_path_buf(),
                     offset: r.offset,
@@ -1492,8 +972,18 @@ fn read_opt(p: &Path) -> Result<Option<Vec<u8>>, PersistError> {
 
 pub mod commit;
 pub mod fsio;
+mod migrate;
+mod panics;
+mod records;
+mod shared;
+mod snapshot;
+mod snapshot_old;
 mod steps;
 pub mod wal;
+
+pub use snapshot::{encode_state, restore_state};
+#[cfg(test)]
+pub(crate) use snapshot_old::encode_format;
 
 #[cfg(test)]
 mod fault_tests;

@@ -4,8 +4,9 @@
 //! root (credentials of uid 0 are what SlurmUser=root accepts) and munged;
 //! without them the test fails with the fix.
 
-use slurm_rpc::testing::Munged;
-use slurm_rpc::{call, rc_message, AuthCtx, Incoming};
+use slurm_rpc::{call, rc_message, AuthCtx};
+use slurm_testkit::mock::MockSlurmd;
+use slurm_testkit::munged::Munged;
 use slurm_wire::auth::Audience;
 use slurm_wire::msg::common::LastUpdateMsg;
 use slurm_wire::msg::job::{JobIdMsg, JobInfoRequestMsg};
@@ -20,7 +21,6 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 
 const T: Duration = Duration::from_secs(20);
 
@@ -101,24 +101,10 @@ async fn clients_and_a_slurmd_of_three_versions() {
     require_prerequisites();
     let munged = Munged::start();
     let dir = tempfile::tempdir().unwrap();
-    // The fake slurmd: records what the controller sends, answers rc 0.
-    let slurmd = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let slurmd_port = slurmd.local_addr().unwrap().port();
-    let path = conf(dir.path(), &munged.socket, slurmd_port);
     let ctx = munged.auth_ctx();
-    let (sent_tx, mut sent) = mpsc::unbounded_channel::<(V, Message)>();
-    tokio::spawn(slurm_rpc::serve(
-        slurmd,
-        ctx.clone(),
-        T,
-        move |req: Incoming| {
-            let tx = sent_tx.clone();
-            async move {
-                let _ = tx.send((req.version(), req.msg));
-                Some(rc_message(0))
-            }
-        },
-    ));
+    // The fake slurmd: records what the controller sends, answers rc 0.
+    let mut slurmd = MockSlurmd::start(ctx.clone()).await;
+    let path = conf(dir.path(), &munged.socket, slurmd.port);
 
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -159,7 +145,7 @@ async fn clients_and_a_slurmd_of_three_versions() {
             panic!("submit in {v}")
         };
         let job_id = s.step_id.job_id;
-        let (lv, launch) = tokio::time::timeout(T, sent.recv()).await.unwrap().unwrap();
+        let (lv, launch) = slurmd.next().await;
         assert_eq!(lv, v, "launch in the node's version");
         let Message::RequestBatchJobLaunch(l) = launch else {
             panic!("{v}: expected a batch launch, got {launch:?}")
@@ -234,7 +220,7 @@ async fn clients_and_a_slurmd_of_three_versions() {
             ..Default::default()
         });
         assert_eq!(rpc(&ctx, addr, v, done).await, rc_message(0));
-        let (tv, term) = tokio::time::timeout(T, sent.recv()).await.unwrap().unwrap();
+        let (tv, term) = slurmd.next().await;
         assert_eq!(tv, v);
         assert!(
             matches!(&term, Message::RequestTerminateJob(k) if k.step_id.job_id == job_id),

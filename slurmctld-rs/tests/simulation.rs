@@ -1,7 +1,9 @@
-//! The scheduler simulated: virtual nodes and a virtual clock, no processes.
-//! Jobs of mixed shapes and partitions are submitted through
-//! `Controller::apply`; the clock then drives completions (batch script
-//! done, then each node's epilog) and ticks until every job has run. It
+//! The scheduler simulated: virtual nodes and a virtual clock, no processes,
+//! on the test kit's in-process cluster. Jobs of mixed shapes and
+//! partitions are submitted; each batch launch reaches a fake slurmd, whose
+//! script ends after its `sleep` (or at its time limit), and each terminate
+//! comes back as that node's epilog. The clock ticks until every job has
+//! run. It
 //! checks after every step that no node is over-committed (CPUs, memory,
 //! GRES devices), that partition limits hold, that no job starts before
 //! the job it depends on (`afterany`) has ended, and that two runs place
@@ -11,12 +13,11 @@
 //! for more); `simulation_small` and `simulation_full` (10,000 nodes,
 //! 100,000 jobs) are `#[ignore]`d and run optimised (`--profile sim`) by scripts/test.
 
+use slurm_testkit::cluster::Cluster;
 use slurm_wire::msg::job_desc::JobDescMsg;
-use slurm_wire::msg::node::SlurmNodeRegistrationStatusMsg;
 use slurm_wire::ProtocolVersion;
-use slurmctld::state::config::ClusterConf;
 use slurmctld::state::job::{JobState, UserInfo};
-use slurmctld::state::{Command, Controller, Reply, Time};
+use slurmctld::state::Time;
 use std::collections::BTreeMap;
 
 const MEM_PER_CPU: u64 = 0x8000_0000_0000_0000;
@@ -36,9 +37,9 @@ impl Rng {
 }
 
 struct Sim {
-    c: Controller,
-    /// Seconds each job really runs (<= or beyond its limit).
-    runtime: BTreeMap<u32, Time>,
+    k: Cluster,
+    /// Jobs in submit order.
+    submitted: Vec<u32>,
     /// (job, start, nodes) in start order.
     placements: Vec<(u32, Time, Vec<usize>)>,
     started: BTreeMap<u32, ()>,
@@ -62,33 +63,10 @@ fn conf_text(cpu_nodes: usize, gpu_nodes: usize) -> String {
 
 impl Sim {
     fn new(cpu_nodes: usize, gpu_nodes: usize) -> Sim {
-        let text = conf_text(cpu_nodes, gpu_nodes);
-        let conf = slurm_conf::SlurmConf::parse_str(&text, "/etc/slurm/slurm.conf").unwrap();
-        let mut c = Controller::new(ClusterConf::new(conf, 0).unwrap(), 1_000_000);
-        let names: Vec<(String, u16, u64)> = c
-            .nodes
-            .iter()
-            .map(|n| (n.name().to_string(), n.def.cpus, n.def.real_memory))
-            .collect();
-        for (name, cpus, mem) in names {
-            let r = c.apply(
-                1_000_000,
-                Command::Register {
-                    msg: Box::new(SlurmNodeRegistrationStatusMsg {
-                        node_name: Some(name),
-                        cpus,
-                        real_memory: mem,
-                        ..Default::default()
-                    }),
-                    version: ProtocolVersion::V24_11,
-                    uid: 0,
-                },
-            );
-            assert!(matches!(r.0, Reply::Registered { .. }), "{:?}", r.0);
-        }
+        let k = Cluster::new(&conf_text(cpu_nodes, gpu_nodes), 1_000_000).unwrap();
         Sim {
-            c,
-            runtime: BTreeMap::new(),
+            k,
+            submitted: Vec::new(),
             placements: Vec::new(),
             started: BTreeMap::new(),
             deps: BTreeMap::new(),
@@ -108,14 +86,13 @@ impl Sim {
             let now = 1_000_000 + (i / 1000) as Time;
             let mut d = JobDescMsg {
                 min_cpus: 1,
-                script: Some("#!/bin/sh\ntrue\n".into()),
                 ..JobDescMsg::unset()
             };
             // One job in twenty waits for an earlier one.
             let dep = (rng.below(20) == 0)
                 .then(|| {
-                    self.runtime
-                        .keys()
+                    self.submitted
+                        .iter()
                         .nth_back(rng.below(50) as usize)
                         .copied()
                 })
@@ -159,18 +136,14 @@ impl Sim {
             } else {
                 30 + rng.below(u64::from(d.time_limit) * 60) as Time
             };
-            let r = self.c.apply(
-                now,
-                Command::Submit {
-                    user: user.clone(),
-                    desc: Box::new(d),
-                    version: ProtocolVersion::V24_11,
-                },
-            );
-            let Reply::Submitted { job_id } = r.0 else {
-                panic!("submit {i} refused: {:?}", r.0)
+            // The fake slurmd runs the script for its sleep.
+            d.script = Some(format!("#!/bin/sh\nsleep {run}\n"));
+            self.k.advance_to(now);
+            let job_id = match self.k.submit(&user, d) {
+                Ok(id) => id,
+                Err(r) => panic!("submit {i} refused: {r:?}"),
             };
-            self.runtime.insert(job_id, run);
+            self.submitted.push(job_id);
             if let Some(x) = dep {
                 self.deps.insert(job_id, x);
             }
@@ -178,10 +151,24 @@ impl Sim {
         self.note_starts();
     }
 
+    /// Jobs that ended since the last look, with their end time.
+    fn note_ended(&mut self) {
+        let ended: Vec<(u32, Time)> = self
+            .k
+            .ctld
+            .jobs
+            .values()
+            .filter(|j| j.state.is_finished() && !self.ended.contains_key(&j.job_id))
+            .map(|j| (j.job_id, j.end_time))
+            .collect();
+        self.ended.extend(ended);
+    }
+
     fn note_starts(&mut self) {
         // Only jobs that started since the last look: running, not noted.
         let fresh: Vec<(u32, Time, Vec<usize>)> = self
-            .c
+            .k
+            .ctld
             .jobs
             .values()
             .filter(|j| j.state != JobState::Pending && !self.started.contains_key(&j.job_id))
@@ -197,7 +184,8 @@ impl Sim {
         for p in fresh {
             if let Some(x) = self.deps.get(&p.0) {
                 let done = self.ended.get(x).copied().or_else(|| {
-                    self.c
+                    self.k
+                        .ctld
                         .jobs
                         .get(x)
                         .filter(|j| j.state.is_finished())
@@ -217,7 +205,7 @@ impl Sim {
 
     /// No node holds more than it has; partition limits hold.
     fn check(&self) {
-        let c = &self.c;
+        let c = &self.k.ctld;
         let mut cpus = vec![0u32; c.nodes.len()];
         let mut mem = vec![0u64; c.nodes.len()];
         let mut gres: BTreeMap<(usize, String, u32), u32> = BTreeMap::new();
@@ -300,7 +288,8 @@ impl Sim {
     /// when `must_finish` is false.
     fn run(&mut self, step: Time, max_steps: usize, must_finish: bool) -> Time {
         let mut now = self
-            .c
+            .k
+            .ctld
             .jobs
             .values()
             .map(|j| j.submit_time)
@@ -308,69 +297,28 @@ impl Sim {
             .unwrap_or(1_000_000)
             + 1;
         for _ in 0..max_steps {
-            // Batch scripts that end by now.
-            let ending: Vec<(u32, String)> = self
-                .c
-                .jobs
-                .values()
-                .filter(|j| j.state == JobState::Running)
-                .filter(|j| j.start_time + self.runtime[&j.job_id] <= now)
-                .filter_map(|j| {
-                    j.batch_host
-                        .map(|h| (j.job_id, self.c.nodes[h].name().to_string()))
-                })
-                .collect();
-            for (job_id, host) in ending {
-                self.c.apply(
-                    now,
-                    Command::BatchComplete {
-                        uid: 0,
-                        job_id,
-                        job_rc: 0,
-                        slurm_rc: 0,
-                        node: Some(host),
-                    },
-                );
-            }
-            self.c.apply(now, Command::Tick);
-            // Epilogs of everything that ended (time limits included).
-            let epilogs: Vec<(u32, String)> = self
-                .c
-                .jobs
-                .values()
-                .flat_map(|j| j.completing.iter().map(move |&i| (j.job_id, i)))
-                .map(|(id, i)| (id, self.c.nodes[i].name().to_string()))
-                .collect();
-            for (job_id, node) in epilogs {
-                self.c.apply(
-                    now,
-                    Command::EpilogComplete {
-                        uid: 0,
-                        job_id,
-                        node: Some(node),
-                        rc: 0,
-                    },
-                );
-            }
-            let ended: Vec<(u32, Time)> = self
-                .c
-                .jobs
-                .values()
-                .filter(|j| j.state.is_finished() && !self.ended.contains_key(&j.job_id))
-                .map(|j| (j.job_id, j.end_time))
-                .collect();
-            self.ended.extend(ended);
+            // Scripts end at their own time on the way; then the periodic
+            // pass (time limits, scheduling).
+            self.k.advance_to(now);
+            // Before the tick, which may purge what started and ended on
+            // the way (MinJobAge).
+            self.note_ended();
+            self.note_starts();
+            self.k.tick();
+            self.note_ended();
             self.note_starts();
             self.check();
             let left = self
-                .c
+                .k
+                .ctld
                 .jobs
                 .values()
                 .filter(|j| !j.state.is_finished())
                 .count();
             if std::env::var_os("SIM_TRACE").is_some() {
                 let running = self
-                    .c
+                    .k
+                    .ctld
                     .jobs
                     .values()
                     .filter(|j| j.state == JobState::Running)
@@ -387,7 +335,8 @@ impl Sim {
         }
         panic!(
             "not done after {max_steps} steps: {} jobs left",
-            self.c
+            self.k
+                .ctld
                 .jobs
                 .values()
                 .filter(|j| !j.state.is_finished())
@@ -473,7 +422,7 @@ fn job_info_cost() {
     let t0 = std::time::Instant::now();
     let mut bytes = 0;
     for _ in 0..5 {
-        let m = slurmctld::views::job_info_msg(&s.c, None, None, 0, v);
+        let m = slurmctld::views::job_info_msg(&s.k.ctld, None, None, 0, v);
         let msg = slurm_wire::Message::ResponseJobInfo(m);
         let f =
             slurm_wire::frame::Frame::new(slurm_wire::header::Header::new(v, msg.msg_type()), &msg);
@@ -481,7 +430,7 @@ fn job_info_cost() {
     }
     eprintln!(
         "job info over {} jobs: {:.1?} per reply, {bytes} bytes",
-        s.c.jobs.len(),
+        s.k.ctld.jobs.len(),
         t0.elapsed() / 5
     );
 }

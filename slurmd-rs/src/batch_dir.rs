@@ -10,7 +10,20 @@ use nix::sys::stat::{fchmod, fstat, mkdirat, Mode};
 use nix::unistd::{fchown, Gid, Uid};
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why the batch directory was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchDirError {
+    /// The directory's name would lead out of the spool.
+    #[error("not a plain name: {0}")]
+    NotPlainName(String),
+    /// Anyone could swap names in the spool between our calls.
+    #[error("{} must not be writable by every user", .0.display())]
+    SpoolWritable(PathBuf),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
 
 /// Name of the script inside the batch directory.
 pub const SCRIPT: &str = "slurm_script";
@@ -40,12 +53,9 @@ fn open_at(
 /// descriptor. Whatever was there before (a dead job's leftovers, or a
 /// directory an older build gave to the user) is removed first: its
 /// contents are not ours to trust.
-pub fn create(spool: &Path, name: &str, gid: u32) -> std::io::Result<OwnedFd> {
+pub fn create(spool: &Path, name: &str, gid: u32) -> Result<OwnedFd, BatchDirError> {
     if name.contains('/') || name == "." || name == ".." {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("not a plain name: {name}"),
-        ));
+        return Err(BatchDirError::NotPlainName(name.to_string()));
     }
     std::fs::create_dir_all(spool)?;
     let spool_fd = open_at(
@@ -57,10 +67,7 @@ pub fn create(spool: &Path, name: &str, gid: u32) -> std::io::Result<OwnedFd> {
     let st = fstat(spool_fd.as_raw_fd()).map_err(io)?;
     // Any user could swap the job's name there between our calls.
     if st.st_mode & 0o002 != 0 {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            format!("{} must not be writable by every user", spool.display()),
-        ));
+        return Err(BatchDirError::SpoolWritable(spool.to_path_buf()));
     }
     // remove_dir_all removes a link itself, never what it points to.
     match std::fs::remove_dir_all(spool.join(name)) {
@@ -69,7 +76,7 @@ pub fn create(spool: &Path, name: &str, gid: u32) -> std::io::Result<OwnedFd> {
         Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
             std::fs::remove_file(spool.join(name))?
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     }
     mkdirat(
         Some(spool_fd.as_raw_fd()),
@@ -184,7 +191,21 @@ mod tests {
         let s = spool();
         std::fs::set_permissions(s.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
         let e = create(s.path(), "job00001", 0).unwrap_err();
-        assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}");
-        assert!(create(spool().path(), "../x", 0).is_err());
+        assert!(
+            matches!(&e, BatchDirError::SpoolWritable(p) if p == s.path()),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("{} must not be writable by every user", s.path().display())
+        );
+        for bad in ["../x", ".", ".."] {
+            let e = create(spool().path(), bad, 0).unwrap_err();
+            assert!(
+                matches!(&e, BatchDirError::NotPlainName(n) if n == bad),
+                "{e}"
+            );
+            assert_eq!(e.to_string(), format!("not a plain name: {bad}"));
+        }
     }
 }

@@ -42,13 +42,64 @@ pub enum CredError {
     #[error("credential of job {0} expired")]
     Expired(u32),
     #[error("launch counts do not fit the credential: {0}")]
-    BadCounts(String),
+    BadCounts(CountError),
     #[error("launch lists do not fit the credential: {0}")]
-    BadLists(String),
+    BadLists(ListError),
     #[error("launch too large: {0}")]
-    TooLarge(String),
+    TooLarge(SizeError),
     #[error("credential of step {0}.{1} already used here (replayed)")]
     Replayed(u32, u32),
+}
+
+/// How a launch's task counts disagree with its credential.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CountError {
+    #[error("{nodes} nodes, the step has {step_nodes}")]
+    Nodes { nodes: usize, step_nodes: usize },
+    #[error("{total} task ids for ntasks {ntasks}")]
+    TaskIds { total: u64, ntasks: u32 },
+    #[error("no task list for node index {0}")]
+    NoTaskList(usize),
+    #[error("{tasks} tasks on {node}, at most {limit} ({cpus} CPUs)")]
+    TooManyHere {
+        tasks: usize,
+        node: String,
+        limit: u32,
+        cpus: u32,
+    },
+    #[error("task id {id} of {ntasks}")]
+    TaskId { id: u32, ntasks: u32 },
+}
+
+/// A launch list longer or shorter than the credential allows.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ListError {
+    /// `what`: the credential's list or the launch's.
+    #[error("{n} groups in the {what}, at most {MAX_GROUPS}", MAX_GROUPS = MAX_GROUPS)]
+    Groups { n: usize, what: &'static str },
+    #[error("{values} CPUs-per-task values in {runs} runs for {nodes} nodes")]
+    CpusPerTaskRuns {
+        values: usize,
+        runs: usize,
+        nodes: usize,
+    },
+    #[error("CPUs-per-task runs cover {covered} of {nodes} nodes")]
+    CpusPerTaskCover { covered: u64, nodes: usize },
+}
+
+/// Argv and environment beyond what execve takes.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SizeError {
+    #[error("argv and environment of {0} bytes, at most {MAX_EXEC_BYTES}", MAX_EXEC_BYTES = MAX_EXEC_BYTES)]
+    Exec(u64),
+    #[error("SPANK environment of {0} bytes, at most {MAX_EXEC_BYTES}", MAX_EXEC_BYTES = MAX_EXEC_BYTES)]
+    Spank(u64),
+    #[error(
+        "{tasks} tasks of {exec}+{spank} bytes of argv and environment, \
+         at most {MAX_NODE_EXEC_BYTES} in all",
+        MAX_NODE_EXEC_BYTES = MAX_NODE_EXEC_BYTES
+    )]
+    Node { tasks: usize, exec: u64, spank: u64 },
 }
 
 impl CredError {
@@ -182,46 +233,42 @@ fn check_launch_lists(
     let a = &m.cred.cred.arg;
     let exec = exec_bytes(&m.argv).saturating_add(exec_bytes(&m.env));
     if exec > MAX_EXEC_BYTES {
-        return Err(CredError::TooLarge(format!(
-            "argv and environment of {exec} bytes, at most {MAX_EXEC_BYTES}"
-        )));
+        return Err(CredError::TooLarge(SizeError::Exec(exec)));
     }
     let spank = exec_bytes(&m.spank_job_env);
     if spank > MAX_EXEC_BYTES {
-        return Err(CredError::TooLarge(format!(
-            "SPANK environment of {spank} bytes, at most {MAX_EXEC_BYTES}"
-        )));
+        return Err(CredError::TooLarge(SizeError::Spank(spank)));
     }
     let all = exec.saturating_add(spank).saturating_mul(tasks_here as u64);
     if all > MAX_NODE_EXEC_BYTES {
-        return Err(CredError::TooLarge(format!(
-            "{tasks_here} tasks of {exec}+{spank} bytes of argv and environment, \
-             at most {MAX_NODE_EXEC_BYTES} in all"
-        )));
+        return Err(CredError::TooLarge(SizeError::Node {
+            tasks: tasks_here,
+            exec,
+            spank,
+        }));
     }
     for (what, n) in [("credential", a.id.gids.len()), ("launch", m.gids.len())] {
         if n > MAX_GROUPS {
-            return Err(CredError::BadLists(format!(
-                "{n} groups in the {what}, at most {MAX_GROUPS}"
-            )));
+            return Err(CredError::BadLists(ListError::Groups { n, what }));
         }
     }
     let (vals, reps) = (&m.cpt_compact_array, &m.cpt_compact_reps);
     if vals.len() != reps.len() || vals.len() > nnodes {
-        return Err(CredError::BadLists(format!(
-            "{} CPUs-per-task values in {} runs for {nnodes} nodes",
-            vals.len(),
-            reps.len()
-        )));
+        return Err(CredError::BadLists(ListError::CpusPerTaskRuns {
+            values: vals.len(),
+            runs: reps.len(),
+            nodes: nnodes,
+        }));
     }
     let covered = reps
         .iter()
         .map(|&r| u64::from(r))
         .fold(0u64, u64::saturating_add);
     if !vals.is_empty() && covered < nnodes as u64 {
-        return Err(CredError::BadLists(format!(
-            "CPUs-per-task runs cover {covered} of {nnodes} nodes"
-        )));
+        return Err(CredError::BadLists(ListError::CpusPerTaskCover {
+            covered,
+            nodes: nnodes,
+        }));
     }
     Ok(())
 }
@@ -253,18 +300,24 @@ pub fn check_launch_counts(
     node_name: &str,
     max_per_node: u32,
 ) -> Result<(), CredError> {
-    let bad = |s: String| Err(CredError::BadCounts(s));
+    let bad = |e: CountError| Err(CredError::BadCounts(e));
     let a = &m.cred.cred.arg;
     let step_nodes = Hostlist::parse(a.step_hostlist.as_deref().unwrap_or_default())
         .map(|h| h.len())
         .unwrap_or(0);
     let nnodes = m.global_task_ids.len();
     if nnodes == 0 || nnodes > step_nodes {
-        return bad(format!("{nnodes} nodes, the step has {step_nodes}"));
+        return bad(CountError::Nodes {
+            nodes: nnodes,
+            step_nodes,
+        });
     }
     let total: u64 = m.global_task_ids.iter().map(|t| t.len() as u64).sum();
     if total != u64::from(m.ntasks) {
-        return bad(format!("{total} task ids for ntasks {}", m.ntasks));
+        return bad(CountError::TaskIds {
+            total,
+            ntasks: m.ntasks,
+        });
     }
     // This node's share: its place in the step's list.
     let list = m
@@ -280,18 +333,23 @@ pub fn check_launch_counts(
         return Ok(()); // refused later as not in the step
     };
     let Some(ids) = m.global_task_ids.get(idx) else {
-        return bad(format!("no task list for node index {idx}"));
+        return bad(CountError::NoTaskList(idx));
     };
     let cpus = job_cpus_here(a, node_name);
     let limit = max_per_node.max(cpus);
     if ids.len() as u64 > u64::from(limit) {
-        return bad(format!(
-            "{} tasks on {node_name}, at most {limit} ({cpus} CPUs)",
-            ids.len()
-        ));
+        return bad(CountError::TooManyHere {
+            tasks: ids.len(),
+            node: node_name.to_string(),
+            limit,
+            cpus,
+        });
     }
     if let Some(t) = ids.iter().find(|&&t| t >= m.ntasks) {
-        return bad(format!("task id {t} of {}", m.ntasks));
+        return bad(CountError::TaskId {
+            id: *t,
+            ntasks: m.ntasks,
+        });
     }
     check_launch_lists(m, nnodes, ids.len())?;
     let core_spec = a.job_core_spec;
@@ -728,7 +786,7 @@ mod tests {
         assert!(refused(&out_of_range));
         assert!(refused(&step_launch(vec![vec![0], vec![1], vec![2]])));
         assert_eq!(
-            CredError::BadCounts(String::new()).errno(),
+            CredError::BadCounts(CountError::NoTaskList(0)).errno(),
             slurm_wire::errno::ESLURM_BAD_TASK_COUNT
         );
     }
@@ -815,6 +873,157 @@ mod tests {
         cpt.cpt_compact_array = vec![2];
         cpt.cpt_compact_reps = vec![u32::MAX];
         assert_eq!(launch_error(&cpt), None);
+    }
+
+    /// One launch per reason a launch's counts or lists are refused.
+    fn refusals() -> Vec<(&'static str, LaunchTasksRequestMsg)> {
+        let ok = step_launch(vec![vec![0, 1], vec![2]]);
+        let with = |f: &dyn Fn(&mut LaunchTasksRequestMsg)| {
+            let mut m = ok.clone();
+            f(&mut m);
+            m
+        };
+        vec![
+            ("nodes", step_launch(vec![vec![0], vec![1], vec![2]])),
+            ("task ids", with(&|m| m.ntasks = 1)),
+            (
+                "no task list",
+                with(&|m| {
+                    m.complete_nodelist = Some("n[0-5]".into());
+                    m.global_task_ids = vec![vec![0, 1, 2]];
+                }),
+            ),
+            (
+                "too many here",
+                step_launch(vec![(0..50_000).collect(), (50_000..100_000).collect()]),
+            ),
+            ("task id", with(&|m| m.global_task_ids[0][1] = 7)),
+            (
+                "exec",
+                with(&|m| m.env = vec![Some("X=".to_string() + &"y".repeat(1 << 20)); 9]),
+            ),
+            (
+                "spank",
+                with(&|m| m.spank_job_env = vec![Some("S".repeat(1 << 20)); 9]),
+            ),
+            ("node", {
+                let mut w = step_launch(vec![(0..512).collect(), vec![512]]);
+                w.env = vec![Some("E".repeat(1 << 20)); 2];
+                w
+            }),
+            ("groups", with(&|m| m.gids = vec![100; MAX_GROUPS + 1])),
+            (
+                "cred groups",
+                with(&|m| m.cred.cred.arg.id.gids = vec![100; MAX_GROUPS + 1]),
+            ),
+            (
+                "cpt runs",
+                with(&|m| {
+                    m.cpt_compact_array = vec![2, 3];
+                    m.cpt_compact_reps = vec![1];
+                }),
+            ),
+            (
+                "cpt cover",
+                with(&|m| {
+                    m.cpt_compact_array = vec![2, 3];
+                    m.cpt_compact_reps = vec![1, 0];
+                }),
+            ),
+        ]
+    }
+
+    /// Each reason, and the text the refusal logs (unchanged from when
+    /// the reasons were strings).
+    #[test]
+    fn refusal_reasons_and_texts() {
+        use CountError as C;
+        use ListError as L;
+        use SizeError as S;
+        let want: Vec<(CredError, &str)> = vec![
+            (
+                CredError::BadCounts(C::Nodes {
+                    nodes: 3,
+                    step_nodes: 2,
+                }),
+                "launch counts do not fit the credential: 3 nodes, the step has 2",
+            ),
+            (
+                CredError::BadCounts(C::TaskIds { total: 3, ntasks: 1 }),
+                "launch counts do not fit the credential: 3 task ids for ntasks 1",
+            ),
+            (
+                CredError::BadCounts(C::NoTaskList(1)),
+                "launch counts do not fit the credential: no task list for node index 1",
+            ),
+            (
+                CredError::BadCounts(C::TooManyHere {
+                    tasks: 50_000,
+                    node: "n1".into(),
+                    limit: 512,
+                    cpus: 4,
+                }),
+                "launch counts do not fit the credential: 50000 tasks on n1, at most 512 (4 CPUs)",
+            ),
+            (
+                CredError::BadCounts(C::TaskId { id: 7, ntasks: 3 }),
+                "launch counts do not fit the credential: task id 7 of 3",
+            ),
+            (
+                CredError::TooLarge(S::Exec(9_437_283)),
+                "launch too large: argv and environment of 9437283 bytes, at most 8388608",
+            ),
+            (
+                CredError::TooLarge(S::Spank(9_437_265)),
+                "launch too large: SPANK environment of 9437265 bytes, at most 8388608",
+            ),
+            (
+                CredError::TooLarge(S::Node {
+                    tasks: 512,
+                    exec: 2_097_170,
+                    spank: 0,
+                }),
+                "launch too large: 512 tasks of 2097170+0 bytes of argv and environment, \
+                 at most 536870912 in all",
+            ),
+            (
+                CredError::BadLists(L::Groups {
+                    n: 65_537,
+                    what: "launch",
+                }),
+                "launch lists do not fit the credential: 65537 groups in the launch, at most 65536",
+            ),
+            (
+                CredError::BadLists(L::Groups {
+                    n: 65_537,
+                    what: "credential",
+                }),
+                "launch lists do not fit the credential: 65537 groups in the credential, \
+                 at most 65536",
+            ),
+            (
+                CredError::BadLists(L::CpusPerTaskRuns {
+                    values: 2,
+                    runs: 1,
+                    nodes: 2,
+                }),
+                "launch lists do not fit the credential: 2 CPUs-per-task values in 1 runs for 2 nodes",
+            ),
+            (
+                CredError::BadLists(L::CpusPerTaskCover {
+                    covered: 1,
+                    nodes: 2,
+                }),
+                "launch lists do not fit the credential: CPUs-per-task runs cover 1 of 2 nodes",
+            ),
+        ];
+        let cases = refusals();
+        assert_eq!(cases.len(), want.len());
+        for ((name, m), (err, text)) in cases.iter().zip(want) {
+            let got = launch_error(m);
+            assert_eq!(got.as_ref(), Some(&err), "{name}");
+            assert_eq!(err.to_string(), text, "{name}");
+        }
     }
 
     #[test]

@@ -3,11 +3,12 @@
 
 use crate::cgroup::{Limits, MemPolicy, StepCg};
 use crate::cred::{check_batch_cred, CredError};
+use crate::ctld::CtldError;
 use crate::launch::{NodeCtx, Owner};
 use crate::notice::{self, Cause};
 use crate::scripts::{self, Context, ScriptJob};
 use crate::shared::{now, Daemon, JobState};
-use crate::stepd::{self, JobRecord, StateDir};
+use crate::stepd::{self, JobRecord, StartError, StateDir};
 use crate::{hw, track};
 use nix::sys::signal::Signal;
 use slurm_rpc::{rc_message, Incoming};
@@ -34,6 +35,18 @@ const REG_FLAG_RESP: u16 = 0x0002;
 /// The numeric value of a Slurm errno as it travels in a u32 field.
 fn rc32(rc: i32) -> u32 {
     rc as u32
+}
+
+/// Why a registration did not go through (the daemon retries).
+#[derive(Debug, thiserror::Error)]
+pub enum RegisterError {
+    #[error(transparent)]
+    Ctld(#[from] CtldError),
+    /// The controller's return code.
+    #[error("controller answered {}", errno::name(*.0).unwrap_or("error"))]
+    Refused(i32),
+    #[error("unexpected reply {0}")]
+    UnexpectedReply(MsgType),
 }
 
 impl Daemon {
@@ -96,12 +109,11 @@ impl Daemon {
     }
 
     /// Sends one registration, built for each version the probe tries.
-    pub async fn register(&self, status: i32) -> Result<(), String> {
+    pub async fn register(&self, status: i32) -> Result<(), RegisterError> {
         let (reply, _) = self
             .ctld
             .rpc_with(|v| Message::MessageNodeRegistrationStatus(self.registration(status, v)))
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         check_reg_reply(&reply)
     }
 
@@ -426,8 +438,7 @@ impl Daemon {
             if let Err(e) = h.create_step(&cg, &job_l, &step_l) {
                 tracing::error!("[job {job_id}] cannot create its cgroup: {e}");
                 let _ = h.remove_job(&cg);
-                self.complete_batch(job_id, state.uid, 0, errno::ESLURMD_SETUP_ENVIRONMENT_ERROR)
-                    .await;
+                self.complete_batch(job_id, state.uid, 0, e.errno()).await;
                 return;
             }
         }
@@ -475,8 +486,8 @@ impl Daemon {
         let launch = slurm_wire::pack::encode_to_vec(&m, v);
         let child = sd
             .create(&rec, &launch)
-            .map_err(|e| e.to_string())
-            .and_then(|()| stepd::spawn_supervisor(&sd).map_err(|e| e.to_string()));
+            .map_err(StartError::from)
+            .and_then(|()| stepd::spawn_supervisor(&sd).map_err(StartError::from));
         let mut child = match child {
             Ok(c) => c,
             Err(e) => {
@@ -485,8 +496,7 @@ impl Daemon {
                 if let Some(h) = &s.cgroups {
                     let _ = h.remove_job(&cg);
                 }
-                self.complete_batch(job_id, state.uid, 0, errno::ESLURMD_EXECVE_FAILED)
-                    .await;
+                self.complete_batch(job_id, state.uid, 0, e.errno()).await;
                 return;
             }
         };
@@ -930,15 +940,12 @@ impl Daemon {
     }
 }
 
-fn check_reg_reply(reply: &Message) -> Result<(), String> {
+fn check_reg_reply(reply: &Message) -> Result<(), RegisterError> {
     match reply {
         Message::ResponseNodeRegistration(_) => Ok(()),
         Message::ResponseSlurmRc(rc) if rc.return_code == 0 => Ok(()),
-        Message::ResponseSlurmRc(rc) => Err(format!(
-            "controller answered {}",
-            errno::name(rc.return_code as i32).unwrap_or("error")
-        )),
-        other => Err(format!("unexpected reply {}", other.msg_type())),
+        Message::ResponseSlurmRc(rc) => Err(RegisterError::Refused(rc.return_code as i32)),
+        other => Err(RegisterError::UnexpectedReply(other.msg_type())),
     }
 }
 
@@ -963,4 +970,55 @@ fn lookup_groups(user: &str, gid: u32) -> Vec<u32> {
     nix::unistd::getgrouplist(&name, nix::unistd::Gid::from_raw(gid))
         .map(|g| g.into_iter().map(|x| x.as_raw()).collect())
         .unwrap_or_else(|_| vec![gid])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slurm_wire::msg::common::ReturnCodeMsg;
+
+    fn rc(code: u32) -> Message {
+        Message::ResponseSlurmRc(ReturnCodeMsg { return_code: code })
+    }
+
+    #[test]
+    fn registration_reply() {
+        assert!(check_reg_reply(&rc(0)).is_ok());
+        assert!(check_reg_reply(&Message::ResponseNodeRegistration(Default::default())).is_ok());
+        let e = check_reg_reply(&rc(errno::ESLURM_INVALID_NODE_NAME as u32)).unwrap_err();
+        assert!(matches!(
+            e,
+            RegisterError::Refused(errno::ESLURM_INVALID_NODE_NAME)
+        ));
+        assert_eq!(
+            e.to_string(),
+            "controller answered ESLURM_INVALID_NODE_NAME"
+        );
+        // A code without a name.
+        let e = check_reg_reply(&rc(987_654)).unwrap_err();
+        assert_eq!(e.to_string(), "controller answered error");
+        let ping = Message::ResponsePingSlurmd(PingSlurmdRespMsg::default());
+        let e = check_reg_reply(&ping).unwrap_err();
+        assert!(matches!(
+            e,
+            RegisterError::UnexpectedReply(MsgType::ResponsePingSlurmd)
+        ));
+        assert_eq!(
+            e.to_string(),
+            format!("unexpected reply {}", MsgType::ResponsePingSlurmd)
+        );
+    }
+
+    #[test]
+    fn supervisor_start_code() {
+        let e = StartError::from(std::io::Error::from_raw_os_error(libc::ENOENT));
+        assert_eq!(e.errno(), errno::ESLURMD_EXECVE_FAILED);
+        assert_eq!(
+            e.to_string(),
+            std::io::Error::from_raw_os_error(libc::ENOENT).to_string()
+        );
+        let e = StartError::from(stepd::StateError::Missing("uid"));
+        assert_eq!(e.errno(), errno::ESLURMD_EXECVE_FAILED);
+        assert_eq!(e.to_string(), "job record: uid missing");
+    }
 }

@@ -4,6 +4,7 @@
 //! a failure before exec is written to a close-on-exec pipe as
 //! (stage, errno) so the parent can report it.
 
+use crate::batch_dir::BatchDirError;
 use crate::launch::BatchPlan;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -11,7 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
     #[error("cannot prepare the batch directory {0}: {1}")]
-    BatchDir(String, std::io::Error),
+    BatchDir(String, BatchDirError),
     #[error("string with a NUL byte in {0}")]
     Nul(&'static str),
     #[error("fork: {0}")]
@@ -65,10 +66,11 @@ fn write_script(plan: &BatchPlan) -> Result<(), SpawnError> {
     let dir = &plan.batch_dir;
     let e = |err| SpawnError::BatchDir(dir.display().to_string(), err);
     let (Some(spool), Some(name)) = (dir.parent(), dir.file_name()) else {
-        return Err(e(std::io::Error::from_raw_os_error(libc::EINVAL)));
+        return Err(e(std::io::Error::from_raw_os_error(libc::EINVAL).into()));
     };
     let fd = crate::batch_dir::create(spool, &name.to_string_lossy(), plan.owner.gid).map_err(e)?;
-    crate::batch_dir::write_script(&fd, plan.script.as_bytes(), plan.owner.uid).map_err(e)
+    crate::batch_dir::write_script(&fd, plan.script.as_bytes(), plan.owner.uid)
+        .map_err(|err| e(err.into()))
 }
 
 /// Removes the batch directory once the job is over.

@@ -67,6 +67,13 @@ pub enum PlanError {
     NotInNodeList(String, String),
 }
 
+impl PlanError {
+    /// The job's completion code.
+    pub fn errno(&self) -> i32 {
+        slurm_wire::errno::ESLURMD_EXECVE_FAILED
+    }
+}
+
 /// Index of `node` in the hostlist `nodes` (0 when the list is unreadable,
 /// as a batch job only ever runs on its first node).
 pub fn node_index(nodes: &str, node: &str) -> Option<u32> {
@@ -291,6 +298,10 @@ mod tests {
             ),
             Err(PlanError::NotInNodeList(..))
         ));
+        assert_eq!(
+            PlanError::NoScript.errno(),
+            slurm_wire::errno::ESLURMD_EXECVE_FAILED
+        );
         m.script = None;
         assert_eq!(
             plan_batch(

@@ -6,11 +6,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use slurm_conf::SlurmConf;
+use slurm_conf::{ConfError, SlurmConf};
 use slurm_rpc::daemon;
 use slurm_wire::ProtocolVersion;
 use slurmd::ctld::Controller;
+use slurmd::node::NodeError;
 use slurmd::shared::{Daemon, Settings};
+use slurmd::stepd::HierarchyError;
 use slurmd::{hw, node};
 
 #[derive(Parser, Debug)]
@@ -96,6 +98,45 @@ struct Args {
     stepd_dir: Option<PathBuf>,
 }
 
+/// Why the daemon cannot start (or stopped serving).
+#[derive(Debug, thiserror::Error)]
+enum FatalError {
+    /// slurm.conf or gres.conf.
+    #[error("{}: {source}", .path.display())]
+    Conf {
+        path: PathBuf,
+        source: Box<ConfError>,
+    },
+    /// As slurm_rpc's init_logging words it.
+    #[error("{0}")]
+    Logging(String),
+    #[error("--ctld-protocol {0}: not a supported release")]
+    Protocol(String),
+    #[error(transparent)]
+    Node(#[from] NodeError),
+    #[error("SlurmUser {0} does not exist")]
+    NoSlurmUser(String),
+    #[error("SlurmdSpoolDir {dir}: {source}")]
+    SpoolDir { dir: String, source: std::io::Error },
+    #[error(transparent)]
+    Cgroups(#[from] HierarchyError),
+    #[error("tokio: {0}")]
+    Runtime(std::io::Error),
+    #[error("cannot listen on port {port}: {source}")]
+    Listen { port: u16, source: std::io::Error },
+    #[error("serve: {0}")]
+    Serve(std::io::Error),
+}
+
+impl FatalError {
+    fn conf(path: &std::path::Path, e: ConfError) -> Self {
+        FatalError::Conf {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     if let Some(dir) = &args.stepd_dir {
@@ -119,44 +160,45 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: Args) -> Result<(), String> {
+fn run(args: Args) -> Result<(), FatalError> {
     let conf_path = slurm_conf::locate_config(args.conf.as_deref());
-    let conf =
-        SlurmConf::from_file(&conf_path).map_err(|e| format!("{}: {e}", conf_path.display()))?;
+    let conf = SlurmConf::from_file(&conf_path).map_err(|e| FatalError::conf(&conf_path, e))?;
     let logfile = args
         .logfile
         .clone()
         .or_else(|| conf.slurmd_log_file.as_ref().map(PathBuf::from));
     let level = daemon::log_level(conf.slurmd_debug, args.verbose);
-    daemon::init_logging(logfile.as_deref(), level, args.foreground, "SLURMD_RS_LOG")?;
+    daemon::init_logging(logfile.as_deref(), level, args.foreground, "SLURMD_RS_LOG")
+        .map_err(FatalError::Logging)?;
     for w in &conf.warnings {
         tracing::warn!("slurm.conf: {w}");
     }
     let pinned = match args.ctld_protocol.as_deref() {
         None => None,
         Some(r) => Some(
-            ProtocolVersion::from_release(r)
-                .ok_or_else(|| format!("--ctld-protocol {r}: not a supported release"))?,
+            ProtocolVersion::from_release(r).ok_or_else(|| FatalError::Protocol(r.to_string()))?,
         ),
     };
     let host = hw::short_hostname();
     let detected = hw::detect();
     let tmp_disk = hw::tmp_disk(&conf.tmp_fs);
-    let node = node::resolve(&conf, args.node_name.as_deref(), &host, detected, tmp_disk)
-        .map_err(|e| e.to_string())?;
+    let node = node::resolve(&conf, args.node_name.as_deref(), &host, detected, tmp_disk)?;
     let slurm_user_uid = nix::unistd::User::from_name(&conf.slurm_user)
         .ok()
         .flatten()
         .map(|u| u.uid.as_raw())
         .or_else(|| conf.slurm_user.parse().ok())
-        .ok_or_else(|| format!("SlurmUser {} does not exist", conf.slurm_user))?;
+        .ok_or_else(|| FatalError::NoSlurmUser(conf.slurm_user.clone()))?;
     let auth = daemon::auth_ctx(&conf, slurm_user_uid);
     let hosts = slurmd::ctld::hosts_from_conf(&conf);
     let timeout = Duration::from_secs(u64::from(conf.message_timeout.max(1)));
     let conn_limits = slurm_rpc::daemon::conn_limits(&conf.slurmd_parameters);
     let ctld = Controller::new(auth.clone(), hosts, pinned, timeout);
     let spool_dir = node::expand_node_path(&conf.slurmd_spool_dir, &node.name, &host);
-    std::fs::create_dir_all(&spool_dir).map_err(|e| format!("SlurmdSpoolDir {spool_dir}: {e}"))?;
+    std::fs::create_dir_all(&spool_dir).map_err(|source| FatalError::SpoolDir {
+        dir: spool_dir.clone(),
+        source,
+    })?;
     let pid_file = node::expand_node_path(&conf.slurmd_pid_file, &node.name, &host);
     let _pid = daemon::PidFile::create(&pid_file)
         .map_err(|e| tracing::warn!("pid file {pid_file}: {e}"))
@@ -182,7 +224,7 @@ fn run(args: Args) -> Result<(), String> {
     let gres_conf = if gres_path.exists() {
         Some(
             slurm_conf::GresConf::from_file(&gres_path)
-                .map_err(|e| format!("{}: {e}", gres_path.display()))?,
+                .map_err(|e| FatalError::conf(&gres_path, e))?,
         )
     } else {
         None
@@ -211,7 +253,7 @@ fn run(args: Args) -> Result<(), String> {
         node.hw.cpus,
     );
     let port = node.port;
-    let peers = slurmd::node::peer_addrs(&conf).map_err(|e| e.to_string())?;
+    let peers = slurmd::node::peer_addrs(&conf)?;
     let tree_width = conf.tree_width;
     let settings = Settings {
         gres,
@@ -228,11 +270,11 @@ fn run(args: Args) -> Result<(), String> {
         log_file: logfile.as_ref().map(|p| p.display().to_string()),
         log_level: level.to_string(),
     };
-    let rt = tokio::runtime::Runtime::new().map_err(|e| format!("tokio: {e}"))?;
+    let rt = tokio::runtime::Runtime::new().map_err(FatalError::Runtime)?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(("0.0.0.0", port))
             .await
-            .map_err(|e| format!("cannot listen on port {port}: {e}"))?;
+            .map_err(|source| FatalError::Listen { port, source })?;
         let d = Daemon::new(settings, ctld, auth.clone());
         d.adopt();
         tokio::spawn(d.clone().register_loop(0));
@@ -250,6 +292,56 @@ fn run(args: Args) -> Result<(), String> {
         };
         slurm_rpc::serve_limited(listener, auth, opts, conn_limits, handler)
             .await
-            .map_err(|e| format!("serve: {e}"))
+            .map_err(FatalError::Serve)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io() -> std::io::Error {
+        std::io::Error::from_raw_os_error(libc::EADDRINUSE)
+    }
+
+    #[test]
+    fn fatal_texts() {
+        let e = FatalError::Listen {
+            port: 6818,
+            source: io(),
+        };
+        assert_eq!(
+            e.to_string(),
+            format!("cannot listen on port 6818: {}", io())
+        );
+        let e = FatalError::SpoolDir {
+            dir: "/var/spool/slurmd".into(),
+            source: io(),
+        };
+        assert_eq!(
+            e.to_string(),
+            format!("SlurmdSpoolDir /var/spool/slurmd: {}", io())
+        );
+        assert_eq!(
+            FatalError::Serve(io()).to_string(),
+            format!("serve: {}", io())
+        );
+        assert_eq!(
+            FatalError::Runtime(io()).to_string(),
+            format!("tokio: {}", io())
+        );
+        assert_eq!(
+            FatalError::Protocol("9.99".into()).to_string(),
+            "--ctld-protocol 9.99: not a supported release"
+        );
+        assert_eq!(
+            FatalError::NoSlurmUser("slurm".into()).to_string(),
+            "SlurmUser slurm does not exist"
+        );
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("slurm.conf");
+        let source = SlurmConf::from_file(&path).unwrap_err();
+        let want = format!("{}: {source}", path.display());
+        assert_eq!(FatalError::conf(&path, source).to_string(), want);
+    }
 }

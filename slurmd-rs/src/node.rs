@@ -5,14 +5,14 @@ use crate::hw::Hardware;
 use slurm_conf::SlurmConf;
 use std::collections::HashMap;
 
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum NodeError {
     #[error("node {0} is not in slurm.conf")]
     UnknownNode(String),
     #[error("no NodeName in slurm.conf matches this host ({0}); use -N")]
     NoMatch(String),
     #[error("slurm.conf: {0}")]
-    Conf(String),
+    Conf(Box<slurm_conf::ConfError>),
 }
 
 /// This node as it registers.
@@ -41,7 +41,7 @@ pub fn resolve(
 ) -> Result<NodeCfg, NodeError> {
     let mut found = None;
     for nc in &conf.nodes {
-        let entries = nc.expand().map_err(|e| NodeError::Conf(e.to_string()))?;
+        let entries = nc.expand().map_err(|e| NodeError::Conf(Box::new(e)))?;
         for e in entries {
             let hit = match name_flag {
                 Some(n) => e.name == n,
@@ -102,7 +102,7 @@ pub fn expand_node_path(path: &str, node: &str, host: &str) -> String {
 pub fn peer_addrs(conf: &SlurmConf) -> Result<HashMap<String, (String, u16)>, NodeError> {
     let mut out = HashMap::new();
     for nc in &conf.nodes {
-        for e in nc.expand().map_err(|e| NodeError::Conf(e.to_string()))? {
+        for e in nc.expand().map_err(|e| NodeError::Conf(Box::new(e)))? {
             let port = e.port.unwrap_or(conf.slurmd_port);
             out.insert(e.name, (e.addr, port));
         }
@@ -175,6 +175,21 @@ mod tests {
             resolve(&c, None, "other", hw(2), 0),
             Err(NodeError::NoMatch("other".into()))
         );
+    }
+
+    #[test]
+    fn a_bad_node_line_is_a_conf_error() {
+        let c = SlurmConf::parse_str(
+            "ClusterName=c\nSlurmctldHost=ctl\nNodeName=n[1-3] NodeAddr=a,b\n",
+            "/etc/slurm/slurm.conf",
+        )
+        .unwrap();
+        let source = c.nodes[0].expand().unwrap_err();
+        let want = NodeError::Conf(Box::new(source.clone()));
+        assert_eq!(peer_addrs(&c), Err(want.clone()));
+        assert_eq!(resolve(&c, Some("n1"), "vm", hw(2), 0), Err(want.clone()));
+        assert_eq!(want.to_string(), format!("slurm.conf: {source}"));
+        assert!(want.to_string().contains("NodeAddr count (2)"), "{want}");
     }
 
     #[test]

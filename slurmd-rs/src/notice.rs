@@ -18,6 +18,16 @@ use slurm_wire::ProtocolVersion;
 use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
 
+/// Why the end line was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum NoticeError {
+    /// No descriptor to borrow and no stderr file known.
+    #[error("no stderr to write to")]
+    NoStderr,
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
 /// Why the job is being stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {
@@ -157,20 +167,21 @@ pub fn write(
     script_pid: Option<i32>,
     stderr_file: Option<(&Owner, &str)>,
     text: &str,
-) -> std::io::Result<()> {
+) -> Result<(), NoticeError> {
     if let Some(pid) = script_pid.filter(|&p| p > 0) {
         match borrow_fd(pid, 2) {
-            Ok(fd) => return std::fs::File::from(fd).write_all(text.as_bytes()),
+            Ok(fd) => return Ok(std::fs::File::from(fd).write_all(text.as_bytes())?),
             Err(e) => tracing::debug!("stderr of pid {pid}: {e}; appending to the file instead"),
         }
     }
     let Some((owner, path)) = stderr_file else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            "no stderr to write to",
-        ));
+        return Err(NoticeError::NoStderr);
     };
-    crate::as_user::append(owner, std::path::Path::new(path), text.as_bytes())
+    Ok(crate::as_user::append(
+        owner,
+        std::path::Path::new(path),
+        text.as_bytes(),
+    )?)
 }
 
 #[cfg(test)]
@@ -261,7 +272,9 @@ mod tests {
         };
         write(None, Some((&me, f.to_str().unwrap())), "!").unwrap();
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "a-line-b!");
-        assert!(write(None, None, "x").is_err());
+        let e = write(None, None, "x").unwrap_err();
+        assert!(matches!(e, NoticeError::NoStderr), "{e:?}");
+        assert_eq!(e.to_string(), "no stderr to write to");
     }
 
     /// `exec 2>&-` in the script, then its stderr path swapped for a link

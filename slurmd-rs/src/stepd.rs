@@ -33,12 +33,83 @@ pub const STATE_DIR: &str = "rs-jobs";
 pub enum StateError {
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
+    /// The directory above the state directories is not root's alone.
+    #[error(
+        "{dir}: {} must be a directory of uid {uid} that no one else can write",
+        .parent.display()
+    )]
+    UnsafeParent {
+        dir: String,
+        parent: PathBuf,
+        uid: u32,
+    },
     #[error("job record: line {0}: {1}")]
-    Bad(usize, String),
+    Bad(usize, LineError),
     #[error("job record: {0} missing")]
     Missing(&'static str),
     #[error("launch message: {0}")]
-    Launch(String),
+    Launch(slurm_wire::DecodeError),
+}
+
+impl StateError {
+    /// The job's completion code: its script cannot be started.
+    pub fn errno(&self) -> i32 {
+        errno::ESLURMD_EXECVE_FAILED
+    }
+}
+
+/// What is wrong with one line of a job record.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum LineError {
+    #[error("no '='")]
+    NoEquals,
+    #[error("{0}: not a number")]
+    NotNumber(String),
+    #[error("{0}: unknown release")]
+    UnknownRelease(String),
+    #[error("env: no '='")]
+    EnvNoEquals,
+}
+
+/// Why a job's supervisor did not start (its state directory, or the process).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Spawn(#[from] std::io::Error),
+}
+
+impl StartError {
+    /// The job's completion code.
+    pub fn errno(&self) -> i32 {
+        match self {
+            StartError::State(e) => e.errno(),
+            StartError::Spawn(_) => errno::ESLURMD_EXECVE_FAILED,
+        }
+    }
+}
+
+/// Why the cgroup hierarchy is unusable (cgroup.conf, or the mounts).
+#[derive(Debug, thiserror::Error)]
+pub enum HierarchyError {
+    #[error("{}: {source}", .path.display())]
+    Conf {
+        path: PathBuf,
+        source: Box<slurm_conf::ConfError>,
+    },
+    #[error(transparent)]
+    Cgroup(#[from] cgroup::CgroupError),
+}
+
+impl HierarchyError {
+    /// The job's completion code.
+    pub fn errno(&self) -> i32 {
+        match self {
+            HierarchyError::Conf { .. } => errno::ESLURMD_SETUP_ENVIRONMENT_ERROR,
+            HierarchyError::Cgroup(e) => e.errno(),
+        }
+    }
 }
 
 /// What the supervisor needs besides the launch message.
@@ -168,16 +239,18 @@ impl JobRecord {
             if line.is_empty() {
                 continue;
             }
-            let bad = |m: &str| StateError::Bad(i + 1, m.to_string());
-            let (k, v) = line.split_once('=').ok_or_else(|| bad("no '='"))?;
+            let bad = |e: LineError| StateError::Bad(i + 1, e);
+            let (k, v) = line
+                .split_once('=')
+                .ok_or_else(|| bad(LineError::NoEquals))?;
             let v = unesc(v);
             let num = |v: &str| {
                 v.parse::<u32>()
-                    .map_err(|_| bad(&format!("{k}: not a number")))
+                    .map_err(|_| bad(LineError::NotNumber(k.to_string())))
             };
             let ver = |v: &str| {
                 ProtocolVersion::from_release(v)
-                    .ok_or_else(|| bad(&format!("{k}: unknown release")))
+                    .ok_or_else(|| bad(LineError::UnknownRelease(k.to_string())))
             };
             let list = |v: &str| -> Vec<String> {
                 v.split(',')
@@ -211,7 +284,9 @@ impl JobRecord {
                 "log_file" => r.log_file = Some(v),
                 "log_level" => r.log_level = v,
                 "env" => {
-                    let (n, val) = v.split_once('=').ok_or_else(|| bad("env: no '='"))?;
+                    let (n, val) = v
+                        .split_once('=')
+                        .ok_or_else(|| bad(LineError::EnvNoEquals))?;
                     r.extra_env.push((n.to_string(), val.to_string()));
                 }
                 // Newer daemons may add keys; an older supervisor skips them.
@@ -277,13 +352,11 @@ impl StateDir {
             // SAFETY: geteuid has no preconditions.
             let me = unsafe { libc::geteuid() };
             if !st.is_dir() || st.uid() != me || st.mode() & 0o022 != 0 {
-                return Err(io(std::io::Error::new(
-                    std::io::ErrorKind::PermissionDenied,
-                    format!(
-                        "{} must be a directory of uid {me} that no one else can write",
-                        p.display()
-                    ),
-                )));
+                return Err(StateError::UnsafeParent {
+                    dir: self.0.display().to_string(),
+                    parent: p.to_path_buf(),
+                    uid: me,
+                });
             }
         }
         let _ = std::fs::remove_dir_all(&self.0);
@@ -305,7 +378,7 @@ impl StateDir {
     pub fn launch(&self, v: ProtocolVersion) -> Result<BatchJobLaunchMsg, StateError> {
         let p = self.file("launch");
         let b = std::fs::read(&p).map_err(|e| StateError::Io(p.display().to_string(), e))?;
-        slurm_wire::pack::decode_exact(&b, v).map_err(|e| StateError::Launch(e.to_string()))
+        slurm_wire::pack::decode_exact(&b, v).map_err(StateError::Launch)
     }
 
     fn read_num<T: std::str::FromStr>(&self, name: &str) -> Option<T> {
@@ -450,15 +523,18 @@ pub fn job_rc(wait_status: i32, oom_kills: u64) -> u32 {
 pub fn hierarchy(
     conf_path: &Path,
     root: &str,
-) -> Result<Option<(Hierarchy, slurm_conf::CgroupConf)>, String> {
+) -> Result<Option<(Hierarchy, slurm_conf::CgroupConf)>, HierarchyError> {
     let p = slurm_conf::extra_conf_path(conf_path, "cgroup.conf");
     let cc = if p.exists() {
-        slurm_conf::CgroupConf::from_file(&p).map_err(|e| format!("{}: {e}", p.display()))?
+        slurm_conf::CgroupConf::from_file(&p).map_err(|e| HierarchyError::Conf {
+            path: p,
+            source: Box::new(e),
+        })?
     } else {
         slurm_conf::CgroupConf::default()
     };
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-    let h = cgroup::select(&cc, &mounts, root).map_err(|e| e.to_string())?;
+    let h = cgroup::select(&cc, &mounts, root)?;
     Ok(h.map(|h| (h, cc)))
 }
 
@@ -545,7 +621,7 @@ fn supervise(rec: &JobRecord, sd: &StateDir) -> (u32, i32) {
         Ok(m) => m,
         Err(e) => {
             tracing::error!("[job {job_id}] stepd: {e}");
-            return (0, errno::ESLURMD_EXECVE_FAILED);
+            return (0, e.errno());
         }
     };
     let hier = match rec.cgroup_root.as_deref() {
@@ -554,7 +630,7 @@ fn supervise(rec: &JobRecord, sd: &StateDir) -> (u32, i32) {
             Ok(h) => h.map(|(h, _)| h),
             Err(e) => {
                 tracing::error!("[job {job_id}] stepd: cgroups: {e}");
-                return (0, errno::ESLURMD_SETUP_ENVIRONMENT_ERROR);
+                return (0, e.errno());
             }
         },
     };
@@ -570,7 +646,7 @@ fn supervise(rec: &JobRecord, sd: &StateDir) -> (u32, i32) {
         Ok(p) => p,
         Err(e) => {
             tracing::error!("[job {job_id}] stepd: {e}");
-            return (0, errno::ESLURMD_EXECVE_FAILED);
+            return (0, e.errno());
         }
     };
     let mut plan = plan;
@@ -732,21 +808,62 @@ mod tests {
             JobRecord::from_text("job_id=1\n"),
             Err(StateError::Missing("uid"))
         ));
-        assert!(matches!(
-            JobRecord::from_text("job_id=x\n"),
-            Err(StateError::Bad(1, _))
-        ));
-        assert!(matches!(
-            JobRecord::from_text("job_id=1\nprotocol=9.99\n"),
-            Err(StateError::Bad(2, _))
-        ));
-        assert!(matches!(
-            JobRecord::from_text("garbage\n"),
-            Err(StateError::Bad(1, _))
-        ));
+        let bad = |t: &str| match JobRecord::from_text(t) {
+            Err(StateError::Bad(n, e)) => (n, e),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            bad("job_id=x\n"),
+            (1, LineError::NotNumber("job_id".into()))
+        );
+        assert_eq!(
+            bad("job_id=1\nprotocol=9.99\n"),
+            (2, LineError::UnknownRelease("protocol".into()))
+        );
+        assert_eq!(bad("garbage\n"), (1, LineError::NoEquals));
+        assert_eq!(bad("job_id=1\nenv=X\n"), (2, LineError::EnvNoEquals));
+        // The texts the supervisor logs.
+        let text = |t: &str| JobRecord::from_text(t).unwrap_err().to_string();
+        assert_eq!(
+            text("job_id=x\n"),
+            "job record: line 1: job_id: not a number"
+        );
+        assert_eq!(
+            text("job_id=1\nprotocol=9.99\n"),
+            "job record: line 2: protocol: unknown release"
+        );
+        assert_eq!(text("garbage\n"), "job record: line 1: no '='");
+        assert_eq!(text("job_id=1\nenv=X\n"), "job record: line 2: env: no '='");
         // Unknown keys from a newer daemon are skipped.
         let t = format!("{}future_key=1\n", rec().to_text());
         assert_eq!(JobRecord::from_text(&t).unwrap(), rec());
+    }
+
+    #[test]
+    fn hierarchy_errors() {
+        let t = tempfile::tempdir().unwrap();
+        let conf = t.path().join("slurm.conf");
+        let cc = t.path().join("cgroup.conf");
+        std::fs::write(&cc, "CgroupPlugin=cgroup/v9\n").unwrap();
+        let e = hierarchy(&conf, "slurm").unwrap_err();
+        assert!(matches!(
+            e,
+            HierarchyError::Cgroup(cgroup::CgroupError::UnknownPlugin(_))
+        ));
+        assert_eq!(e.errno(), errno::ESLURMD_SETUP_ENVIRONMENT_ERROR);
+        assert!(
+            e.to_string()
+                .starts_with("cgroup.conf: CgroupPlugin=cgroup/v9 "),
+            "{e}"
+        );
+        std::fs::write(&cc, "ConstrainCores=maybe\n").unwrap();
+        let e = hierarchy(&conf, "slurm").unwrap_err();
+        let HierarchyError::Conf { path, source } = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(path, &cc);
+        assert_eq!(e.to_string(), format!("{}: {source}", cc.display()));
+        assert_eq!(e.errno(), errno::ESLURMD_SETUP_ENVIRONMENT_ERROR);
     }
 
     #[test]
@@ -765,6 +882,16 @@ mod tests {
             .unwrap();
         assert_eq!(sd.record().unwrap(), rec());
         assert_eq!(sd.launch(v).unwrap(), msg);
+        // A launch message cut short: the script cannot start.
+        let full = std::fs::read(sd.file("launch")).unwrap();
+        sd.write("launch", &full[..full.len() / 2]).unwrap();
+        let e = sd.launch(v).unwrap_err();
+        let StateError::Launch(d) = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(e.to_string(), format!("launch message: {d}"));
+        assert_eq!(e.errno(), errno::ESLURMD_EXECVE_FAILED);
+        sd.write("launch", &full).unwrap();
         assert_eq!(sd.result(), None);
         assert!(!sd.supervisor_alive());
         sd.set_result(SIG_OOM, 0).unwrap();
@@ -791,7 +918,22 @@ mod tests {
         std::fs::create_dir(&theirs).unwrap();
         std::os::unix::fs::symlink(&theirs, dir.path().join(STATE_DIR)).unwrap();
         let sd = StateDir::new(&spool, 44);
-        assert!(sd.create(&rec(), b"").is_err());
+        let unsafe_parent = |e: StateError| {
+            let me = nix::unistd::geteuid().as_raw();
+            let parent = dir.path().join(STATE_DIR);
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "{}: {} must be a directory of uid {me} that no one else can write",
+                    sd.0.display(),
+                    parent.display()
+                )
+            );
+            assert!(
+                matches!(e, StateError::UnsafeParent { parent: p, uid, .. } if p == parent && uid == me)
+            );
+        };
+        unsafe_parent(sd.create(&rec(), b"").unwrap_err());
         assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
         // One every user can write.
         std::fs::remove_file(dir.path().join(STATE_DIR)).unwrap();
@@ -801,7 +943,7 @@ mod tests {
             std::fs::Permissions::from_mode(0o777),
         )
         .unwrap();
-        assert!(sd.create(&rec(), b"").is_err());
+        unsafe_parent(sd.create(&rec(), b"").unwrap_err());
         std::fs::set_permissions(
             dir.path().join(STATE_DIR),
             std::fs::Permissions::from_mode(0o700),

@@ -9,8 +9,8 @@
 mod common;
 
 use common::*;
-use slurm_rpc::testing::Munged;
 use slurm_rpc::{call, AuthCtx};
+use slurm_testkit::munged::Munged;
 use slurm_wire::auth::{Audience, AuthError, AuthPlugin, Identity as AuthId, AUTH_PLUGIN_MUNGE};
 use slurm_wire::errno::{
     ESLURMD_CREDENTIAL_REPLAYED, ESLURMD_CREDENTIAL_REVOKED, ESLURMD_INVALID_JOB_CREDENTIAL,

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use slurm_rpc::call;
-use slurm_rpc::testing::Munged;
+use slurm_testkit::munged::Munged;
 use slurm_wire::auth::Audience;
 use slurm_wire::msg::common::ReturnCodeMsg;
 use slurm_wire::msg::kill::KillJobMsg;

@@ -5,6 +5,7 @@
 use super::commit::{Fatal, Pipeline};
 use super::fsio::{RealDir, StateDir, WriteFile};
 use super::*;
+use crate::state::job::{JobState, UserInfo};
 use crate::state::testkit::{complete_cmd, controller, reg_bare, submit_cmd};
 use crate::state::{Effect, Reply};
 use slurm_wire::errno::ESLURM_WRITING_TO_FILE;

@@ -3,7 +3,7 @@
 //! snapshot forgot every step, and a restart after one lost them (their
 //! completions then named steps the controller did not know).
 
-use super::{bad, DecResult};
+use super::shared::{bad, DecResult};
 use crate::state::step::{JobSteps, SrunAddr, Step};
 use crate::state::Controller;
 use slurm_wire::pack::{Reader, Writer};
@@ -69,10 +69,11 @@ pub(super) fn put_steps(w: &mut Writer, c: &Controller) {
     }
 }
 
-/// Reads the section into `c.steps`. A step on a node that left the
-/// configuration, or of a job the snapshot does not hold, is dropped.
-pub(super) fn get_steps(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()> {
+/// Reads the section (node names resolved against `c`'s configuration).
+/// A step on a node that left the configuration is dropped.
+pub(super) fn get_steps(r: &mut Reader<'_>, c: &Controller) -> DecResult<Vec<(u32, JobSteps)>> {
     let n = r.count(13)?;
+    let mut all = Vec::with_capacity(n);
     for _ in 0..n {
         let job_id = r.u32()?;
         let next_step_id = r.u32()?;
@@ -153,9 +154,17 @@ pub(super) fn get_steps(r: &mut Reader<'_>, c: &mut Controller) -> DecResult<()>
                 },
             );
         }
+        all.push((job_id, js));
+    }
+    Ok(all)
+}
+
+/// Sets the steps read by [`get_steps`] of the jobs `c` holds (those of
+/// others are dropped).
+pub(super) fn apply_steps(all: Vec<(u32, JobSteps)>, c: &mut Controller) {
+    for (job_id, js) in all {
         if c.jobs.contains_key(&job_id) {
             c.steps.insert(job_id, js);
         }
     }
-    Ok(())
 }

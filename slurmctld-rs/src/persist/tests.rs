@@ -2,6 +2,7 @@
 //! the controller is dropped without shutdown, and a new one loads.
 
 use super::*;
+use crate::state::job::{JobState, UserInfo};
 use crate::state::testkit::{
     allocate_cmd, complete_cmd, controller, epilog_cmd, kill_cmd, reg_bare, step_req, submit_cmd,
     unset, update_job_cmd, user,
@@ -801,4 +802,170 @@ fn a_format_4_snapshot_with_wire_requests_still_loads() {
             j.req.to_desc().unwrap().argv
         );
     }
+}
+
+/// A live state with something in each section a format added: a running
+/// step (2), an array and a dependency on it (3), a job in special exit
+/// (4), and held cores with a gap that choosing them again would fill (5).
+fn every_section() -> (tempfile::TempDir, Store, Controller) {
+    let (dir, mut s, mut c) = new_store();
+    let alloc = alloc_with_step(&mut s, &mut c);
+    let mut t = 1010;
+    let mut next = |s: &mut Store, c: &mut Controller, cmd| {
+        t += 1;
+        step(s, c, t, cmd)
+    };
+    for cpus in [2, 1] {
+        next(&mut s, &mut c, submit(cpus, None, ProtocolVersion::V24_11));
+    }
+    next(
+        &mut s,
+        &mut c,
+        complete_cmd(alloc + 1, 0, Some("n1".into())),
+    );
+    next(&mut s, &mut c, epilog_cmd(alloc + 1, Some("n1".into())));
+    next(&mut s, &mut c, submit(1, None, ProtocolVersion::V24_11));
+    let mut array = submit(1, None, ProtocolVersion::V26_05);
+    if let Command::Submit { desc, .. } = &mut array {
+        desc.array_inx = Some("0-3%1".into());
+        desc.begin_time = 5000;
+    }
+    let Reply::Submitted { job_id: array } = next(&mut s, &mut c, array) else {
+        panic!("array refused")
+    };
+    let mut dep = submit(1, None, ProtocolVersion::V22_05);
+    if let Command::Submit { desc, .. } = &mut dep {
+        desc.dependency = Some(format!("afterok:{array}"));
+    }
+    let Reply::Submitted { job_id: dep } = next(&mut s, &mut c, dep) else {
+        panic!("dependent job refused")
+    };
+    // Held in special exit (as a requeue with JOB_SPECIAL_EXIT leaves it).
+    c.jobs.get_mut(&dep).unwrap().ctl.special_exit = true;
+    assert!(!c.steps.is_empty() && !c.arrays.metas.is_empty() && !c.deps.is_empty());
+    (dir, s, c)
+}
+
+fn held_cores(c: &Controller) -> Vec<(u32, Vec<Vec<u16>>)> {
+    c.jobs
+        .values()
+        .map(|j| (j.job_id, j.alloc.iter().map(|a| a.cores.clone()).collect()))
+        .collect()
+}
+
+/// Each migration step: a snapshot of every older format loads what that
+/// format held, and what it did not hold comes back as the lift to the
+/// next format says (no steps, no arrays, no special exit, cores chosen
+/// again).
+#[test]
+fn each_older_snapshot_format_loads_what_it_held() {
+    let (dir, mut s, c) = every_section();
+    s.snapshot(&c).unwrap();
+    drop(s);
+    let path = dir.path().join(SNAP_FILE);
+    let head = fs::read(&path).unwrap()[..20].to_vec();
+    let special: Vec<u32> = c
+        .jobs
+        .values()
+        .filter(|j| j.ctl.special_exit)
+        .map(|j| j.job_id)
+        .collect();
+    assert_eq!(special.len(), 1);
+    for format in 1..=FORMAT_VERSION {
+        let state = super::encode_format(&c, format);
+        let mut old = head.clone();
+        old[8..12].copy_from_slice(&format.to_be_bytes());
+        old.extend_from_slice(&state);
+        old.extend_from_slice(&fnv1a(&state).to_be_bytes());
+        fs::write(&path, old).unwrap();
+        let (_, loaded) = reopen(dir.path());
+        let l = loaded.controller;
+        let jobs = |c: &Controller| {
+            c.jobs
+                .values()
+                .map(|j| {
+                    (
+                        j.job_id,
+                        j.state,
+                        j.req.to_desc().ok().map(|d| d.environment),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(jobs(&l), jobs(&c), "format {format}");
+        assert_eq!(l.next_job_id, c.next_job_id, "format {format}");
+        if format >= 2 {
+            assert!(l.steps.iter().eq(c.steps.iter()), "format {format}");
+        } else {
+            assert!(l.steps.is_empty(), "format {format}");
+        }
+        if format >= 3 {
+            assert_eq!(
+                (&l.arrays, &l.deps),
+                (&c.arrays, &c.deps),
+                "format {format}"
+            );
+        } else {
+            assert!(
+                l.arrays.metas.is_empty() && l.deps.is_empty(),
+                "format {format}"
+            );
+        }
+        let l_special: Vec<u32> = l
+            .jobs
+            .values()
+            .filter(|j| j.ctl.special_exit)
+            .map(|j| j.job_id)
+            .collect();
+        let want: &[u32] = if format >= 4 { &special } else { &[] };
+        assert_eq!(l_special, want, "format {format}");
+        if format >= 5 {
+            assert_eq!(held_cores(&l), held_cores(&c), "format {format}");
+        } else {
+            assert_ne!(held_cores(&l), held_cores(&c), "format {format}");
+        }
+    }
+}
+
+/// A log of formats 1-5 (records without the marker and header checksum)
+/// replays, and a torn last record of it is cut.
+#[test]
+fn a_format_5_log_replays_and_its_torn_tail_is_cut() {
+    let (dir, mut s, mut c) = new_store();
+    let cmds = [
+        (1001, reg("n1")),
+        (1001, reg("n2")),
+        (1002, submit(4, Some("gres:gpu:1"), ProtocolVersion::V22_05)),
+        (1003, submit(2, None, ProtocolVersion::V24_11)),
+        (1004, kill_cmd(2001, 2)),
+    ];
+    let mut log = fs::read(dir.path().join(WAL_FILE)).unwrap()[..12].to_vec();
+    log[8..12].copy_from_slice(&5u32.to_be_bytes());
+    let mut after = Vec::new();
+    for (seq, (t, cmd)) in (1..).zip(cmds) {
+        log.extend(wal::encode_unframed(seq, t, &encode_command(&cmd).unwrap()));
+        step(&mut s, &mut c, t, cmd);
+        after.push(fingerprint(&c));
+    }
+    drop(s);
+    let path = dir.path().join(WAL_FILE);
+    assert_ne!(
+        fs::read(&path).unwrap(),
+        log,
+        "format 6 frames records otherwise"
+    );
+    fs::write(&path, &log).unwrap();
+    // The start compacts into a new snapshot: keep the empty one to go back to.
+    let snap = dir.path().join(SNAP_FILE);
+    let empty = fs::read(&snap).unwrap();
+    let (_, loaded) = reopen(dir.path());
+    assert_eq!(loaded.replayed, 5);
+    assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
+    log.truncate(log.len() - 3);
+    fs::write(&path, &log).unwrap();
+    fs::write(&snap, &empty).unwrap();
+    let (_, loaded) = reopen(dir.path());
+    assert_eq!(loaded.replayed, 4);
+    assert_eq!(fingerprint(&loaded.controller), after[3]);
+    assert_ne!(after[3], after[4]);
 }

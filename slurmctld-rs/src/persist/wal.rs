@@ -14,7 +14,7 @@
 //! in the middle, and records that were acknowledged follow: the start
 //! stops, naming the offset.
 
-use super::fnv1a;
+use super::shared::fnv1a;
 
 const MARKER: &[u8; 4] = b"SRec";
 /// Header (marker, len, header checksum) of a format 6 record.
@@ -85,8 +85,28 @@ fn be_u32(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
-fn record_at(b: &[u8], at: usize, format: u32) -> Result<(Record<'_>, usize), Defect> {
-    if format >= FRAMED {
+/// How a format frames its records. A record's contents (`seq | time |
+/// command`) are the same in every format, so only the framing differs.
+trait Framing {
+    /// Whether a record may start at `o` (cheap, before a full check).
+    fn may_start(b: &[u8], o: usize) -> bool;
+    /// The whole record at `at`, and where it ends.
+    fn record_at(b: &[u8], at: usize) -> Result<(Record<'_>, usize), Defect>;
+}
+
+/// Format 6 on: marker, length and the header's own checksum.
+struct Framed;
+
+/// Formats 1-5: `len u32 | seq | time | command | fnv1a`, `len` counting
+/// what follows it.
+struct Unframed;
+
+impl Framing for Framed {
+    fn may_start(b: &[u8], o: usize) -> bool {
+        b[o..].starts_with(MARKER)
+    }
+
+    fn record_at(b: &[u8], at: usize) -> Result<(Record<'_>, usize), Defect> {
         let h = b.get(at..at + HEADER).ok_or(Defect::Short)?;
         if &h[..4] != MARKER {
             return Err(Defect::Bad("no record marker"));
@@ -109,7 +129,15 @@ fn record_at(b: &[u8], at: usize, format: u32) -> Result<(Record<'_>, usize), De
             return Err(Defect::Bad("record checksum mismatch"));
         }
         Ok((split(at, body), end))
-    } else {
+    }
+}
+
+impl Framing for Unframed {
+    fn may_start(_: &[u8], _: usize) -> bool {
+        true
+    }
+
+    fn record_at(b: &[u8], at: usize) -> Result<(Record<'_>, usize), Defect> {
         let len = be_u32(b, at).ok_or(Defect::Short)? as usize;
         if !(MIN_BODY + 4..=MAX_BODY).contains(&len) {
             return Err(Defect::Bad("record length out of range"));
@@ -136,26 +164,31 @@ fn split(offset: usize, body: &[u8]) -> Record<'_> {
 }
 
 /// The first whole record starting after `at`, if any.
-fn next_valid(b: &[u8], at: usize, format: u32) -> Option<usize> {
-    (at + 1..b.len()).find(|&o| {
-        // Cheap pre-check for the framed format: its marker.
-        (format < FRAMED || b[o..].starts_with(MARKER)) && record_at(b, o, format).is_ok()
-    })
+fn next_valid<F: Framing>(b: &[u8], at: usize) -> Option<usize> {
+    (at + 1..b.len()).find(|&o| F::may_start(b, o) && F::record_at(b, o).is_ok())
 }
 
 /// Splits the records of a log body starting at `start` (after the file
 /// header) in a file of `format`.
 pub fn scan(b: &[u8], start: usize, format: u32) -> Result<Scan<'_>, MidCorruption> {
+    if format >= FRAMED {
+        scan_as::<Framed>(b, start)
+    } else {
+        scan_as::<Unframed>(b, start)
+    }
+}
+
+fn scan_as<F: Framing>(b: &[u8], start: usize) -> Result<Scan<'_>, MidCorruption> {
     let mut records = Vec::new();
     let mut at = start;
     while at < b.len() {
-        match record_at(b, at, format) {
+        match F::record_at(b, at) {
             Ok((r, end)) => {
                 records.push(r);
                 at = end;
             }
             Err(d) => {
-                if let Some(next) = next_valid(b, at, format) {
+                if let Some(next) = next_valid::<F>(b, at) {
                     let what = match d {
                         Defect::Short => "record runs into the next one",
                         Defect::Bad(w) => w,
@@ -179,6 +212,19 @@ pub fn scan(b: &[u8], start: usize, format: u32) -> Result<Scan<'_>, MidCorrupti
         good_end: at,
         torn: false,
     })
+}
+
+/// The record as formats 1-5 framed it (fixtures for the tests of
+/// reading old logs).
+#[cfg(test)]
+pub(crate) fn encode_unframed(seq: u64, time: i64, command: &[u8]) -> Vec<u8> {
+    let mut data = seq.to_be_bytes().to_vec();
+    data.extend_from_slice(&time.to_be_bytes());
+    data.extend_from_slice(command);
+    let mut rec = ((data.len() + 4) as u32).to_be_bytes().to_vec();
+    rec.extend_from_slice(&data);
+    rec.extend_from_slice(&fnv1a(&data).to_be_bytes());
+    rec
 }
 
 #[cfg(test)]
@@ -240,5 +286,25 @@ mod tests {
         bad[first + 4] = 0x7f;
         let e = scan(&bad, 12, FRAMED).unwrap_err();
         assert_eq!(e.what, "record header checksum mismatch");
+    }
+
+    #[test]
+    fn formats_before_6_are_read_with_their_own_framing() {
+        let mut b = vec![0u8; 12];
+        for i in 1..=3 {
+            b.extend(encode_unframed(i, 1000 + i as i64, &[0]));
+        }
+        let s = scan(&b, 12, FRAMED - 1).unwrap();
+        let got: Vec<(u64, i64)> = s.records.iter().map(|r| (r.seq, r.time)).collect();
+        assert_eq!(got, [(1, 1001), (2, 1002), (3, 1003)]);
+        assert!(!s.torn);
+        // Not as the framed format (no marker), ...
+        assert!(scan(&b, 12, FRAMED).unwrap().records.is_empty());
+        // ... and damage before a valid record is still corruption.
+        let (first, second) = (s.records[1].offset, s.records[2].offset);
+        let mut bad = b.clone();
+        bad[first + 6] ^= 0x40;
+        let e = scan(&bad, 12, FRAMED - 1).unwrap_err();
+        assert_eq!((e.offset, e.next), (first, second), "{e}");
     }
 }

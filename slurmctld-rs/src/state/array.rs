@@ -690,16 +690,19 @@ pub fn put_state(w: &mut Writer, c: &Controller) {
 }
 
 /// Reads what [`put_state`] wrote (nothing, in a snapshot from before).
-pub fn get_state(r: &mut Reader<'_>, c: &mut Controller) -> Result<(), slurm_wire::DecodeError> {
+pub fn get_state(
+    r: &mut Reader<'_>,
+) -> Result<(Arrays, super::depend::Deps), slurm_wire::DecodeError> {
+    let mut arrays = Arrays::default();
     if r.remaining() == 0 {
-        return Ok(());
+        return Ok((arrays, Default::default()));
     }
     let n = r.count(12)?;
     for _ in 0..n {
         let id = r.u32()?;
         let array_job_id = r.u32()?;
         let task_id = r.u32()?;
-        c.arrays.insert_rec(
+        arrays.insert_rec(
             id,
             TaskRef {
                 array_job_id,
@@ -718,7 +721,7 @@ pub fn get_state(r: &mut Reader<'_>, c: &mut Controller) -> Result<(), slurm_wir
         for _ in 0..k {
             pending.insert(r.u32()?);
         }
-        c.arrays.metas.insert(
+        arrays.metas.insert(
             id,
             ArrayMeta {
                 pending,
@@ -728,8 +731,7 @@ pub fn get_state(r: &mut Reader<'_>, c: &mut Controller) -> Result<(), slurm_wir
             },
         );
     }
-    c.deps = super::depend::get_deps(r)?;
-    Ok(())
+    Ok((arrays, super::depend::get_deps(r)?))
 }
 
 /// Splits scancel's job id string: `12` (None: the job or whole array),

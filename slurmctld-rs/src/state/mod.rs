@@ -14,6 +14,7 @@ pub mod job;
 pub mod mem_limit;
 pub mod msgs;
 pub mod node;
+pub mod outcome;
 pub mod partition;
 pub mod queue;
 pub mod refuse;

@@ -506,7 +506,9 @@ impl Controller {
 }
 
 /// RESPONSE_RESOURCE_ALLOCATION / RESPONSE_JOB_ALLOCATION_INFO for a
-/// running job, in version `v` (field values as stock sends them).
+/// running job, in version `v` (field values as stock sends them). The
+/// group name is left for the shell to fill in as the reply leaves
+/// ([`crate::users::name_group`]): the state machine does no lookups.
 pub fn alloc_response(
     c: &Controller,
     j: &Job,
@@ -524,7 +526,6 @@ pub fn alloc_response(
         environment: Vec::new(),
         error_code: 0,
         gid: j.user.gid,
-        group_name: group_name(j.user.gid),
         step_id: StepId::job(j.job_id),
         node_cnt: j.alloc.len() as u32,
         node_list: Some(super::msgs::job_nodelist(&c.nodes, j)),
@@ -560,13 +561,6 @@ pub fn alloc_pending_response(job_id: u32, v: ProtocolVersion) -> ResourceAlloca
         ntasks_per_socket: 0xffff,
         ..Default::default()
     }
-}
-
-fn group_name(gid: u32) -> Option<String> {
-    nix::unistd::Group::from_gid(nix::unistd::Gid::from_raw(gid))
-        .ok()
-        .flatten()
-        .map(|g| g.name)
 }
 
 fn srun_outbound(s: &SrunAddr, port: u16, msg: Message) -> Outbound {

@@ -35,6 +35,11 @@ impl CgroupError {
             err,
         }
     }
+
+    /// The code a launch that could not set up its cgroup answers.
+    pub fn errno(&self) -> i32 {
+        slurm_wire::errno::ESLURMD_SETUP_ENVIRONMENT_ERROR
+    }
 }
 
 pub type Result<T> = std::result::Result<T, CgroupError>;

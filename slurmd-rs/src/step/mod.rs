@@ -120,7 +120,7 @@ pub fn launch_tasks(
                     plan.step.step_id
                 );
                 let _ = h.remove_step(&cg);
-                return rc_msg(errno::ESLURMD_SETUP_ENVIRONMENT_ERROR);
+                return rc_msg(e.errno());
             }
             Some(Contained {
                 hier: h.clone(),

@@ -3,20 +3,19 @@
 //! messages built as stock slurmctld sends them.
 #![allow(dead_code)]
 
-use slurm_rpc::testing::Munged;
-use slurm_rpc::{call, read_frame, reply_frame, write_frame, AuthCtx};
+use slurm_rpc::{call, AuthCtx};
+use slurm_testkit::munged::Munged;
 use slurm_wire::auth::{Audience, AuthPlugin};
-use slurm_wire::msg::common::ReturnCodeMsg;
 use slurm_wire::msg::cred::{CpuArrayRep, Identity, JobCred, JobCredArg, VersionedCred};
 use slurm_wire::msg::kill::KillJobMsg;
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::types::StepId;
-use slurm_wire::{Frame, Message, ProtocolVersion as V};
+use slurm_wire::{Message, ProtocolVersion as V};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 pub const T: Duration = Duration::from_secs(20);
 pub const NOBODY: u32 = 65534;
@@ -41,30 +40,7 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// One request to the fake controller; frames in other versions than
-/// `accept` are dropped unanswered (as an older controller does).
-pub async fn next_request(l: &TcpListener, ctx: &AuthCtx, accept: V) -> (Message, TcpStream, V) {
-    loop {
-        let (mut s, _) = tokio::time::timeout(T, l.accept())
-            .await
-            .expect("slurmd did not call the controller")
-            .unwrap();
-        let raw = read_frame(&mut s).await.unwrap();
-        let f = Frame::decode(&raw).unwrap();
-        if f.header.version != accept {
-            continue;
-        }
-        let id = slurm_rpc::authenticate(ctx, &f).unwrap();
-        assert_eq!(id.uid, 0, "slurmd runs as root");
-        return (f.message().unwrap(), s, f.header.version);
-    }
-}
-
-pub async fn answer(mut s: TcpStream, ctx: &AuthCtx, v: V, rc: u32) {
-    let m = Message::ResponseSlurmRc(ReturnCodeMsg { return_code: rc });
-    let f = reply_frame(ctx, v, 0, &m).unwrap();
-    write_frame(&mut s, &f).await.unwrap();
-}
+pub use slurm_testkit::mock::{answer, next_request};
 
 /// User nobody as a credential names them, with their group.
 pub fn nobody() -> Identity {

@@ -1,4 +1,5 @@
-//! Test support: a private munged with a throwaway key.
+//! A private munged with a throwaway key, and a credential mechanism
+//! without munged ([`FakeAuth`]) for tests and the fuzz driver.
 
 use slurm_wire::auth::munge::MungeAuth;
 use std::io::Write;
@@ -87,8 +88,8 @@ impl Munged {
     }
 
     /// What a daemon running as root verifies with, through this munged.
-    pub fn auth_ctx(&self) -> crate::AuthCtx {
-        crate::AuthCtx {
+    pub fn auth_ctx(&self) -> slurm_rpc::AuthCtx {
+        slurm_rpc::AuthCtx {
             plugin: std::sync::Arc::new(self.auth()),
             slurm_user_uid: 0,
             policy: slurm_wire::auth::VerifyPolicy::default(),
@@ -139,8 +140,8 @@ pub struct FakeAuth {
 }
 
 impl FakeAuth {
-    pub fn ctx(uid: u32) -> crate::AuthCtx {
-        crate::AuthCtx {
+    pub fn ctx(uid: u32) -> slurm_rpc::AuthCtx {
+        slurm_rpc::AuthCtx {
             plugin: std::sync::Arc::new(FakeAuth { uid }),
             slurm_user_uid: 0,
             policy: slurm_wire::auth::VerifyPolicy::default(),

@@ -1,0 +1,30 @@
+//! The DBD namespace: what travels on slurmdbd's persistent connections.
+//!
+//! A connection opens with REQUEST_PERSIST_INIT (type 6500; 6501 for the TLS
+//! form from 24.05): the normal header, credential and a
+//! [`PersistInitReqMsg`], preceded by its `u16` type because the header
+//! carries SLURMDBD_CONNECTION. The server answers SLURM_PERSIST_RC, whose
+//! `ret_info` names the release both sides then use. From there on every
+//! message is `u32 length | u16 type | body` ([`persist`]), the type a
+//! [`DbdMsgType`] number of that release ([`msg_type`], generated from
+//! upstream's `slurmdbd_msg_type_t` by `scripts/dev/gen-dbd-msg-types.py`),
+//! the body packed for that release ([`message`]); DBD_FINI ends it.
+//!
+//! Only the handshake and DBD_FINI have bodies here; the accounting
+//! messages (issue 13) add theirs to [`DbdMessage`]. The `slurmdb_*_rec_t`
+//! records they carry live in `crate::msg::slurmdb`.
+
+pub mod body;
+pub mod error;
+pub mod message;
+pub mod msg_type;
+pub mod persist;
+
+pub use body::{DbdFiniMsg, PersistInitReqMsg, PersistRcMsg};
+pub use error::EncodeError;
+pub use message::{DbdMessage, PersistInit};
+pub use msg_type::DbdMsgType;
+pub use persist::RawMsg;
+
+#[cfg(test)]
+mod tests;
