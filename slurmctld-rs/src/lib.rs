@@ -1,7 +1,8 @@
 //! slurmctld-rs: the Slurm controller.
 //!
 //! * [`state`]: the cluster as a pure state machine (commands in, effects out).
-//! * [`sched`]: node selection over that state.
+//! * [`sched`]: the scheduling policy layer over that state (priority, queue
+//!   order, node selection, backfill), pure.
 //! * [`gres`], [`tres`]: generic resources; TRES strings as stock prints them.
 //! * [`views`]: wire replies (node/partition/job info, build info) from a snapshot.
 //! * [`reply_cache`]: encoded job/node/partition listings, shared per snapshot.

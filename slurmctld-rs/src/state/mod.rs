@@ -5,7 +5,6 @@
 
 pub mod array;
 pub mod array_ctl;
-pub mod backfill;
 pub mod command;
 pub mod config;
 pub mod control;
@@ -58,7 +57,7 @@ pub struct Controller {
     /// Steps and interactive-allocation callbacks, by job id.
     pub steps: table::Table<u32, step::JobSteps>,
     /// The scheduler's own state: the backfill plan and its cadence.
-    pub sched: queue::SchedState,
+    pub sched: sched::SchedState,
     /// Event counts for sdiag (not saved: they restart with the daemon).
     pub counters: counters::Counters,
     /// Job arrays: task records and the meta records' pending tasks.
@@ -121,7 +120,7 @@ impl Controller {
             last_job_update: now,
             last_ping: now,
             steps: table::Table::new(),
-            sched: queue::SchedState::default(),
+            sched: sched::SchedState::default(),
             counters: Default::default(),
             arrays: Default::default(),
             deps: Default::default(),

@@ -1,5 +1,8 @@
-//! Scheduling passes. The order is stock's: partitions of a higher
-//! PriorityTier first, then job priority, then age (submit time), then id.
+//! Scheduling passes: the state machine's side of scheduling (reasons,
+//! starts, the plan kept), over the pure policy layer in [`crate::sched`].
+//! The order is stock's ([`order`]): partitions of a higher PriorityTier
+//! first, then job priority (from PriorityType's policy), then age (submit
+//! time), then id.
 //!
 //! - The main pass starts jobs in that order until a job cannot start; that
 //!   job's reason becomes Resources and the partition is blocked, so later
@@ -9,112 +12,48 @@
 //!   `sched_interval` the tick looks at the whole queue.
 //! - The backfill pass (every `bf_interval`) plans, for up to
 //!   [`BF_MAX_JOB_TEST`] jobs, the earliest start of each (see
-//!   [`super::backfill`]), starts those that can run now without delaying
+//!   [`backfill`]), starts those that can run now without delaying
 //!   the ones ahead of them, and keeps the plan for `squeue --start`.
 
 use super::array::Gate;
-use super::backfill::{self, Planner};
 use super::control;
 use super::job::{self, JobState};
 use super::partition;
 use super::table::Table;
 use super::{Controller, Effect, Time};
-use crate::sched;
-use std::cmp::Reverse;
-
-/// Jobs an event-triggered pass looks at (stock's `default_queue_depth`).
-pub const MAIN_DEPTH: usize = 100;
-/// Jobs one backfill pass plans per partition (stock's `bf_max_job_test`,
-/// per partition like `bf_max_job_part`).
-pub const BF_MAX_JOB_TEST: usize = 500;
-/// Seconds between passes over the whole queue (stock's `sched_interval`).
-pub const SCHED_INTERVAL: Time = 60;
-/// Seconds between backfill passes (stock's `bf_interval`).
-pub const BF_INTERVAL: Time = 30;
-
-/// A pending job's place in the backfill plan.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Planned {
-    /// Expected start (`squeue --start`, StartTime).
-    pub start: Time,
-    /// Nodes it is expected to run on (SchedNodeList).
-    pub nodes: Vec<usize>,
-}
-
-/// The scheduler's state between passes.
-#[derive(Debug, Clone, Default)]
-pub struct SchedState {
-    pub plan: Table<u32, Planned>,
-    pub last_full: Time,
-    pub last_backfill: Time,
-    /// Per partition: the job that last failed to fit and when. Until a
-    /// node changes again it would fail again, so it is not re-tested
-    /// (a failing select scans every node of the partition).
-    pub blocked_at: Vec<Option<(u32, Fingerprint)>>,
-    /// Bumped by whatever may free resources or make nodes usable.
-    pub freed: u64,
-}
-
-impl SchedState {
-    /// Counts a command that may free something ([`super::CommandMeta::may_free`]).
-    pub fn note_command(&mut self, cmd: &super::Command) {
-        if cmd.meta().may_free {
-            self.freed += 1;
-        }
-    }
-}
-
-/// When a head job last failed: what had been freed by then, and the
-/// partitions' last change.
-pub type Fingerprint = (u64, Time);
-
-/// `name=value` from SchedulerParameters as seconds, or `default`.
-fn sched_param(c: &Controller, name: &str, default: Time) -> Time {
-    c.conf
-        .raw
-        .scheduler_parameters
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .and_then(|(_, v)| v?.parse::<Time>().ok())
-        .filter(|&v| v > 0)
-        .unwrap_or(default)
-}
+use crate::sched::backfill::{self, Planned, Planner};
+use crate::sched::params::{self, BF_MAX_JOB_TEST, MAIN_DEPTH};
+use crate::sched::priority::PriorityPolicy;
+use crate::sched::{self, cycle::Fingerprint, order};
 
 impl Controller {
-    /// Pending jobs in scheduling order, at most `limit` of them.
-    pub fn queue_order(&mut self, limit: usize) -> Vec<u32> {
-        self.ordered(limit, limit)
+    /// Pending jobs in scheduling order at `now`, at most `limit` of them.
+    pub fn queue_order(&mut self, now: Time, limit: usize) -> Vec<u32> {
+        self.ordered(now, limit, limit)
     }
 
     /// [`Self::queue_order`] taking at most `per_part` jobs of each partition.
-    fn ordered(&mut self, limit: usize, per_part: usize) -> Vec<u32> {
-        let mut parts: Vec<usize> = (0..self.conf.partitions.len()).collect();
-        parts.sort_by_key(|&p| (Reverse(self.conf.partitions[p].conf.priority_tier), p));
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < parts.len() && out.len() < limit {
-            let tier = self.conf.partitions[parts[i]].conf.priority_tier;
-            let mut group = Vec::new();
-            while i < parts.len() && self.conf.partitions[parts[i]].conf.priority_tier == tier {
-                group.push(parts[i]);
-                i += 1;
-            }
-            // Merge the tier's partition queues by priority, age and id.
-            let mut heads: Vec<(Reverse<u32>, i64, u32)> = Vec::new();
-            for p in group {
-                let want = (limit - out.len()).min(per_part);
-                let ids: Vec<u32> = self.jobs.queue_of(p).take(want).collect();
-                heads.extend(ids.into_iter().filter_map(|id| {
-                    self.jobs
-                        .get(&id)
-                        .map(|j| (Reverse(j.priority), j.submit_time, id))
-                }));
-            }
-            heads.sort_unstable();
-            heads.dedup();
-            out.extend(heads.into_iter().map(|h| h.2).take(limit - out.len()));
+    fn ordered(&mut self, now: Time, limit: usize, per_part: usize) -> Vec<u32> {
+        let policy = self.priority_policy();
+        order::queue_order(
+            &self.conf.partitions,
+            &mut self.jobs,
+            policy,
+            now,
+            limit,
+            per_part,
+        )
+    }
+
+    /// The policy slurm.conf's PriorityType gets; logs once where that is
+    /// not the policy asked for.
+    pub fn priority_policy(&mut self) -> &'static dyn PriorityPolicy {
+        let asked = &self.conf.raw.priority_type;
+        let (choice, note) = self.sched.priority_policy(asked);
+        if let Some(note) = note {
+            tracing::warn!("{note}");
         }
-        out
+        choice.policy
     }
 
     /// Whether the scheduler may consider `job_id` at all (held jobs,
@@ -146,13 +85,14 @@ impl Controller {
     /// The periodic passes: the main one over the whole queue every
     /// `sched_interval`, backfill every `bf_interval`.
     pub(crate) fn schedule_tick(&mut self, now: Time, fx: &mut Vec<Effect>) {
-        let full =
-            now - self.sched.last_full >= sched_param(self, "sched_interval", SCHED_INTERVAL);
+        // Chosen here too, so that a fallback is logged with no job queued.
+        let _ = self.priority_policy();
+        let full = now - self.sched.last_full >= params::sched_interval(&self.conf);
         if full {
             self.sched.last_full = now;
         }
         self.main_pass(now, if full { usize::MAX } else { MAIN_DEPTH }, fx);
-        if now - self.sched.last_backfill >= sched_param(self, "bf_interval", BF_INTERVAL) {
+        if now - self.sched.last_backfill >= params::bf_interval(&self.conf) {
             self.sched.last_backfill = now;
             self.backfill(now, fx);
         }
@@ -162,7 +102,7 @@ impl Controller {
         if self.jobs.pending_count() == 0 {
             return;
         }
-        let order = self.queue_order(depth);
+        let order = self.queue_order(now, depth);
         self.refresh_eligibility(now, &order);
         self.counters
             .schedule_cycle(order.len(), self.jobs.pending_count());
@@ -263,7 +203,7 @@ impl Controller {
         // Up to BF_MAX_JOB_TEST jobs of each partition, so that a long
         // queue in a higher tier does not use up every partition's turn.
         let nparts = self.conf.partitions.len().max(1);
-        let order = self.ordered(BF_MAX_JOB_TEST.saturating_mul(nparts), BF_MAX_JOB_TEST);
+        let order = self.ordered(now, BF_MAX_JOB_TEST.saturating_mul(nparts), BF_MAX_JOB_TEST);
         self.refresh_eligibility(now, &order);
         let mut per_part = vec![0usize; nparts];
         let mut planner = Planner::new(&self.conf, &self.nodes, &self.jobs, now);

@@ -75,7 +75,7 @@ fn higher_priority_tier_partition_goes_first() {
     let h = job(&mut c, 1003, "high", 8, 0, 10);
     assert_eq!(st(&c, b).0, JobState::Pending);
     assert_eq!(st(&c, h).0, JobState::Pending);
-    assert_eq!(c.queue_order(10), vec![h, b], "tier before age");
+    assert_eq!(c.queue_order(1100, 10), vec![h, b], "tier before age");
     finish(&mut c, 1100, a);
     // The younger job of the higher tier got the nodes.
     assert_eq!(st(&c, h).0, JobState::Running);
@@ -210,4 +210,21 @@ fn a_matching_or_job_is_planned_on_one_alternative() {
     let mut got: Vec<usize> = c.jobs[&rack].alloc.iter().map(|x| x.node).collect();
     got.sort_unstable();
     assert_eq!(got, [0, 1]);
+}
+
+#[test]
+fn every_priority_type_is_served_by_basic_for_now() {
+    for asked in ["priority/basic", "priority/multifactor"] {
+        let conf = format!("{CONF}PriorityType={asked}\n");
+        let mut c = controller(&conf);
+        let regs = ["n1", "n2"].map(|n| reg_bare(n, 4, 1000, ProtocolVersion::V24_11));
+        apply_all(&mut c, 1000, regs);
+        assert_eq!(c.conf.raw.priority_type, asked);
+        assert_eq!(c.priority_policy().name(), "priority/basic", "{asked}");
+        let a = job(&mut c, 1001, "low", 8, 0, 10);
+        let b = job(&mut c, 1002, "low", 8, 0, 10);
+        let h = job(&mut c, 1003, "high", 8, 0, 10);
+        assert_eq!(c.jobs[&a].state, JobState::Running);
+        assert_eq!(c.queue_order(1100, 10), vec![h, b], "{asked}");
+    }
 }

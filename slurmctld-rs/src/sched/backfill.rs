@@ -6,12 +6,13 @@
 //! now only on nodes no reservation holds during its run, so it never delays
 //! the jobs ahead of it.
 
-use super::command::Time;
-use super::config::ClusterConf;
-use super::job::{Job, JobState};
-use super::table::Nodes;
+use super::select::{self, Request};
 use crate::constraint::Constraint;
-use crate::sched::Request;
+use crate::state::command::Time;
+use crate::state::config::{ClusterConf, NodeDef};
+use crate::state::job::{Job, JobState};
+use crate::state::node::Node;
+use crate::state::table::{Jobs, Nodes};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -67,6 +68,15 @@ pub struct Reservation {
     pub nodes: Vec<usize>,
 }
 
+/// A pending job's place in the backfill plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    /// Expected start (`squeue --start`, StartTime).
+    pub start: Time,
+    /// Nodes it is expected to run on (SchedNodeList).
+    pub nodes: Vec<usize>,
+}
+
 /// The seconds a job may run (a year for unlimited, as stock shows).
 pub fn duration(j: &Job) -> Time {
     j.limit_end(0)
@@ -92,7 +102,7 @@ pub struct Planner {
 }
 
 /// Device index `idx` of GRES `name` → the node's `gres_list` entry.
-fn gres_entry(def: &super::config::NodeDef, name: &str, idx: u32) -> Option<usize> {
+fn gres_entry(def: &NodeDef, name: &str, idx: u32) -> Option<usize> {
     let mut left = u64::from(idx);
     for (e, g) in def.gres_list.iter().enumerate() {
         if g.name != name {
@@ -107,8 +117,8 @@ fn gres_entry(def: &super::config::NodeDef, name: &str, idx: u32) -> Option<usiz
 }
 
 impl Planner {
-    pub fn new(conf: &ClusterConf, nodes: &Nodes, jobs: &super::table::Jobs, now: Time) -> Self {
-        let track_mem = crate::sched::memory_is_consumable(conf);
+    pub fn new(conf: &ClusterConf, nodes: &Nodes, jobs: &Jobs, now: Time) -> Self {
+        let track_mem = select::memory_is_consumable(conf);
         let base = nodes
             .iter()
             .map(|n| n.schedulable().then(|| Self::avail_of(n, track_mem)))
@@ -151,7 +161,7 @@ impl Planner {
         }
     }
 
-    fn avail_of(n: &super::node::Node, track_mem: bool) -> Avail {
+    fn avail_of(n: &Node, track_mem: bool) -> Avail {
         Avail {
             cpus: u32::from(n.free_cpus()),
             mem: if track_mem {
@@ -252,7 +262,7 @@ impl Planner {
         req: &Request,
         dur: Time,
     ) -> Option<(Time, Vec<usize>)> {
-        let cons = crate::sched::placement_constraint(req.features).ok()?;
+        let cons = select::placement_constraint(req.features).ok()?;
         let order = self.order_of(conf, part);
         let walked = order.len() as u64 + self.releases.len() as u64;
         if self.budget < walked {
@@ -324,7 +334,7 @@ impl Planner {
         }
     }
 
-    /// Greedy node choice as `sched::select` makes it, on the model;
+    /// Greedy node choice as [`select::select`] makes it, on the model;
     /// `cons`: the constraint and the matching-OR alternative tried.
     #[allow(clippy::too_many_arguments)]
     fn fits(
@@ -341,12 +351,12 @@ impl Planner {
         // --nodelist first (all of it, or no fit), never --exclude, and
         // only nodes with the --constraint features.
         let required = match req.req_nodes {
-            Some(r) => crate::sched::node_indexes(conf, r)?,
+            Some(r) => select::node_indexes(conf, r)?,
             None => Vec::new(),
         };
         let excluded = req
             .exc_nodes
-            .and_then(|x| crate::sched::node_indexes(conf, x))
+            .and_then(|x| select::node_indexes(conf, x))
             .unwrap_or_default();
         let feats = |i: usize| conf.nodes.get(i).and_then(|d| d.features.as_deref());
         let one = req.mem_on(cpt as u16);
@@ -378,7 +388,7 @@ impl Planner {
             .collect();
         order.sort_by_key(|i| !required.contains(i));
         // Counted sets (`[a*2&b*4]`) are required nodes, as in sched.
-        let counted = crate::sched::counted_nodes(cons.map(|(c, _)| c), &order, &feats)?;
+        let counted = select::counted_nodes(cons.map(|(c, _)| c), &order, &feats)?;
         if counted.len() as u32 > req.max_nodes {
             return None;
         }
