@@ -29,6 +29,10 @@ pub trait PriorityPolicy: fmt::Debug + Sync {
     }
 }
 
+/// The priority `priority/basic` gives a runnable job when it is submitted
+/// or released from a hold; 0 means held.
+pub const BASIC_PRIORITY: u32 = 1;
+
 /// `priority/basic`: the job's stored priority (the same constant for every
 /// runnable job unless an operator set one), so the queue goes by age.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 
 use super::job::{reason, Job, JobState};
 use super::{msgs, Controller, Effect, Outbound, Purpose, Reply, Time};
+use crate::sched::priority::BASIC_PRIORITY;
 use slurm_wire::errno::*;
 use slurm_wire::msg::common::SignalTasksMsg;
 use slurm_wire::msg::job_desc::JobDescMsg;
@@ -12,8 +13,6 @@ use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16};
 use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion};
 
-/// The priority a runnable job gets (the priority plugin is simple yet).
-pub const DEFAULT_PRIORITY: u32 = 1;
 /// `ALLOC_SID_USER_HOLD`: `scontrol uhold` marks its hold request so.
 pub const ALLOC_SID_USER_HOLD: u32 = 0x2;
 /// Requeue flags (`job_states` flag bits) in REQUEST_JOB_REQUEUE.
@@ -378,7 +377,7 @@ impl Controller {
                 if j.eligible_time < now {
                     j.eligible_time = 0;
                 }
-                j.priority = DEFAULT_PRIORITY;
+                j.priority = BASIC_PRIORITY;
                 j.state_reason = reason::WAIT_NO_REASON;
                 j.state_desc = None;
                 j.exit_code = 0;

@@ -991,7 +991,7 @@ impl Controller {
             start_time: 0,
             end_time: 0,
             time_limit,
-            priority: 1,
+            priority: crate::sched::priority::BASIC_PRIORITY,
             min_nodes,
             max_nodes,
             num_tasks,

@@ -122,7 +122,7 @@ fn users_hold_only_their_own_jobs_and_get_user_holds() {
         hold(&mut c, 1002, BOB, id),
         Reply::Rc(ESLURM_USER_ID_MISSING)
     );
-    assert_eq!(c.jobs[&id].priority, DEFAULT_PRIORITY);
+    assert_eq!(c.jobs[&id].priority, BASIC_PRIORITY);
     // `scontrol hold` by a user is still a user hold.
     assert_eq!(hold(&mut c, 1002, ALICE, id), ok());
     assert_eq!(c.jobs[&id].state_reason, reason::WAIT_HELD_USER);
