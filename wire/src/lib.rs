@@ -10,6 +10,7 @@
 )]
 
 pub mod auth;
+pub mod codec;
 pub mod errno;
 pub mod error;
 pub mod frame;
