@@ -19,7 +19,9 @@
 //!                          may be followed by one other key (`if = |s| s.n > 0, with = m`)
 //!        | len = local     a Vec<T> of `local` elements with no count of its own
 //!        | min = N | |v| N the least bytes per element, checked against the input before anything is
-//!                          allocated (for `len` and `with`); `|v| ..` may depend on the version
+//!                          allocated (for `len` and `with`); `|v| ..` may depend on the version. On a
+//!                          `let` u32 slot: the count is checked where it is read, against all the bytes
+//!                          after it (as `Reader::count` does)
 //! ```
 //!
 //! The struct derives Debug, Clone, PartialEq, Default (and Arbitrary with the `arbitrary` feature); an
@@ -62,6 +64,14 @@ pub fn counted_by<'a, T: Wire>(
 ) -> PResult<'a, Vec<T>> {
     let n = prim::check_count(i, i, n, min)?;
     prim::items(i, n, |i| T::parse(i, v))
+}
+
+/// A `let` slot with `min`: a u32 count, checked where it is read against the bytes after it.
+#[inline]
+pub fn count_slot(i: &[u8], min: usize) -> PResult<'_, u32> {
+    let (r, n) = prim::u32(i)?;
+    prim::check_count(i, r, u64::from(n), min)?;
+    Ok((r, n))
 }
 
 /// The value of a `let` slot, as a `Wire` parse named after the slot.
@@ -178,7 +188,15 @@ macro_rules! __wire_step {
         $l = x;
         $i = r;
     };
-    (@go enc $b:ident $v:ident $s:ident; {} @let $l:ident ($lt:ty) ($($e:tt)*)) => {
+    (@go dec $i:ident $v:ident $s:ident; {min = $($m:tt)+} @let $l:ident ($lt:ty) ($($e:tt)*)) => {
+        let (r, x) = $crate::codec::error::named(
+            $crate::codec::macros::count_slot($i, $crate::__wire_min!($v; $($m)+)),
+            stringify!($l),
+        )?;
+        $l = x;
+        $i = r;
+    };
+    (@go enc $b:ident $v:ident $s:ident; {$(min = $($m:tt)+)?} @let $l:ident ($lt:ty) ($($e:tt)*)) => {
         let f: fn(&Self) -> $lt = $($e)*;
         let this: &Self = &$s;
         $crate::pack::Wire::put(&f(this), $b, $v);

@@ -143,10 +143,16 @@ pub fn items<'a, T>(
     Ok((i, out))
 }
 
+/// A collection length as the u32 that is sent (saturating).
+#[inline]
+pub fn count32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 /// A collection length; upstream counts are u32 (saturating, as the old `Writer` did).
 #[inline]
 pub fn put_count<B: BufMut>(b: &mut B, n: usize) {
-    b.put_u32(u32::try_from(n).unwrap_or(u32::MAX));
+    b.put_u32(count32(n));
 }
 
 #[inline]
