@@ -1,36 +1,47 @@
 //! Step creation and job/step completion.
 
+use crate::codec::shape;
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::pack::{Reader, Wire, Writer};
 use crate::types::StepId;
-use crate::wire_struct;
 use crate::ProtocolVersion;
+use crate::{wire, wire_struct};
 
 use super::cred::JobCred;
 use super::jobacct::JobAcctInfo;
 
 type V = ProtocolVersion;
 
-/// A bare `u32 job_id` before 25.11, a whole `step_id` from 25.11 on (the
-/// release that replaced job ids with step ids in many RPCs). Before 25.11
-/// only `job_id` travels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct JobIdOrStepId(pub StepId);
+wire! {
+    /// A bare `u32 job_id` before 25.11, a whole `step_id` from 25.11 on (the
+    /// release that replaced job ids with step ids in many RPCs). Before 25.11
+    /// only `job_id` travels.
+    #[derive(Copy, Eq)]
+    pub struct JobIdOrStepId(#[wire(with = job_or_step_id)] pub StepId);
+}
 
-impl Wire for JobIdOrStepId {
-    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
-        if v >= V::V25_11 {
-            Ok(Self(StepId::decode(r, v)?))
-        } else {
-            Ok(Self(StepId::job(r.u32()?)))
+/// The whole step id from 25.11, a bare job id before.
+// irregular: one slot whose type depends on the release, kept as one public type for its users.
+mod job_or_step_id {
+    use super::V;
+    use crate::codec::error::PResult;
+    use crate::codec::{shape, BufMut};
+    use crate::pack::Wire;
+    use crate::types::StepId;
+
+    pub fn parse<'a>(i: &'a [u8], v: V, f: &mut StepId) -> PResult<'a, ()> {
+        if v < V::V25_11 {
+            return shape::job_id32::parse(i, v, f);
         }
+        let (i, s) = StepId::parse(i, v)?;
+        *f = s;
+        Ok((i, ()))
     }
-    fn encode(&self, w: &mut Writer, v: V) {
-        if v >= V::V25_11 {
-            self.0.encode(w, v)
+    pub fn put<B: BufMut>(b: &mut B, v: V, f: &StepId) {
+        if v < V::V25_11 {
+            shape::job_id32::put(b, v, f)
         } else {
-            w.u32(self.0.job_id)
+            f.put(b, v)
         }
     }
 }
@@ -97,25 +108,9 @@ wire_struct! {
     }
 }
 
-/// `bool present` then the launch parameters.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct LaunchParamsOpt(pub Option<SlurmStepLaunchParams>);
-
-impl Wire for LaunchParamsOpt {
-    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
-        if r.bool()? {
-            Ok(Self(Some(SlurmStepLaunchParams::decode(r, v)?)))
-        } else {
-            Ok(Self(None))
-        }
-    }
-    fn encode(&self, w: &mut Writer, v: V) {
-        w.bool(self.0.is_some());
-        if let Some(p) = &self.0 {
-            p.encode(w, v);
-        }
-    }
+wire! {
+    /// `bool present` then the launch parameters.
+    pub struct LaunchParamsOpt(#[wire(with = shape::flag8)] pub Option<SlurmStepLaunchParams>);
 }
 
 wire_struct! {
@@ -385,50 +380,18 @@ wire_struct! {
     }
 }
 
-/// `complete_batch_script_msg_t`: REQUEST_COMPLETE_BATCH_SCRIPT 5018.
-/// Before 25.11 a `u32 job_id` follows jobacct; from 25.11 a step id
-/// follows slurm_rc instead.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct CompleteBatchScriptMsg {
-    pub jobacct: JobAcctInfo,
-    pub step_id: StepId,
-    pub job_rc: u32,
-    pub slurm_rc: u32,
-    pub user_id: u32,
-    pub node_name: Option<String>,
-}
-
-impl Wire for CompleteBatchScriptMsg {
-    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
-        let mut m = Self {
-            jobacct: field!(JobAcctInfo::decode(r, v), "jobacct"),
-            ..Default::default()
-        };
-        if v < V::V25_11 {
-            m.step_id = StepId::job(field!(r.u32(), "job_id"));
-        }
-        m.job_rc = field!(r.u32(), "job_rc");
-        m.slurm_rc = field!(r.u32(), "slurm_rc");
-        if v >= V::V25_11 {
-            m.step_id = field!(StepId::decode(r, v), "step_id");
-        }
-        m.user_id = field!(r.u32(), "user_id");
-        m.node_name = field!(r.str(), "node_name");
-        Ok(m)
-    }
-    fn encode(&self, w: &mut Writer, v: V) {
-        self.jobacct.encode(w, v);
-        if v < V::V25_11 {
-            w.u32(self.step_id.job_id);
-        }
-        w.u32(self.job_rc);
-        w.u32(self.slurm_rc);
-        if v >= V::V25_11 {
-            self.step_id.encode(w, v);
-        }
-        w.u32(self.user_id);
-        w.str(self.node_name.as_deref());
+wire! {
+    /// `complete_batch_script_msg_t`: REQUEST_COMPLETE_BATCH_SCRIPT 5018.
+    /// Before 25.11 a `u32 job_id` follows jobacct; from 25.11 a step id
+    /// follows slurm_rc instead.
+    pub struct CompleteBatchScriptMsg {
+        pub jobacct: JobAcctInfo,
+        #[wire(with = shape::job_id32)] [..V25_11] => step_id,
+        pub job_rc: u32,
+        pub slurm_rc: u32,
+        [V25_11..] pub step_id: StepId,
+        pub user_id: u32,
+        pub node_name: Option<String>,
     }
 }
 
