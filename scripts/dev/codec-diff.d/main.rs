@@ -27,7 +27,10 @@ type Outcome = Result<Vec<Vec<u8>>, (String, usize, String)>;
 fn old_outcome(vi: usize, ti: usize, b: &[u8]) -> Outcome {
     let v = old::ProtocolVersion::ALL[vi];
     match old::Message::decode(v, old::Message::SUPPORTED[ti], b) {
-        Ok(m) => Ok(old::ProtocolVersion::ALL.iter().map(|&v| m.encode_to_vec(v)).collect()),
+        Ok(m) => Ok(old::ProtocolVersion::ALL
+            .iter()
+            .map(|&v| m.encode_to_vec(v))
+            .collect()),
         Err(e) => Err((format!("{:?}", e.kind), e.offset, e.path())),
     }
 }
@@ -35,7 +38,10 @@ fn old_outcome(vi: usize, ti: usize, b: &[u8]) -> Outcome {
 fn new_outcome(vi: usize, ti: usize, b: &[u8]) -> Outcome {
     let v = new::ProtocolVersion::ALL[vi];
     match new::Message::decode(v, new::Message::SUPPORTED[ti], b) {
-        Ok(m) => Ok(new::ProtocolVersion::ALL.iter().map(|&v| m.encode_to_vec(v)).collect()),
+        Ok(m) => Ok(new::ProtocolVersion::ALL
+            .iter()
+            .map(|&v| m.encode_to_vec(v))
+            .collect()),
         Err(e) => Err((format!("{:?}", e.kind), e.offset, e.path())),
     }
 }
@@ -57,7 +63,10 @@ impl Stats {
         }
         let same = match (&o, &n) {
             (Err((ko, oo, po)), Err((kn, on, pn))) if ko == kn && oo == on && po != pn => {
-                *self.path_changes.entry((po.clone(), pn.clone())).or_default() += 1;
+                *self
+                    .path_changes
+                    .entry((po.clone(), pn.clone()))
+                    .or_default() += 1;
                 true
             }
             _ => o == n,
@@ -71,7 +80,12 @@ impl Stats {
                     Ok(encs) => format!("Ok ({} bytes at {v:?})", encs[vi].len()),
                     Err(e) => format!("Err {e:?}"),
                 };
-                eprintln!("DIFF {what} {name} at {v:?} ({} bytes): old {} / new {}", b.len(), show(&o), show(&n));
+                eprintln!(
+                    "DIFF {what} {name} at {v:?} ({} bytes): old {} / new {}",
+                    b.len(),
+                    show(&o),
+                    show(&n)
+                );
             }
         }
     }
@@ -88,15 +102,24 @@ fn main() -> ExitCode {
     }
     let versions = new::ProtocolVersion::ALL.len();
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let mut st = Stats { compared: 0, ok: 0, failures: 0, path_changes: Default::default() };
+    let mut st = Stats {
+        compared: 0,
+        ok: 0,
+        failures: 0,
+        path_changes: Default::default(),
+    };
     let mut enc_failures = 0u64;
     let mut built = 0u64;
     let mut reordered_values = 0u64;
     for _ in 0..iters {
         // Values: the same arbitrary bytes build the same value in both (same fields, same order).
-        let raw = rng.bytes(64 + rng.below(4096));
+        let len = 64 + rng.below(4096);
+        let raw = rng.bytes(len);
         let (mut uo, mut un) = (Unstructured::new(&raw), Unstructured::new(&raw));
-        let (Ok(mo), Ok(mn)) = (old::Message::arbitrary(&mut uo), new::Message::arbitrary(&mut un)) else {
+        let (Ok(mo), Ok(mn)) = (
+            old::Message::arbitrary(&mut uo),
+            new::Message::arbitrary(&mut un),
+        ) else {
             continue;
         };
         built += 1;
@@ -114,12 +137,20 @@ fn main() -> ExitCode {
                 reordered_values += 1;
                 st.check("valid-old", vi, ti, &bo);
             }
-            let enc_ok = |b: &[u8]| matches!(new_outcome(vi, ti, b), Ok(ref e) if e[vi] == b)
-                && matches!(old_outcome(vi, ti, b), Ok(ref e) if e[vi] == b);
+            let enc_ok = |b: &[u8]| {
+                matches!(new_outcome(vi, ti, b), Ok(ref e) if e[vi] == b)
+                    && matches!(old_outcome(vi, ti, b), Ok(ref e) if e[vi] == b)
+            };
             if !enc_ok(&bn) || (reordered && !enc_ok(&bo)) {
                 enc_failures += 1;
                 if enc_failures <= 10 {
-                    eprintln!("DIFF encode {} at {:?}: {} vs {} bytes", mn.msg_type().name(), new::ProtocolVersion::ALL[vi], bo.len(), bn.len());
+                    eprintln!(
+                        "DIFF encode {} at {:?}: {} vs {} bytes",
+                        mn.msg_type().name(),
+                        new::ProtocolVersion::ALL[vi],
+                        bo.len(),
+                        bn.len()
+                    );
                 }
             }
             st.check("valid", vi, ti, &bn);
@@ -138,7 +169,8 @@ fn main() -> ExitCode {
             }
         }
         // Raw bytes, for a random type and version.
-        let junk = rng.bytes(rng.below(256));
+        let len = rng.below(256);
+        let junk = rng.bytes(len);
         st.check("random", rng.below(versions), rng.below(types), &junk);
     }
     for ((po, pn), k) in &st.path_changes {
