@@ -346,6 +346,17 @@ impl<T: Wire> Wire for Option<Vec<T>> {
     }
 }
 
+/// A boxed value travels as the value (large records kept off the stack).
+impl<T: Wire> Wire for Box<T> {
+    fn parse<'a>(i: &'a [u8], v: ProtocolVersion) -> PResult<'a, Self> {
+        let (i, x) = T::parse(i, v)?;
+        Ok((i, Box::new(x)))
+    }
+    fn put<B: BufMut>(&self, b: &mut B, v: ProtocolVersion) {
+        T::put(self, b, v)
+    }
+}
+
 fn list_index(i: usize) -> &'static str {
     const NAMES: [&str; 8] = ["[0]", "[1]", "[2]", "[3]", "[4]", "[5]", "[6]", "[7]"];
     NAMES.get(i).copied().unwrap_or("[..]")

@@ -249,113 +249,71 @@ impl Wire for Option<SlurmStepLayout> {
     }
 }
 
-/// `job_step_create_response_msg_t`: RESPONSE_JOB_STEP_CREATE 5002.
-///
-/// UNVERIFIED: 23.11/24.05 assume no switch plugin (then no switch info is
-/// sent); 22.05/23.02 assume switch/none and (22.05) a select plugin that
-/// packs nothing beyond its id, as cons_tres does.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct JobStepCreateResponseMsg {
-    pub def_cpu_bind_type: u32,
-    pub resv_ports: Option<String>,
-    /// Before 25.11 only job_id (23.02+) and step_id travel; 22.05 sends
-    /// only step_id.
-    pub step_id: StepId,
-    pub step_layout: Option<SlurmStepLayout>,
-    /// 24.05+.
-    pub stepmgr: Option<String>,
-    /// Optional (bool flag) from 26.05; before, always sent (None is sent as
-    /// an empty credential).
-    pub cred: Option<Box<JobCred>>,
-    /// 22.05 only.
-    pub select_plugin_id: u32,
-    /// Before 23.11.
-    pub switch_plugin_id: u32,
-    /// Before 25.11.
-    pub use_protocol_ver: u16,
-    /// 26.05+.
-    pub state: u32,
+wire! {
+    /// `job_step_create_response_msg_t`: RESPONSE_JOB_STEP_CREATE 5002.
+    ///
+    /// UNVERIFIED: 23.11/24.05 assume no switch plugin (then no switch info is
+    /// sent); 22.05/23.02 assume switch/none and (22.05) a select plugin that
+    /// packs nothing beyond its id, as cons_tres does.
+    pub struct JobStepCreateResponseMsg {
+        pub def_cpu_bind_type: u32,
+        pub resv_ports: Option<String>,
+        /// Before 25.11 only job_id (23.02+) and step_id travel; 22.05 sends
+        /// only step_id.
+        [V25_11..] pub step_id: StepId,
+        #[wire(with = job_id_only)] [V23_02..V25_11] => step_id,
+        #[wire(with = shape::step_num32)] [..V25_11] => step_id,
+        pub step_layout: Option<SlurmStepLayout>,
+        /// 24.05+.
+        [V24_05..] pub stepmgr: Option<String>,
+        /// Optional (bool flag) from 26.05; before, always sent (None is sent as
+        /// an empty credential).
+        #[wire(with = shape::flag8)] [V26_05..] pub cred: Option<Box<JobCred>>,
+        #[wire(with = cred_always)] [..V26_05] => cred,
+        /// 22.05 only.
+        [..V23_02] pub select_plugin_id: u32,
+        /// Before 23.11.
+        [..V23_11] pub switch_plugin_id: u32,
+        /// Before 25.11.
+        [..V25_11] pub use_protocol_ver: u16,
+        /// 26.05+.
+        [V26_05..] pub state: u32,
+    }
 }
 
-impl Wire for JobStepCreateResponseMsg {
-    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
-        let mut m = Self {
-            def_cpu_bind_type: field!(r.u32(), "def_cpu_bind_type"),
-            resv_ports: field!(r.str(), "resv_ports"),
-            ..Default::default()
-        };
-        if v >= V::V25_11 {
-            m.step_id = field!(StepId::decode(r, v), "step_id");
-        } else {
-            if v >= V::V23_02 {
-                m.step_id.job_id = field!(r.u32(), "job_id");
-            }
-            m.step_id.step_id = field!(r.u32(), "job_step_id");
-        }
-        m.step_layout = field!(Option::<SlurmStepLayout>::decode(r, v), "step_layout");
-        if v >= V::V24_05 {
-            m.stepmgr = field!(r.str(), "stepmgr");
-        }
-        let present = if v >= V::V26_05 {
-            field!(r.bool(), "has_cred")
-        } else {
-            true
-        };
-        if present {
-            m.cred = Some(Box::new(field!(JobCred::decode(r, v), "cred")));
-        }
-        if v < V::V23_02 {
-            m.select_plugin_id = field!(r.u32(), "select_plugin_id");
-        }
-        if v < V::V23_11 {
-            m.switch_plugin_id = field!(r.u32(), "switch_plugin_id");
-        }
-        if v < V::V25_11 {
-            m.use_protocol_ver = field!(r.u16(), "use_protocol_ver");
-        }
-        if v >= V::V26_05 {
-            m.state = field!(r.u32(), "state");
-        }
-        Ok(m)
+/// The job id alone, leaving the rest of the step id as it is (23.02..25.11 send job id and step number).
+mod job_id_only {
+    use super::V;
+    use crate::codec::error::PResult;
+    use crate::codec::{prim, BufMut};
+    use crate::types::StepId;
+
+    pub fn parse<'a>(i: &'a [u8], _: V, f: &mut StepId) -> PResult<'a, ()> {
+        let (i, j) = prim::u32(i)?;
+        f.job_id = j;
+        Ok((i, ()))
     }
-    fn encode(&self, w: &mut Writer, v: V) {
-        w.u32(self.def_cpu_bind_type);
-        w.str(self.resv_ports.as_deref());
-        if v >= V::V25_11 {
-            self.step_id.encode(w, v);
-        } else {
-            if v >= V::V23_02 {
-                w.u32(self.step_id.job_id);
-            }
-            w.u32(self.step_id.step_id);
-        }
-        self.step_layout.encode(w, v);
-        if v >= V::V24_05 {
-            w.str(self.stepmgr.as_deref());
-        }
-        if v >= V::V26_05 {
-            w.bool(self.cred.is_some());
-            if let Some(c) = &self.cred {
-                c.encode(w, v);
-            }
-        } else {
-            match &self.cred {
-                Some(c) => c.encode(w, v),
-                None => JobCred::default().encode(w, v),
-            }
-        }
-        if v < V::V23_02 {
-            w.u32(self.select_plugin_id);
-        }
-        if v < V::V23_11 {
-            w.u32(self.switch_plugin_id);
-        }
-        if v < V::V25_11 {
-            w.u16(self.use_protocol_ver);
-        }
-        if v >= V::V26_05 {
-            w.u32(self.state);
+    pub fn put<B: BufMut>(b: &mut B, _: V, f: &StepId) {
+        b.put_u32(f.job_id)
+    }
+}
+
+/// Before 26.05 the credential is always there; a missing one is sent as an empty credential.
+mod cred_always {
+    use super::{JobCred, V};
+    use crate::codec::error::PResult;
+    use crate::codec::BufMut;
+    use crate::pack::Wire;
+
+    pub fn parse<'a>(i: &'a [u8], v: V, f: &mut Option<Box<JobCred>>) -> PResult<'a, ()> {
+        let (i, c) = JobCred::parse(i, v)?;
+        *f = Some(Box::new(c));
+        Ok((i, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, v: V, f: &Option<Box<JobCred>>) {
+        match f {
+            Some(c) => c.put(b, v),
+            None => JobCred::default().put(b, v),
         }
     }
 }
