@@ -3,9 +3,9 @@
 
 use super::slurmdb::SlurmdbTresRec;
 use crate::codec::shape;
-use crate::{wire, wire_struct};
+use crate::wire;
 
-wire_struct! {
+wire! {
     /// The accounting sample itself (what follows the `u8 1` present flag).
     ///
     /// The fourteen usage arrays all carry `tres_count` elements upstream, but

@@ -11,14 +11,14 @@
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::pack::{Reader, Wire, Writer};
-use crate::wire_struct;
+use crate::wire;
 use crate::ProtocolVersion;
 
 /// `command_id` values of `stats_info_request_msg_t` (slurm.h: reset is 0).
 pub const STAT_COMMAND_RESET: u16 = 0;
 pub const STAT_COMMAND_GET: u16 = 1;
 
-wire_struct! {
+wire! {
     /// `stats_info_request_msg_t`.
     pub struct StatsInfoRequestMsg {
         pub command_id: u16,

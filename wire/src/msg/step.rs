@@ -4,8 +4,8 @@ use crate::codec::shape;
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::pack::{Reader, Wire, Writer};
 use crate::types::StepId;
+use crate::wire;
 use crate::ProtocolVersion;
-use crate::{wire, wire_struct};
 
 use super::cred::JobCred;
 use super::jobacct::JobAcctInfo;
@@ -46,7 +46,7 @@ mod job_or_step_id {
     }
 }
 
-wire_struct! {
+wire! {
     /// `slurm_step_launch_params_t` as sent by 26.05 srun for the async
     /// (stepmgr) launch path (`_pack_launch_params`).
     pub struct SlurmStepLaunchParams {
@@ -113,7 +113,7 @@ wire! {
     pub struct LaunchParamsOpt(#[wire(with = shape::flag8)] pub Option<SlurmStepLaunchParams>);
 }
 
-wire_struct! {
+wire! {
     /// `job_step_create_request_msg_t`: REQUEST_JOB_STEP_CREATE 5001.
     pub struct JobStepCreateRequestMsg {
         pub step_id: StepId,
@@ -318,7 +318,7 @@ mod cred_always {
     }
 }
 
-wire_struct! {
+wire! {
     /// `step_complete_msg_t`: REQUEST_STEP_COMPLETE 5016.
     pub struct StepCompleteMsg {
         pub step_id: StepId,
@@ -330,7 +330,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `complete_job_allocation_msg_t`: REQUEST_COMPLETE_JOB_ALLOCATION 5017.
     pub struct CompleteJobAllocationMsg {
         pub step_id: JobIdOrStepId,

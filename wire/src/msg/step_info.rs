@@ -5,9 +5,9 @@
 use crate::codec::prim::count32;
 use crate::msg::job_desc::SelectJobinfo;
 use crate::types::{BitStr, StepId};
-use crate::{wire, wire_struct};
+use crate::wire;
 
-wire_struct! {
+wire! {
     /// `job_step_info_request_msg_t`.
     pub struct JobStepInfoRequestMsg {
         pub last_update: i64,
@@ -16,7 +16,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// One `job_step_info_t` as the controller packs it.
     pub struct JobStepInfo {
         pub array_job_id: u32,
