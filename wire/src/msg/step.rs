@@ -1,8 +1,10 @@
 //! Step creation and job/step completion.
 
+use crate::codec::error::{named, PResult, WireError};
 use crate::codec::shape;
-use crate::error::{DecodeError, DecodeErrorKind, Result};
-use crate::pack::{Reader, Wire, Writer};
+use crate::codec::{prim, BufMut};
+use crate::error::DecodeErrorKind;
+use crate::pack::Wire;
 use crate::types::StepId;
 use crate::wire;
 use crate::ProtocolVersion;
@@ -188,63 +190,64 @@ pub struct SlurmStepLayout {
 }
 
 /// `u16 present` (0/1) then the layout.
+// irregular: the node count precedes three other fields and sizes the tids after them; it is checked
+// there but reported at the count, as upstream's unpack reads it.
 impl Wire for Option<SlurmStepLayout> {
-    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
-        let at = r.position();
-        match r.u16()? {
-            0 => return Ok(None),
+    fn parse<'a>(i: &'a [u8], v: V) -> PResult<'a, Self> {
+        let (r, flag) = prim::u16(i)?;
+        match flag {
+            0 => return Ok((r, None)),
             1 => {}
             n => {
-                return Err(DecodeError::new(
-                    DecodeErrorKind::BadValue {
-                        what: "step layout present flag",
-                        value: u64::from(n),
-                    },
-                    at,
-                ))
+                let what = "step layout present flag";
+                let value = u64::from(n);
+                return WireError::fail(DecodeErrorKind::BadValue { what, value }, i);
             }
         }
+        let (r, front_end) = named(prim::str(r), "front_end")?;
+        let (r, node_list) = named(prim::str(r), "node_list")?;
+        let cnt_at = r;
+        let (r, node_cnt) = named(prim::u32(r), "node_cnt")?;
+        let (r, start_protocol_ver) = named(prim::u16(r), "start_protocol_ver")?;
+        let (r, task_cnt) = named(prim::u32(r), "task_cnt")?;
+        let (r, task_dist) = named(prim::u32(r), "task_dist")?;
+        let checked = prim::check_count(cnt_at, r, u64::from(node_cnt), 4).map(|n| (r, n));
+        let (r, n) = named(checked, "node_cnt")?;
+        let (mut r, tids) = named(prim::items(r, n, |i| Vec::<u32>::parse(i, v)), "tids")?;
         let mut l = SlurmStepLayout {
-            front_end: field!(r.str(), "front_end"),
-            node_list: field!(r.str(), "node_list"),
+            front_end,
+            node_list,
+            start_protocol_ver,
+            task_cnt,
+            task_dist,
+            tids,
             ..Default::default()
         };
-        let cnt_at = r.position();
-        let node_cnt = field!(r.u32(), "node_cnt");
-        l.start_protocol_ver = field!(r.u16(), "start_protocol_ver");
-        l.task_cnt = field!(r.u32(), "task_cnt");
-        l.task_dist = field!(r.u32(), "task_dist");
-        let n = field!(r.check_count(node_cnt, 4, cnt_at), "node_cnt");
-        let mut tids = Vec::with_capacity(n.min(1024));
-        for _ in 0..n {
-            tids.push(field!(Vec::<u32>::decode(r, v), "tids"));
-        }
-        l.tids = tids;
         if v >= V::V23_11 {
-            l.cpt_compact_array = field!(Vec::<u16>::decode(r, v), "cpt_compact_array");
-            l.cpt_compact_reps = field!(Vec::<u32>::decode(r, v), "cpt_compact_reps");
-            l.net_cred = field!(r.str(), "net_cred");
+            (r, l.cpt_compact_array) = named(Vec::<u16>::parse(r, v), "cpt_compact_array")?;
+            (r, l.cpt_compact_reps) = named(Vec::<u32>::parse(r, v), "cpt_compact_reps")?;
+            (r, l.net_cred) = named(prim::str(r), "net_cred")?;
         }
-        Ok(Some(l))
+        Ok((r, Some(l)))
     }
-    fn encode(&self, w: &mut Writer, v: V) {
+    fn put<B: BufMut>(&self, b: &mut B, v: V) {
         let Some(l) = self else {
-            return w.u16(0);
+            return b.put_u16(0);
         };
-        w.u16(1);
-        w.str(l.front_end.as_deref());
-        w.str(l.node_list.as_deref());
-        w.count(l.tids.len());
-        w.u16(l.start_protocol_ver);
-        w.u32(l.task_cnt);
-        w.u32(l.task_dist);
+        b.put_u16(1);
+        prim::put_str(b, l.front_end.as_deref());
+        prim::put_str(b, l.node_list.as_deref());
+        prim::put_count(b, l.tids.len());
+        b.put_u16(l.start_protocol_ver);
+        b.put_u32(l.task_cnt);
+        b.put_u32(l.task_dist);
         for t in &l.tids {
-            t.encode(w, v);
+            t.put(b, v);
         }
         if v >= V::V23_11 {
-            l.cpt_compact_array.encode(w, v);
-            l.cpt_compact_reps.encode(w, v);
-            w.str(l.net_cred.as_deref());
+            l.cpt_compact_array.put(b, v);
+            l.cpt_compact_reps.put(b, v);
+            prim::put_str(b, l.net_cred.as_deref());
         }
     }
 }
