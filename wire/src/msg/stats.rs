@@ -25,55 +25,72 @@ wire! {
     }
 }
 
-/// The controller counters part of `stats_info_response_msg_t`
-/// (what `parts_packed` gated before 25.11).
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct StatsParts {
-    pub req_time: i64,
-    pub req_time_start: i64,
-    pub server_thread_count: u32,
-    pub agent_queue_size: u32,
-    pub agent_count: u32,
-    pub agent_thread_count: u32,
-    pub dbd_agent_queue_size: u32,
-    pub gettimeofday_latency: u32,
-    pub jobs_submitted: u32,
-    pub jobs_started: u32,
-    pub jobs_completed: u32,
-    pub jobs_canceled: u32,
-    pub jobs_failed: u32,
-    pub jobs_pending: u32,
-    pub jobs_running: u32,
-    pub job_states_ts: i64,
-    pub schedule_cycle_max: u32,
-    pub schedule_cycle_last: u32,
-    /// 32 bits on the wire before 25.11.
-    pub schedule_cycle_sum: u64,
-    pub schedule_cycle_counter: u32,
-    pub schedule_cycle_depth: u32,
-    /// 23.11 on.
-    pub schedule_exit: Vec<u32>,
-    pub schedule_queue_len: u32,
-    pub bf_backfilled_jobs: u32,
-    pub bf_last_backfilled_jobs: u32,
-    pub bf_cycle_counter: u32,
-    pub bf_cycle_sum: u64,
-    pub bf_cycle_last: u32,
-    pub bf_last_depth: u32,
-    pub bf_last_depth_try: u32,
-    pub bf_queue_len: u32,
-    pub bf_cycle_max: u32,
-    pub bf_when_last_cycle: i64,
-    pub bf_depth_sum: u32,
-    pub bf_depth_try_sum: u32,
-    pub bf_queue_len_sum: u32,
-    pub bf_table_size: u32,
-    pub bf_table_size_sum: u32,
-    pub bf_active: u32,
-    pub bf_backfilled_het_jobs: u32,
-    /// 23.11 on.
-    pub bf_exit: Vec<u32>,
+wire! {
+    /// The controller counters part of `stats_info_response_msg_t`
+    /// (what `parts_packed` gated before 25.11).
+    pub struct StatsParts {
+        pub req_time: i64,
+        pub req_time_start: i64,
+        pub server_thread_count: u32,
+        pub agent_queue_size: u32,
+        pub agent_count: u32,
+        pub agent_thread_count: u32,
+        pub dbd_agent_queue_size: u32,
+        pub gettimeofday_latency: u32,
+        pub jobs_submitted: u32,
+        pub jobs_started: u32,
+        pub jobs_completed: u32,
+        pub jobs_canceled: u32,
+        pub jobs_failed: u32,
+        pub jobs_pending: u32,
+        pub jobs_running: u32,
+        pub job_states_ts: i64,
+        pub schedule_cycle_max: u32,
+        pub schedule_cycle_last: u32,
+        /// 32 bits on the wire before 25.11 (a field placed twice).
+        [V25_11..] pub schedule_cycle_sum: u64,
+        #[wire(with = sum32)] [..V25_11] => schedule_cycle_sum,
+        pub schedule_cycle_counter: u32,
+        pub schedule_cycle_depth: u32,
+        /// 23.11 on.
+        [V23_11..] pub schedule_exit: Vec<u32>,
+        pub schedule_queue_len: u32,
+        pub bf_backfilled_jobs: u32,
+        pub bf_last_backfilled_jobs: u32,
+        pub bf_cycle_counter: u32,
+        pub bf_cycle_sum: u64,
+        pub bf_cycle_last: u32,
+        pub bf_last_depth: u32,
+        pub bf_last_depth_try: u32,
+        pub bf_queue_len: u32,
+        pub bf_cycle_max: u32,
+        pub bf_when_last_cycle: i64,
+        pub bf_depth_sum: u32,
+        pub bf_depth_try_sum: u32,
+        pub bf_queue_len_sum: u32,
+        pub bf_table_size: u32,
+        pub bf_table_size_sum: u32,
+        pub bf_active: u32,
+        pub bf_backfilled_het_jobs: u32,
+        /// 23.11 on.
+        [V23_11..] pub bf_exit: Vec<u32>,
+    }
+}
+
+/// Older clients keep a 32-bit `schedule_cycle_sum`; it wraps as it does in stock.
+mod sum32 {
+    use crate::codec::error::PResult;
+    use crate::codec::{prim, BufMut};
+    use crate::ProtocolVersion;
+
+    pub fn parse<'a>(i: &'a [u8], _: ProtocolVersion, f: &mut u64) -> PResult<'a, ()> {
+        let (i, x) = prim::u32(i)?;
+        *f = u64::from(x);
+        Ok((i, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, f: &u64) {
+        b.put_u32(*f as u32)
+    }
 }
 
 /// One entry of the RPC queue table (`rpc_queue_type_id[i]`,
@@ -127,129 +144,6 @@ fn parts_on_wire(v: ProtocolVersion) -> bool {
     v >= ProtocolVersion::V25_11
 }
 
-fn decode_parts(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<StatsParts> {
-    let exits = v >= ProtocolVersion::V23_11;
-    let mut p = StatsParts {
-        req_time: r.time()?,
-        req_time_start: r.time()?,
-        server_thread_count: r.u32()?,
-        agent_queue_size: r.u32()?,
-        agent_count: r.u32()?,
-        agent_thread_count: r.u32()?,
-        dbd_agent_queue_size: r.u32()?,
-        gettimeofday_latency: r.u32()?,
-        jobs_submitted: r.u32()?,
-        jobs_started: r.u32()?,
-        jobs_completed: r.u32()?,
-        jobs_canceled: r.u32()?,
-        jobs_failed: r.u32()?,
-        jobs_pending: r.u32()?,
-        jobs_running: r.u32()?,
-        job_states_ts: r.time()?,
-        schedule_cycle_max: r.u32()?,
-        schedule_cycle_last: r.u32()?,
-        ..Default::default()
-    };
-    p.schedule_cycle_sum = if parts_on_wire(v) {
-        r.u64()?
-    } else {
-        u64::from(r.u32()?)
-    };
-    p.schedule_cycle_counter = r.u32()?;
-    p.schedule_cycle_depth = r.u32()?;
-    if exits {
-        p.schedule_exit = field!(Vec::<u32>::decode(r, v), "schedule_exit");
-    }
-    p.schedule_queue_len = r.u32()?;
-    p.bf_backfilled_jobs = r.u32()?;
-    p.bf_last_backfilled_jobs = r.u32()?;
-    p.bf_cycle_counter = r.u32()?;
-    p.bf_cycle_sum = r.u64()?;
-    p.bf_cycle_last = r.u32()?;
-    p.bf_last_depth = r.u32()?;
-    p.bf_last_depth_try = r.u32()?;
-    p.bf_queue_len = r.u32()?;
-    p.bf_cycle_max = r.u32()?;
-    p.bf_when_last_cycle = r.time()?;
-    p.bf_depth_sum = r.u32()?;
-    p.bf_depth_try_sum = r.u32()?;
-    p.bf_queue_len_sum = r.u32()?;
-    p.bf_table_size = r.u32()?;
-    p.bf_table_size_sum = r.u32()?;
-    p.bf_active = r.u32()?;
-    p.bf_backfilled_het_jobs = r.u32()?;
-    if exits {
-        p.bf_exit = field!(Vec::<u32>::decode(r, v), "bf_exit");
-    }
-    Ok(p)
-}
-
-fn encode_parts(p: &StatsParts, w: &mut Writer, v: ProtocolVersion) {
-    let exits = v >= ProtocolVersion::V23_11;
-    w.time(p.req_time);
-    w.time(p.req_time_start);
-    for x in [
-        p.server_thread_count,
-        p.agent_queue_size,
-        p.agent_count,
-        p.agent_thread_count,
-        p.dbd_agent_queue_size,
-        p.gettimeofday_latency,
-        p.jobs_submitted,
-        p.jobs_started,
-        p.jobs_completed,
-        p.jobs_canceled,
-        p.jobs_failed,
-        p.jobs_pending,
-        p.jobs_running,
-    ] {
-        w.u32(x);
-    }
-    w.time(p.job_states_ts);
-    w.u32(p.schedule_cycle_max);
-    w.u32(p.schedule_cycle_last);
-    if parts_on_wire(v) {
-        w.u64(p.schedule_cycle_sum);
-    } else {
-        // Older clients keep a 32-bit sum; it wraps as it does in stock.
-        w.u32(p.schedule_cycle_sum as u32);
-    }
-    w.u32(p.schedule_cycle_counter);
-    w.u32(p.schedule_cycle_depth);
-    if exits {
-        p.schedule_exit.encode(w, v);
-    }
-    w.u32(p.schedule_queue_len);
-    w.u32(p.bf_backfilled_jobs);
-    w.u32(p.bf_last_backfilled_jobs);
-    w.u32(p.bf_cycle_counter);
-    w.u64(p.bf_cycle_sum);
-    for x in [
-        p.bf_cycle_last,
-        p.bf_last_depth,
-        p.bf_last_depth_try,
-        p.bf_queue_len,
-        p.bf_cycle_max,
-    ] {
-        w.u32(x);
-    }
-    w.time(p.bf_when_last_cycle);
-    for x in [
-        p.bf_depth_sum,
-        p.bf_depth_try_sum,
-        p.bf_queue_len_sum,
-        p.bf_table_size,
-        p.bf_table_size_sum,
-        p.bf_active,
-        p.bf_backfilled_het_jobs,
-    ] {
-        w.u32(x);
-    }
-    if exits {
-        p.bf_exit.encode(w, v);
-    }
-}
-
 fn mismatch(what: &'static str, value: usize, at: usize) -> DecodeError {
     DecodeError::new(
         DecodeErrorKind::BadValue {
@@ -269,7 +163,7 @@ impl Wire for StatsInfoResponseMsg {
             m.parts_packed = r.u32()?;
         }
         if m.parts_packed != 0 {
-            m.parts = field!(decode_parts(r, v), "parts");
+            m.parts = field!(StatsParts::decode(r, v), "parts");
         }
         m.rpc_type_size = r.u32()?;
         m.rpc_type_id = field!(Vec::<u16>::decode(r, v), "rpc_type_id");
@@ -320,7 +214,7 @@ impl Wire for StatsInfoResponseMsg {
             w.u32(self.parts_packed);
         }
         if parts_on_wire(v) || self.parts_packed != 0 {
-            encode_parts(&self.parts, w, v);
+            self.parts.encode(w, v);
         }
         w.u32(self.rpc_type_size);
         self.rpc_type_id.encode(w, v);
