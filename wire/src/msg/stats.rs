@@ -9,10 +9,9 @@
 //! - 25.11, 26.05: no `parts_packed` (the counters are always there) and
 //!   `schedule_cycle_sum` widens to 64 bits.
 
-use crate::error::{DecodeError, DecodeErrorKind, Result};
-use crate::pack::{Reader, Wire, Writer};
+use crate::codec::error::{PResult, WireError};
+use crate::error::DecodeErrorKind;
 use crate::wire;
-use crate::ProtocolVersion;
 
 /// `command_id` values of `stats_info_request_msg_t` (slurm.h: reset is 0).
 pub const STAT_COMMAND_RESET: u16 = 0;
@@ -112,142 +111,121 @@ pub struct RpcDump {
     pub hostlist: Option<String>,
 }
 
-/// `stats_info_response_msg_t`.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct StatsInfoResponseMsg {
-    /// Before 25.11: zero means `parts` is absent. From 25.11 it is not on
-    /// the wire and decodes as 1.
-    pub parts_packed: u32,
-    pub parts: StatsParts,
-    pub rpc_type_size: u32,
-    pub rpc_type_id: Vec<u16>,
-    pub rpc_type_cnt: Vec<u32>,
-    /// Microseconds.
-    pub rpc_type_time: Vec<u64>,
-    /// 24.05 on; the four arrays below follow only when non-zero.
-    pub rpc_queue_enabled: u8,
-    pub rpc_type_queued: Vec<u16>,
-    pub rpc_type_dropped: Vec<u64>,
-    pub rpc_type_cycle_last: Vec<u16>,
-    pub rpc_type_cycle_max: Vec<u16>,
-    pub rpc_user_size: u32,
-    pub rpc_user_id: Vec<u32>,
-    pub rpc_user_cnt: Vec<u32>,
-    /// Microseconds.
-    pub rpc_user_time: Vec<u64>,
-    pub rpc_queue: Vec<RpcQueueStat>,
-    pub rpc_dump: Vec<RpcDump>,
+wire! {
+    /// `stats_info_response_msg_t`.
+    pub struct StatsInfoResponseMsg {
+        /// Before 25.11: zero means `parts` is absent. From 25.11 it is not on
+        /// the wire and decodes as 1.
+        [..V25_11] pub parts_packed: u32,
+        #[wire(with = implied_one)] [V25_11..] => parts_packed,
+        #[wire(if = |s| s.parts_packed != 0)] [..V25_11] pub parts: StatsParts,
+        [V25_11..] => parts,
+        pub rpc_type_size: u32,
+        pub rpc_type_id: Vec<u16>,
+        pub rpc_type_cnt: Vec<u32>,
+        /// Microseconds.
+        pub rpc_type_time: Vec<u64>,
+        /// 24.05 on; the four arrays below follow only when non-zero.
+        [V24_05..] pub rpc_queue_enabled: u8,
+        #[wire(if = |s| s.rpc_queue_enabled != 0)] [V24_05..] pub rpc_type_queued: Vec<u16>,
+        #[wire(if = |s| s.rpc_queue_enabled != 0)] [V24_05..] pub rpc_type_dropped: Vec<u64>,
+        #[wire(if = |s| s.rpc_queue_enabled != 0)] [V24_05..] pub rpc_type_cycle_last: Vec<u16>,
+        #[wire(if = |s| s.rpc_queue_enabled != 0)] [V24_05..] pub rpc_type_cycle_max: Vec<u16>,
+        pub rpc_user_size: u32,
+        pub rpc_user_id: Vec<u32>,
+        pub rpc_user_cnt: Vec<u32>,
+        /// Microseconds.
+        pub rpc_user_time: Vec<u64>,
+        #[wire(with = rpc_queue)] pub rpc_queue: Vec<RpcQueueStat>,
+        #[wire(with = rpc_dump)] pub rpc_dump: Vec<RpcDump>,
+    }
 }
 
-fn parts_on_wire(v: ProtocolVersion) -> bool {
-    v >= ProtocolVersion::V25_11
+/// 25.11 dropped `parts_packed`: the counters are always there, so it reads as 1 and sends nothing.
+mod implied_one {
+    use crate::codec::error::PResult;
+    use crate::codec::BufMut;
+    use crate::ProtocolVersion;
+
+    pub fn parse<'a>(i: &'a [u8], _: ProtocolVersion, f: &mut u32) -> PResult<'a, ()> {
+        *f = 1;
+        Ok((i, ()))
+    }
+    pub fn put<B: BufMut>(_: &mut B, _: ProtocolVersion, _: &u32) {}
 }
 
-fn mismatch(what: &'static str, value: usize, at: usize) -> DecodeError {
-    DecodeError::new(
-        DecodeErrorKind::BadValue {
-            what,
-            value: value as u64,
-        },
-        at,
-    )
+/// Two arrays that must agree in length make one table; a mismatch is reported at the second one.
+fn mismatch<'a, T>(what: &'static str, len: usize, at: &'a [u8]) -> PResult<'a, T> {
+    let value = len as u64;
+    WireError::fail(DecodeErrorKind::BadValue { what, value }, at)
 }
 
-impl Wire for StatsInfoResponseMsg {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        let mut m = StatsInfoResponseMsg::default();
-        if parts_on_wire(v) {
-            m.parts_packed = 1;
-        } else {
-            m.parts_packed = r.u32()?;
-        }
-        if m.parts_packed != 0 {
-            m.parts = field!(StatsParts::decode(r, v), "parts");
-        }
-        m.rpc_type_size = r.u32()?;
-        m.rpc_type_id = field!(Vec::<u16>::decode(r, v), "rpc_type_id");
-        m.rpc_type_cnt = field!(Vec::<u32>::decode(r, v), "rpc_type_cnt");
-        m.rpc_type_time = field!(Vec::<u64>::decode(r, v), "rpc_type_time");
-        if v >= ProtocolVersion::V24_05 {
-            m.rpc_queue_enabled = r.u8()?;
-            if m.rpc_queue_enabled != 0 {
-                m.rpc_type_queued = field!(Vec::<u16>::decode(r, v), "rpc_type_queued");
-                m.rpc_type_dropped = field!(Vec::<u64>::decode(r, v), "rpc_type_dropped");
-                m.rpc_type_cycle_last = field!(Vec::<u16>::decode(r, v), "rpc_type_cycle_last");
-                m.rpc_type_cycle_max = field!(Vec::<u16>::decode(r, v), "rpc_type_cycle_max");
-            }
-        }
-        m.rpc_user_size = r.u32()?;
-        m.rpc_user_id = field!(Vec::<u32>::decode(r, v), "rpc_user_id");
-        m.rpc_user_cnt = field!(Vec::<u32>::decode(r, v), "rpc_user_cnt");
-        m.rpc_user_time = field!(Vec::<u64>::decode(r, v), "rpc_user_time");
+/// `rpc_queue_type_id[]` then `rpc_queue_count[]`.
+mod rpc_queue {
+    use super::{mismatch, RpcQueueStat};
+    use crate::codec::error::{named, PResult};
+    use crate::codec::{prim, BufMut};
+    use crate::pack::Wire;
+    use crate::ProtocolVersion;
 
-        let ids = field!(Vec::<u32>::decode(r, v), "rpc_queue_type_id");
-        let at = r.position();
-        let counts = field!(Vec::<u32>::decode(r, v), "rpc_queue_count");
+    pub fn parse<'a>(
+        i: &'a [u8],
+        v: ProtocolVersion,
+        f: &mut Vec<RpcQueueStat>,
+    ) -> PResult<'a, ()> {
+        let (at, ids) = named(Vec::<u32>::parse(i, v), "rpc_queue_type_id")?;
+        let (r, counts) = named(Vec::<u32>::parse(at, v), "rpc_queue_count")?;
         if counts.len() != ids.len() {
-            return Err(mismatch("rpc_queue_count length", counts.len(), at));
+            return mismatch("rpc_queue_count length", counts.len(), at);
         }
-        m.rpc_queue = ids
+        *f = ids
             .into_iter()
             .zip(counts)
             .map(|(type_id, count)| RpcQueueStat { type_id, count })
             .collect();
-
-        let types = field!(Vec::<u32>::decode(r, v), "rpc_dump_types");
-        let at = r.position();
-        let hosts = field!(Vec::<Option<String>>::decode(r, v), "rpc_dump_hostlist");
-        if hosts.len() != types.len() {
-            return Err(mismatch("rpc_dump_hostlist length", hosts.len(), at));
+        Ok((r, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, f: &[RpcQueueStat]) {
+        prim::put_count(b, f.len());
+        for q in f {
+            b.put_u32(q.type_id);
         }
-        m.rpc_dump = types
+        prim::put_count(b, f.len());
+        for q in f {
+            b.put_u32(q.count);
+        }
+    }
+}
+
+/// `rpc_dump_types[]` then `rpc_dump_hostlist[]`.
+mod rpc_dump {
+    use super::{mismatch, RpcDump};
+    use crate::codec::error::{named, PResult};
+    use crate::codec::{prim, BufMut};
+    use crate::pack::Wire;
+    use crate::ProtocolVersion;
+
+    pub fn parse<'a>(i: &'a [u8], v: ProtocolVersion, f: &mut Vec<RpcDump>) -> PResult<'a, ()> {
+        let (at, types) = named(Vec::<u32>::parse(i, v), "rpc_dump_types")?;
+        let (r, hosts) = named(Vec::<Option<String>>::parse(at, v), "rpc_dump_hostlist")?;
+        if hosts.len() != types.len() {
+            return mismatch("rpc_dump_hostlist length", hosts.len(), at);
+        }
+        *f = types
             .into_iter()
             .zip(hosts)
             .map(|(type_id, hostlist)| RpcDump { type_id, hostlist })
             .collect();
-        Ok(m)
+        Ok((r, ()))
     }
-
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        if !parts_on_wire(v) {
-            w.u32(self.parts_packed);
+    pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, f: &[RpcDump]) {
+        prim::put_count(b, f.len());
+        for d in f {
+            b.put_u32(d.type_id);
         }
-        if parts_on_wire(v) || self.parts_packed != 0 {
-            self.parts.encode(w, v);
-        }
-        w.u32(self.rpc_type_size);
-        self.rpc_type_id.encode(w, v);
-        self.rpc_type_cnt.encode(w, v);
-        self.rpc_type_time.encode(w, v);
-        if v >= ProtocolVersion::V24_05 {
-            w.u8(self.rpc_queue_enabled);
-            if self.rpc_queue_enabled != 0 {
-                self.rpc_type_queued.encode(w, v);
-                self.rpc_type_dropped.encode(w, v);
-                self.rpc_type_cycle_last.encode(w, v);
-                self.rpc_type_cycle_max.encode(w, v);
-            }
-        }
-        w.u32(self.rpc_user_size);
-        self.rpc_user_id.encode(w, v);
-        self.rpc_user_cnt.encode(w, v);
-        self.rpc_user_time.encode(w, v);
-        w.count(self.rpc_queue.len());
-        for q in &self.rpc_queue {
-            w.u32(q.type_id);
-        }
-        w.count(self.rpc_queue.len());
-        for q in &self.rpc_queue {
-            w.u32(q.count);
-        }
-        w.count(self.rpc_dump.len());
-        for d in &self.rpc_dump {
-            w.u32(d.type_id);
-        }
-        w.count(self.rpc_dump.len());
-        for d in &self.rpc_dump {
-            w.str(d.hostlist.as_deref());
+        prim::put_count(b, f.len());
+        for d in f {
+            prim::put_str(b, d.hostlist.as_deref());
         }
     }
 }
@@ -257,6 +235,7 @@ mod tests {
     use super::*;
     use crate::msg::test_util::round_trip_all;
     use crate::pack::{decode_exact, encode_to_vec};
+    use crate::ProtocolVersion;
 
     fn sample() -> StatsInfoResponseMsg {
         StatsInfoResponseMsg {
