@@ -57,6 +57,19 @@ impl DecodeError {
         }
     }
 
+    /// An error with a path already collected (the codec's `WireError` at the boundary).
+    pub(crate) fn from_parts(
+        kind: DecodeErrorKind,
+        offset: usize,
+        path: Vec<&'static str>,
+    ) -> Self {
+        Self { kind, offset, path }
+    }
+
+    pub(crate) fn into_parts(self) -> (DecodeErrorKind, usize, Vec<&'static str>) {
+        (self.kind, self.offset, self.path)
+    }
+
     /// Records that the error happened inside `field`.
     #[must_use]
     pub fn within(mut self, field: &'static str) -> Self {

@@ -10,6 +10,7 @@
 )]
 
 pub mod auth;
+pub mod codec;
 pub mod dbd;
 pub mod errno;
 pub mod error;

@@ -3,8 +3,11 @@
 //! Integers are big-endian; `time_t` is a signed 64-bit integer; strings carry
 //! their trailing NUL in the length, and a NULL string is a zero length.
 
+use crate::codec::error::{named, unwrap_err, PResult, WireError};
+use crate::codec::prim;
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::ProtocolVersion;
+use bytes::BufMut;
 
 /// `NO_VAL`: marks "no list" in list counts and "unset" in many u32 fields.
 pub const NO_VAL: u32 = 0xffff_fffe;
@@ -18,7 +21,7 @@ pub const INFINITE64: u64 = 0xffff_ffff_ffff_ffff;
 /// Upstream's cap on a single frame and on one packed memory block.
 pub const MAX_MSG_SIZE: usize = 1 << 30;
 
-/// A cursor over untrusted bytes. Every read is bounds-checked.
+/// A cursor over untrusted bytes: the compatibility façade over the nom parsers in `codec::prim`.
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
     buf: &'a [u8],
@@ -46,96 +49,66 @@ impl<'a> Reader<'a> {
         DecodeError::new(kind, self.pos)
     }
 
-    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
-        match end.and_then(|e| self.buf.get(self.pos..e).map(|s| (e, s))) {
-            Some((e, s)) => {
-                self.pos = e;
-                Ok(s)
+    /// Runs a nom parser over the rest of the buffer and advances past what it consumed; its error's
+    /// position becomes an offset into this buffer.
+    pub fn parse<T>(&mut self, f: impl FnOnce(&'a [u8]) -> PResult<'a, T>) -> Result<T> {
+        let i = self.rest();
+        match f(i) {
+            Ok((rest, x)) => {
+                self.pos = self.buf.len().saturating_sub(rest.len());
+                Ok(x)
             }
-            None => Err(self.error(DecodeErrorKind::Truncated {
-                needed: n,
-                remaining: self.remaining(),
-            })),
+            Err(e) => Err(unwrap_err(e, i).into_decode(self.buf.len())),
         }
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
-        let s = self.take(N)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        Ok(a)
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        self.parse(|i| prim::take(i, n))
     }
 
     pub fn u8(&mut self) -> Result<u8> {
-        Ok(u8::from_be_bytes(self.array()?))
+        self.parse(prim::u8)
     }
     pub fn u16(&mut self) -> Result<u16> {
-        Ok(u16::from_be_bytes(self.array()?))
+        self.parse(prim::u16)
     }
     pub fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_be_bytes(self.array()?))
+        self.parse(prim::u32)
     }
     pub fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_be_bytes(self.array()?))
+        self.parse(prim::u64)
     }
     /// `pack_time`: signed 64-bit.
     pub fn time(&mut self) -> Result<i64> {
-        Ok(i64::from_be_bytes(self.array()?))
+        self.parse(prim::time)
     }
 
     /// `packbool`: strictly 0 or 1, so that re-encoding is byte-identical.
     pub fn bool(&mut self) -> Result<bool> {
-        let at = self.pos;
-        match self.u8()? {
-            0 => Ok(false),
-            1 => Ok(true),
-            b => Err(DecodeError::new(DecodeErrorKind::BadBool(b), at)),
-        }
+        self.parse(prim::bool)
     }
 
     /// A u32 element count, checked against the bytes left so that no
     /// allocation is sized by an untrusted number.
     pub fn count(&mut self, min_elem_size: usize) -> Result<usize> {
-        let at = self.pos;
-        let n = self.u32()?;
-        self.check_count(n, min_elem_size, at)
+        self.parse(|i| prim::count(i, min_elem_size))
     }
 
+    /// Checks a count read at byte `at` against the bytes left.
     pub fn check_count(&self, n: u32, min_elem_size: usize, at: usize) -> Result<usize> {
-        let need = (n as u64).saturating_mul(min_elem_size.max(1) as u64);
-        if need > self.remaining() as u64 {
-            return Err(DecodeError::new(
-                DecodeErrorKind::CountTooLarge {
-                    count: n as u64,
-                    remaining: self.remaining(),
-                },
-                at,
-            ));
-        }
-        Ok(n as usize)
+        let rest = self.rest();
+        prim::check_count(rest, rest, u64::from(n), min_elem_size)
+            .map_err(|e| DecodeError::new(unwrap_err(e, rest).kind, at))
     }
 
     /// `packmem`: u32 length then raw bytes.
     pub fn mem(&mut self) -> Result<&'a [u8]> {
-        let n = self.count(1)?;
-        self.take(n)
+        self.parse(prim::mem)
     }
 
     /// `packstr`: `None` for length 0; otherwise the bytes must end in NUL.
     pub fn str(&mut self) -> Result<Option<String>> {
-        let at = self.pos;
-        let raw = self.mem()?;
-        let Some((&last, body)) = raw.split_last() else {
-            return Ok(None);
-        };
-        if last != 0 {
-            return Err(DecodeError::new(DecodeErrorKind::StringNotTerminated, at));
-        }
-        match std::str::from_utf8(body) {
-            Ok(s) => Ok(Some(s.to_owned())),
-            Err(_) => Err(DecodeError::new(DecodeErrorKind::InvalidUtf8, at)),
-        }
+        self.parse(prim::str)
     }
 
     /// Fails unless every byte was consumed (rustls-style strictness).
@@ -147,7 +120,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// An append-only output buffer.
+/// An append-only output buffer (a `Vec<u8>`, which is the `BufMut` the codec writes into).
 #[derive(Debug, Default, Clone)]
 pub struct Writer {
     buf: Vec<u8>,
@@ -175,160 +148,212 @@ impl Writer {
         &self.buf
     }
     pub fn bytes(&mut self, b: &[u8]) {
-        self.buf.extend_from_slice(b);
+        self.buf.put_slice(b);
     }
     pub fn u8(&mut self, v: u8) {
-        self.buf.push(v);
+        self.buf.put_u8(v);
     }
     pub fn u16(&mut self, v: u16) {
-        self.bytes(&v.to_be_bytes());
+        self.buf.put_u16(v);
     }
     pub fn u32(&mut self, v: u32) {
-        self.bytes(&v.to_be_bytes());
+        self.buf.put_u32(v);
     }
     pub fn u64(&mut self, v: u64) {
-        self.bytes(&v.to_be_bytes());
+        self.buf.put_u64(v);
     }
     pub fn time(&mut self, v: i64) {
-        self.bytes(&v.to_be_bytes());
+        self.buf.put_i64(v);
     }
     pub fn bool(&mut self, v: bool) {
-        self.u8(v as u8);
+        self.buf.put_u8(u8::from(v));
     }
     /// A collection length; upstream counts are u32.
     pub fn count(&mut self, n: usize) {
-        self.u32(u32::try_from(n).unwrap_or(u32::MAX));
+        prim::put_count(&mut self.buf, n);
     }
     pub fn mem(&mut self, b: &[u8]) {
-        self.count(b.len());
-        self.bytes(b);
+        prim::put_mem(&mut self.buf, b);
     }
     pub fn str(&mut self, s: Option<&str>) {
-        match s {
-            None => self.u32(0),
-            Some(s) => {
-                self.count(s.len() + 1);
-                self.bytes(s.as_bytes());
-                self.u8(0);
-            }
-        }
+        prim::put_str(&mut self.buf, s);
     }
     /// Overwrites a u32 written earlier at `at` (used for length prefixes).
     pub fn patch_u32(&mut self, at: usize, v: u32) {
-        if let Some(dst) = self.buf.get_mut(at..at + 4) {
+        if let Some(dst) = at.checked_add(4).and_then(|end| self.buf.get_mut(at..end)) {
             dst.copy_from_slice(&v.to_be_bytes());
         }
     }
 }
 
 /// A value with a wire form that may depend on the protocol version.
+///
+/// Two pairs: `parse`/`put` (nom over `&[u8]`, into `BufMut`) and `decode`/`encode` (the `Reader` and
+/// `Writer` façade). Each pair defaults through the other, so old and new impls nest while bodies move
+/// over; an impl must override one pair (overriding neither recurses forever, which the round-trip
+/// tests would catch).
 pub trait Wire: Sized {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self>;
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion);
+    fn parse<'a>(i: &'a [u8], v: ProtocolVersion) -> PResult<'a, Self> {
+        let mut r = Reader::new(i);
+        match Self::decode(&mut r, v) {
+            Ok(x) => Ok((r.rest(), x)),
+            Err(e) => Err(nom::Err::Error(WireError::from_decode(e, i.len()))),
+        }
+    }
+
+    fn put<B: BufMut>(&self, b: &mut B, v: ProtocolVersion) {
+        // Bridge only: an old impl writes into a `Writer`, which is then copied.
+        let mut w = Writer::new();
+        self.encode(&mut w, v);
+        b.put_slice(w.as_slice());
+    }
+
+    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
+        r.parse(|i| Self::parse(i, v))
+    }
+
+    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
+        self.put(&mut w.buf, v)
+    }
 }
 
 macro_rules! wire_int {
-    ($($t:ty => $m:ident),*) => {$(
+    ($($t:ty => $parse:ident, $put:ident;)*) => {$(
         impl Wire for $t {
-            fn decode(r: &mut Reader<'_>, _: ProtocolVersion) -> Result<Self> {
-                r.$m()
+            #[inline]
+            fn parse<'a>(i: &'a [u8], _: ProtocolVersion) -> PResult<'a, Self> {
+                prim::$parse(i)
             }
-            fn encode(&self, w: &mut Writer, _: ProtocolVersion) {
-                w.$m(*self)
+            #[inline]
+            fn put<B: BufMut>(&self, b: &mut B, _: ProtocolVersion) {
+                b.$put(*self)
             }
         }
     )*};
 }
 // `i64` is only ever a `time_t` in Slurm's protocol.
-wire_int!(u8 => u8, u16 => u16, u32 => u32, u64 => u64, i64 => time, bool => bool);
+wire_int! {
+    u8 => u8, put_u8;
+    u16 => u16, put_u16;
+    u32 => u32, put_u32;
+    u64 => u64, put_u64;
+    i64 => time, put_i64;
+}
+
+impl Wire for bool {
+    #[inline]
+    fn parse<'a>(i: &'a [u8], _: ProtocolVersion) -> PResult<'a, Self> {
+        prim::bool(i)
+    }
+    #[inline]
+    fn put<B: BufMut>(&self, b: &mut B, _: ProtocolVersion) {
+        b.put_u8(u8::from(*self))
+    }
+}
 
 /// `packstr`, NULL-aware.
 impl Wire for Option<String> {
-    fn decode(r: &mut Reader<'_>, _: ProtocolVersion) -> Result<Self> {
-        r.str()
+    fn parse<'a>(i: &'a [u8], _: ProtocolVersion) -> PResult<'a, Self> {
+        prim::str(i)
     }
-    fn encode(&self, w: &mut Writer, _: ProtocolVersion) {
-        w.str(self.as_deref())
+    fn put<B: BufMut>(&self, b: &mut B, _: ProtocolVersion) {
+        prim::put_str(b, self.as_deref())
     }
 }
 
 /// `packmem`.
 impl Wire for Vec<u8> {
-    fn decode(r: &mut Reader<'_>, _: ProtocolVersion) -> Result<Self> {
-        Ok(r.mem()?.to_vec())
+    fn parse<'a>(i: &'a [u8], _: ProtocolVersion) -> PResult<'a, Self> {
+        prim::mem_vec(i)
     }
-    fn encode(&self, w: &mut Writer, _: ProtocolVersion) {
-        w.mem(self)
+    fn put<B: BufMut>(&self, b: &mut B, _: ProtocolVersion) {
+        prim::put_mem(b, self)
     }
 }
 
 /// `packstr_array`: u32 count then strings (a NULL array is count 0).
 impl Wire for Vec<Option<String>> {
-    fn decode(r: &mut Reader<'_>, _: ProtocolVersion) -> Result<Self> {
-        let n = r.count(4)?;
-        (0..n).map(|_| r.str()).collect()
+    fn parse<'a>(i: &'a [u8], _: ProtocolVersion) -> PResult<'a, Self> {
+        let (i, n) = prim::count(i, 4)?;
+        prim::items(i, n, prim::str)
     }
-    fn encode(&self, w: &mut Writer, _: ProtocolVersion) {
-        w.count(self.len());
+    fn put<B: BufMut>(&self, b: &mut B, _: ProtocolVersion) {
+        prim::put_count(b, self.len());
         for s in self {
-            w.str(s.as_deref());
+            prim::put_str(b, s.as_deref());
         }
     }
 }
 
 macro_rules! wire_int_array {
-    ($($t:ty => $m:ident, $size:expr);*) => {$(
+    ($($t:ty => $parse:ident, $put:ident, $size:expr;)*) => {$(
         /// `pack*_array`: u32 count then elements.
         impl Wire for Vec<$t> {
-            fn decode(r: &mut Reader<'_>, _: ProtocolVersion) -> Result<Self> {
-                let n = r.count($size)?;
-                (0..n).map(|_| r.$m()).collect()
+            fn parse<'a>(i: &'a [u8], _: ProtocolVersion) -> PResult<'a, Self> {
+                let (i, n) = prim::count(i, $size)?;
+                prim::items(i, n, prim::$parse)
             }
-            fn encode(&self, w: &mut Writer, _: ProtocolVersion) {
-                w.count(self.len());
+            fn put<B: BufMut>(&self, b: &mut B, _: ProtocolVersion) {
+                prim::put_count(b, self.len());
                 for x in self {
-                    w.$m(*x);
+                    b.$put(*x);
                 }
             }
         }
     )*};
 }
-wire_int_array!(u16 => u16, 2; u32 => u32, 4; u64 => u64, 8);
+wire_int_array! {
+    u16 => u16, put_u16, 2;
+    u32 => u32, put_u32, 4;
+    u64 => u64, put_u64, 8;
+}
 
 /// `slurm_pack_list` and hand-rolled lists: `NO_VAL` means no list at all.
 impl<T: Wire> Wire for Option<Vec<T>> {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        let at = r.position();
-        let n = r.u32()?;
+    fn parse<'a>(i: &'a [u8], v: ProtocolVersion) -> PResult<'a, Self> {
+        let (mut r, n) = prim::u32(i)?;
         if n == NO_VAL {
-            return Ok(None);
+            return Ok((r, None));
         }
         if n > NO_VAL {
-            return Err(DecodeError::new(
+            return WireError::fail(
                 DecodeErrorKind::BadValue {
                     what: "list count",
-                    value: n as u64,
+                    value: u64::from(n),
                 },
-                at,
-            ));
+                i,
+            );
         }
-        let n = r.check_count(n, 1, at)?;
-        let mut out = Vec::with_capacity(n.min(1024));
-        for i in 0..n {
-            out.push(T::decode(r, v).map_err(|e| e.within(list_index(i)))?);
+        let n = prim::check_count(i, r, u64::from(n), 1)?;
+        let mut out = prim::vec_n(n);
+        for k in 0..n {
+            let (rest, x) = named(T::parse(r, v), list_index(k))?;
+            out.push(x);
+            r = rest;
         }
-        Ok(Some(out))
+        Ok((r, Some(out)))
     }
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
+    fn put<B: BufMut>(&self, b: &mut B, v: ProtocolVersion) {
         match self {
-            None => w.u32(NO_VAL),
+            None => b.put_u32(NO_VAL),
             Some(items) => {
-                w.count(items.len());
+                prim::put_count(b, items.len());
                 for it in items {
-                    it.encode(w, v);
+                    it.put(b, v);
                 }
             }
         }
+    }
+}
+
+/// A boxed value travels as the value (large records kept off the stack).
+impl<T: Wire> Wire for Box<T> {
+    fn parse<'a>(i: &'a [u8], v: ProtocolVersion) -> PResult<'a, Self> {
+        let (i, x) = T::parse(i, v)?;
+        Ok((i, Box::new(x)))
+    }
+    fn put<B: BufMut>(&self, b: &mut B, v: ProtocolVersion) {
+        T::put(self, b, v)
     }
 }
 
@@ -412,58 +437,6 @@ macro_rules! seq_wire {
     };
 }
 pub(crate) use seq_wire;
-
-/// Declares a protocol struct whose wire form is its fields in order.
-///
-/// A field may carry a version gate in brackets before `pub`:
-/// `[V24_11..]` (from 24.11 on), `[..V24_11]` (before 24.11) or
-/// `[V23_11..V26_05]`. Absent fields decode to their `Default`.
-#[macro_export]
-macro_rules! wire_struct {
-    (
-        $(#[$smeta:meta])*
-        pub struct $name:ident {
-            $(
-                $(#[$fmeta:meta])*
-                $([$($gate:tt)*])?
-                pub $field:ident : $ty:ty
-            ),* $(,)?
-        }
-    ) => {
-        $(#[$smeta])*
-        #[derive(Debug, Clone, PartialEq, Default)]
-        #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-        pub struct $name {
-            $( $(#[$fmeta])* pub $field: $ty, )*
-        }
-
-        impl $crate::pack::Wire for $name {
-            #[allow(unused_variables, unused_mut)]
-            fn decode(
-                r: &mut $crate::pack::Reader<'_>,
-                v: $crate::ProtocolVersion,
-            ) -> $crate::error::Result<Self> {
-                let mut s = Self::default();
-                $(
-                    if $crate::gate!(v; $($($gate)*)?) {
-                        s.$field = <$ty as $crate::pack::Wire>::decode(r, v)
-                            .map_err(|e| e.within(stringify!($field)))?;
-                    }
-                )*
-                Ok(s)
-            }
-
-            #[allow(unused_variables)]
-            fn encode(&self, w: &mut $crate::pack::Writer, v: $crate::ProtocolVersion) {
-                $(
-                    if $crate::gate!(v; $($($gate)*)?) {
-                        $crate::pack::Wire::encode(&self.$field, w, v);
-                    }
-                )*
-            }
-        }
-    };
-}
 
 /// Decodes a whole body as `T`, rejecting trailing bytes.
 pub fn decode_exact<T: Wire>(bytes: &[u8], v: ProtocolVersion) -> Result<T> {

@@ -3,9 +3,9 @@
 //! Shared by node registration, node info and (in other families) job
 //! accounting records.
 
-use crate::wire_struct;
+use crate::wire;
 
-wire_struct! {
+wire! {
     /// `acct_gather_energy_t`. A NULL energy pointer is packed as all zeros,
     /// which is what `Default` encodes.
     pub struct AcctGatherEnergy {

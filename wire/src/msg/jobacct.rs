@@ -2,12 +2,10 @@
 //! later interfaces/jobacct_gather.c). One layout for every supported release.
 
 use super::slurmdb::SlurmdbTresRec;
-use crate::error::Result;
-use crate::pack::{Reader, Wire, Writer};
-use crate::wire_struct;
-use crate::ProtocolVersion;
+use crate::codec::shape;
+use crate::wire;
 
-wire_struct! {
+wire! {
     /// The accounting sample itself (what follows the `u8 1` present flag).
     ///
     /// The fourteen usage arrays all carry `tres_count` elements upstream, but
@@ -38,37 +36,18 @@ wire_struct! {
     }
 }
 
-/// `jobacctinfo_pack`: a `u8` present flag (0 when accounting gathering is
-/// off), then the sample.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct JobAcctInfo(pub Option<JobAcctInfoData>);
-
-impl Wire for JobAcctInfo {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        // Upstream treats any non-zero byte as present; we insist on 0/1 so
-        // that re-encoding is exact.
-        if r.bool().map_err(|e| e.within("present"))? {
-            Ok(Self(Some(JobAcctInfoData::decode(r, v)?)))
-        } else {
-            Ok(Self(None))
-        }
-    }
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        match &self.0 {
-            None => w.u8(0),
-            Some(d) => {
-                w.u8(1);
-                d.encode(w, v);
-            }
-        }
-    }
+wire! {
+    /// `jobacctinfo_pack`: a `u8` present flag (0 when accounting gathering is
+    /// off), then the sample. Upstream treats any non-zero byte as present;
+    /// `flag8` insists on 0/1 so that re-encoding is exact.
+    pub struct JobAcctInfo(#[wire(with = shape::flag8)] pub Option<JobAcctInfoData>);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::pack::{decode_exact, encode_to_vec};
+    use crate::ProtocolVersion;
 
     #[test]
     fn jobacct_roundtrips_with_tres() {

@@ -1,8 +1,8 @@
 //! Accounting records (`slurmdb_*_rec_t`) that also travel in controller RPCs.
 
-use crate::wire_struct;
+use crate::wire;
 
-wire_struct! {
+wire! {
     /// `slurmdb_tres_rec_t` as packed by `slurmdb_pack_tres_rec`; the same
     /// in every release 22.05..26.05.
     pub struct SlurmdbTresRec {

@@ -9,71 +9,87 @@
 //! - 25.11, 26.05: no `parts_packed` (the counters are always there) and
 //!   `schedule_cycle_sum` widens to 64 bits.
 
-use crate::error::{DecodeError, DecodeErrorKind, Result};
-use crate::pack::{Reader, Wire, Writer};
-use crate::wire_struct;
-use crate::ProtocolVersion;
+use crate::codec::error::{PResult, WireError};
+use crate::error::DecodeErrorKind;
+use crate::wire;
 
 /// `command_id` values of `stats_info_request_msg_t` (slurm.h: reset is 0).
 pub const STAT_COMMAND_RESET: u16 = 0;
 pub const STAT_COMMAND_GET: u16 = 1;
 
-wire_struct! {
+wire! {
     /// `stats_info_request_msg_t`.
     pub struct StatsInfoRequestMsg {
         pub command_id: u16,
     }
 }
 
-/// The controller counters part of `stats_info_response_msg_t`
-/// (what `parts_packed` gated before 25.11).
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct StatsParts {
-    pub req_time: i64,
-    pub req_time_start: i64,
-    pub server_thread_count: u32,
-    pub agent_queue_size: u32,
-    pub agent_count: u32,
-    pub agent_thread_count: u32,
-    pub dbd_agent_queue_size: u32,
-    pub gettimeofday_latency: u32,
-    pub jobs_submitted: u32,
-    pub jobs_started: u32,
-    pub jobs_completed: u32,
-    pub jobs_canceled: u32,
-    pub jobs_failed: u32,
-    pub jobs_pending: u32,
-    pub jobs_running: u32,
-    pub job_states_ts: i64,
-    pub schedule_cycle_max: u32,
-    pub schedule_cycle_last: u32,
-    /// 32 bits on the wire before 25.11.
-    pub schedule_cycle_sum: u64,
-    pub schedule_cycle_counter: u32,
-    pub schedule_cycle_depth: u32,
-    /// 23.11 on.
-    pub schedule_exit: Vec<u32>,
-    pub schedule_queue_len: u32,
-    pub bf_backfilled_jobs: u32,
-    pub bf_last_backfilled_jobs: u32,
-    pub bf_cycle_counter: u32,
-    pub bf_cycle_sum: u64,
-    pub bf_cycle_last: u32,
-    pub bf_last_depth: u32,
-    pub bf_last_depth_try: u32,
-    pub bf_queue_len: u32,
-    pub bf_cycle_max: u32,
-    pub bf_when_last_cycle: i64,
-    pub bf_depth_sum: u32,
-    pub bf_depth_try_sum: u32,
-    pub bf_queue_len_sum: u32,
-    pub bf_table_size: u32,
-    pub bf_table_size_sum: u32,
-    pub bf_active: u32,
-    pub bf_backfilled_het_jobs: u32,
-    /// 23.11 on.
-    pub bf_exit: Vec<u32>,
+wire! {
+    /// The controller counters part of `stats_info_response_msg_t`
+    /// (what `parts_packed` gated before 25.11).
+    pub struct StatsParts {
+        pub req_time: i64,
+        pub req_time_start: i64,
+        pub server_thread_count: u32,
+        pub agent_queue_size: u32,
+        pub agent_count: u32,
+        pub agent_thread_count: u32,
+        pub dbd_agent_queue_size: u32,
+        pub gettimeofday_latency: u32,
+        pub jobs_submitted: u32,
+        pub jobs_started: u32,
+        pub jobs_completed: u32,
+        pub jobs_canceled: u32,
+        pub jobs_failed: u32,
+        pub jobs_pending: u32,
+        pub jobs_running: u32,
+        pub job_states_ts: i64,
+        pub schedule_cycle_max: u32,
+        pub schedule_cycle_last: u32,
+        /// 32 bits on the wire before 25.11 (a field placed twice).
+        [V25_11..] pub schedule_cycle_sum: u64,
+        #[wire(with = sum32)] [..V25_11] => schedule_cycle_sum,
+        pub schedule_cycle_counter: u32,
+        pub schedule_cycle_depth: u32,
+        /// 23.11 on.
+        [V23_11..] pub schedule_exit: Vec<u32>,
+        pub schedule_queue_len: u32,
+        pub bf_backfilled_jobs: u32,
+        pub bf_last_backfilled_jobs: u32,
+        pub bf_cycle_counter: u32,
+        pub bf_cycle_sum: u64,
+        pub bf_cycle_last: u32,
+        pub bf_last_depth: u32,
+        pub bf_last_depth_try: u32,
+        pub bf_queue_len: u32,
+        pub bf_cycle_max: u32,
+        pub bf_when_last_cycle: i64,
+        pub bf_depth_sum: u32,
+        pub bf_depth_try_sum: u32,
+        pub bf_queue_len_sum: u32,
+        pub bf_table_size: u32,
+        pub bf_table_size_sum: u32,
+        pub bf_active: u32,
+        pub bf_backfilled_het_jobs: u32,
+        /// 23.11 on.
+        [V23_11..] pub bf_exit: Vec<u32>,
+    }
+}
+
+/// Older clients keep a 32-bit `schedule_cycle_sum`; it wraps as it does in stock.
+mod sum32 {
+    use crate::codec::error::PResult;
+    use crate::codec::{prim, BufMut};
+    use crate::ProtocolVersion;
+
+    pub fn parse<'a>(i: &'a [u8], _: ProtocolVersion, f: &mut u64) -> PResult<'a, ()> {
+        let (i, x) = prim::u32(i)?;
+        *f = u64::from(x);
+        Ok((i, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, f: &u64) {
+        b.put_u32(*f as u32)
+    }
 }
 
 /// One entry of the RPC queue table (`rpc_queue_type_id[i]`,
@@ -95,265 +111,121 @@ pub struct RpcDump {
     pub hostlist: Option<String>,
 }
 
-/// `stats_info_response_msg_t`.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct StatsInfoResponseMsg {
-    /// Before 25.11: zero means `parts` is absent. From 25.11 it is not on
-    /// the wire and decodes as 1.
-    pub parts_packed: u32,
-    pub parts: StatsParts,
-    pub rpc_type_size: u32,
-    pub rpc_type_id: Vec<u16>,
-    pub rpc_type_cnt: Vec<u32>,
-    /// Microseconds.
-    pub rpc_type_time: Vec<u64>,
-    /// 24.05 on; the four arrays below follow only when non-zero.
-    pub rpc_queue_enabled: u8,
-    pub rpc_type_queued: Vec<u16>,
-    pub rpc_type_dropped: Vec<u64>,
-    pub rpc_type_cycle_last: Vec<u16>,
-    pub rpc_type_cycle_max: Vec<u16>,
-    pub rpc_user_size: u32,
-    pub rpc_user_id: Vec<u32>,
-    pub rpc_user_cnt: Vec<u32>,
-    /// Microseconds.
-    pub rpc_user_time: Vec<u64>,
-    pub rpc_queue: Vec<RpcQueueStat>,
-    pub rpc_dump: Vec<RpcDump>,
-}
-
-fn parts_on_wire(v: ProtocolVersion) -> bool {
-    v >= ProtocolVersion::V25_11
-}
-
-fn decode_parts(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<StatsParts> {
-    let exits = v >= ProtocolVersion::V23_11;
-    let mut p = StatsParts {
-        req_time: r.time()?,
-        req_time_start: r.time()?,
-        server_thread_count: r.u32()?,
-        agent_queue_size: r.u32()?,
-        agent_count: r.u32()?,
-        agent_thread_count: r.u32()?,
-        dbd_agent_queue_size: r.u32()?,
-        gettimeofday_latency: r.u32()?,
-        jobs_submitted: r.u32()?,
-        jobs_started: r.u32()?,
-        jobs_completed: r.u32()?,
-        jobs_canceled: r.u32()?,
-        jobs_failed: r.u32()?,
-        jobs_pending: r.u32()?,
-        jobs_running: r.u32()?,
-        job_states_ts: r.time()?,
-        schedule_cycle_max: r.u32()?,
-        schedule_cycle_last: r.u32()?,
-        ..Default::default()
-    };
-    p.schedule_cycle_sum = if parts_on_wire(v) {
-        r.u64()?
-    } else {
-        u64::from(r.u32()?)
-    };
-    p.schedule_cycle_counter = r.u32()?;
-    p.schedule_cycle_depth = r.u32()?;
-    if exits {
-        p.schedule_exit = field!(Vec::<u32>::decode(r, v), "schedule_exit");
-    }
-    p.schedule_queue_len = r.u32()?;
-    p.bf_backfilled_jobs = r.u32()?;
-    p.bf_last_backfilled_jobs = r.u32()?;
-    p.bf_cycle_counter = r.u32()?;
-    p.bf_cycle_sum = r.u64()?;
-    p.bf_cycle_last = r.u32()?;
-    p.bf_last_depth = r.u32()?;
-    p.bf_last_depth_try = r.u32()?;
-    p.bf_queue_len = r.u32()?;
-    p.bf_cycle_max = r.u32()?;
-    p.bf_when_last_cycle = r.time()?;
-    p.bf_depth_sum = r.u32()?;
-    p.bf_depth_try_sum = r.u32()?;
-    p.bf_queue_len_sum = r.u32()?;
-    p.bf_table_size = r.u32()?;
-    p.bf_table_size_sum = r.u32()?;
-    p.bf_active = r.u32()?;
-    p.bf_backfilled_het_jobs = r.u32()?;
-    if exits {
-        p.bf_exit = field!(Vec::<u32>::decode(r, v), "bf_exit");
-    }
-    Ok(p)
-}
-
-fn encode_parts(p: &StatsParts, w: &mut Writer, v: ProtocolVersion) {
-    let exits = v >= ProtocolVersion::V23_11;
-    w.time(p.req_time);
-    w.time(p.req_time_start);
-    for x in [
-        p.server_thread_count,
-        p.agent_queue_size,
-        p.agent_count,
-        p.agent_thread_count,
-        p.dbd_agent_queue_size,
-        p.gettimeofday_latency,
-        p.jobs_submitted,
-        p.jobs_started,
-        p.jobs_completed,
-        p.jobs_canceled,
-        p.jobs_failed,
-        p.jobs_pending,
-        p.jobs_running,
-    ] {
-        w.u32(x);
-    }
-    w.time(p.job_states_ts);
-    w.u32(p.schedule_cycle_max);
-    w.u32(p.schedule_cycle_last);
-    if parts_on_wire(v) {
-        w.u64(p.schedule_cycle_sum);
-    } else {
-        // Older clients keep a 32-bit sum; it wraps as it does in stock.
-        w.u32(p.schedule_cycle_sum as u32);
-    }
-    w.u32(p.schedule_cycle_counter);
-    w.u32(p.schedule_cycle_depth);
-    if exits {
-        p.schedule_exit.encode(w, v);
-    }
-    w.u32(p.schedule_queue_len);
-    w.u32(p.bf_backfilled_jobs);
-    w.u32(p.bf_last_backfilled_jobs);
-    w.u32(p.bf_cycle_counter);
-    w.u64(p.bf_cycle_sum);
-    for x in [
-        p.bf_cycle_last,
-        p.bf_last_depth,
-        p.bf_last_depth_try,
-        p.bf_queue_len,
-        p.bf_cycle_max,
-    ] {
-        w.u32(x);
-    }
-    w.time(p.bf_when_last_cycle);
-    for x in [
-        p.bf_depth_sum,
-        p.bf_depth_try_sum,
-        p.bf_queue_len_sum,
-        p.bf_table_size,
-        p.bf_table_size_sum,
-        p.bf_active,
-        p.bf_backfilled_het_jobs,
-    ] {
-        w.u32(x);
-    }
-    if exits {
-        p.bf_exit.encode(w, v);
+wire! {
+    /// `stats_info_response_msg_t`.
+    pub struct StatsInfoResponseMsg {
+        /// Before 25.11: zero means `parts` is absent. From 25.11 it is not on
+        /// the wire and decodes as 1.
+        [..V25_11] pub parts_packed: u32,
+        #[wire(with = implied_one)] [V25_11..] => parts_packed,
+        #[wire(if = |s| s.parts_packed != 0)] [..V25_11] pub parts: StatsParts,
+        [V25_11..] => parts,
+        pub rpc_type_size: u32,
+        pub rpc_type_id: Vec<u16>,
+        pub rpc_type_cnt: Vec<u32>,
+        /// Microseconds.
+        pub rpc_type_time: Vec<u64>,
+        /// 24.05 on; the four arrays below follow only when non-zero.
+        [V24_05..] pub rpc_queue_enabled: u8,
+        #[wire(if = |s| s.rpc_queue_enabled != 0)] [V24_05..] pub rpc_type_queued: Vec<u16>,
+        #[wire(if = |s| s.rpc_queue_enabled != 0)] [V24_05..] pub rpc_type_dropped: Vec<u64>,
+        #[wire(if = |s| s.rpc_queue_enabled != 0)] [V24_05..] pub rpc_type_cycle_last: Vec<u16>,
+        #[wire(if = |s| s.rpc_queue_enabled != 0)] [V24_05..] pub rpc_type_cycle_max: Vec<u16>,
+        pub rpc_user_size: u32,
+        pub rpc_user_id: Vec<u32>,
+        pub rpc_user_cnt: Vec<u32>,
+        /// Microseconds.
+        pub rpc_user_time: Vec<u64>,
+        #[wire(with = rpc_queue)] pub rpc_queue: Vec<RpcQueueStat>,
+        #[wire(with = rpc_dump)] pub rpc_dump: Vec<RpcDump>,
     }
 }
 
-fn mismatch(what: &'static str, value: usize, at: usize) -> DecodeError {
-    DecodeError::new(
-        DecodeErrorKind::BadValue {
-            what,
-            value: value as u64,
-        },
-        at,
-    )
+/// 25.11 dropped `parts_packed`: the counters are always there, so it reads as 1 and sends nothing.
+mod implied_one {
+    use crate::codec::error::PResult;
+    use crate::codec::BufMut;
+    use crate::ProtocolVersion;
+
+    pub fn parse<'a>(i: &'a [u8], _: ProtocolVersion, f: &mut u32) -> PResult<'a, ()> {
+        *f = 1;
+        Ok((i, ()))
+    }
+    pub fn put<B: BufMut>(_: &mut B, _: ProtocolVersion, _: &u32) {}
 }
 
-impl Wire for StatsInfoResponseMsg {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        let mut m = StatsInfoResponseMsg::default();
-        if parts_on_wire(v) {
-            m.parts_packed = 1;
-        } else {
-            m.parts_packed = r.u32()?;
-        }
-        if m.parts_packed != 0 {
-            m.parts = field!(decode_parts(r, v), "parts");
-        }
-        m.rpc_type_size = r.u32()?;
-        m.rpc_type_id = field!(Vec::<u16>::decode(r, v), "rpc_type_id");
-        m.rpc_type_cnt = field!(Vec::<u32>::decode(r, v), "rpc_type_cnt");
-        m.rpc_type_time = field!(Vec::<u64>::decode(r, v), "rpc_type_time");
-        if v >= ProtocolVersion::V24_05 {
-            m.rpc_queue_enabled = r.u8()?;
-            if m.rpc_queue_enabled != 0 {
-                m.rpc_type_queued = field!(Vec::<u16>::decode(r, v), "rpc_type_queued");
-                m.rpc_type_dropped = field!(Vec::<u64>::decode(r, v), "rpc_type_dropped");
-                m.rpc_type_cycle_last = field!(Vec::<u16>::decode(r, v), "rpc_type_cycle_last");
-                m.rpc_type_cycle_max = field!(Vec::<u16>::decode(r, v), "rpc_type_cycle_max");
-            }
-        }
-        m.rpc_user_size = r.u32()?;
-        m.rpc_user_id = field!(Vec::<u32>::decode(r, v), "rpc_user_id");
-        m.rpc_user_cnt = field!(Vec::<u32>::decode(r, v), "rpc_user_cnt");
-        m.rpc_user_time = field!(Vec::<u64>::decode(r, v), "rpc_user_time");
+/// Two arrays that must agree in length make one table; a mismatch is reported at the second one.
+fn mismatch<'a, T>(what: &'static str, len: usize, at: &'a [u8]) -> PResult<'a, T> {
+    let value = len as u64;
+    WireError::fail(DecodeErrorKind::BadValue { what, value }, at)
+}
 
-        let ids = field!(Vec::<u32>::decode(r, v), "rpc_queue_type_id");
-        let at = r.position();
-        let counts = field!(Vec::<u32>::decode(r, v), "rpc_queue_count");
+/// `rpc_queue_type_id[]` then `rpc_queue_count[]`.
+mod rpc_queue {
+    use super::{mismatch, RpcQueueStat};
+    use crate::codec::error::{named, PResult};
+    use crate::codec::{prim, BufMut};
+    use crate::pack::Wire;
+    use crate::ProtocolVersion;
+
+    pub fn parse<'a>(
+        i: &'a [u8],
+        v: ProtocolVersion,
+        f: &mut Vec<RpcQueueStat>,
+    ) -> PResult<'a, ()> {
+        let (at, ids) = named(Vec::<u32>::parse(i, v), "rpc_queue_type_id")?;
+        let (r, counts) = named(Vec::<u32>::parse(at, v), "rpc_queue_count")?;
         if counts.len() != ids.len() {
-            return Err(mismatch("rpc_queue_count length", counts.len(), at));
+            return mismatch("rpc_queue_count length", counts.len(), at);
         }
-        m.rpc_queue = ids
+        *f = ids
             .into_iter()
             .zip(counts)
             .map(|(type_id, count)| RpcQueueStat { type_id, count })
             .collect();
-
-        let types = field!(Vec::<u32>::decode(r, v), "rpc_dump_types");
-        let at = r.position();
-        let hosts = field!(Vec::<Option<String>>::decode(r, v), "rpc_dump_hostlist");
-        if hosts.len() != types.len() {
-            return Err(mismatch("rpc_dump_hostlist length", hosts.len(), at));
+        Ok((r, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, f: &[RpcQueueStat]) {
+        prim::put_count(b, f.len());
+        for q in f {
+            b.put_u32(q.type_id);
         }
-        m.rpc_dump = types
+        prim::put_count(b, f.len());
+        for q in f {
+            b.put_u32(q.count);
+        }
+    }
+}
+
+/// `rpc_dump_types[]` then `rpc_dump_hostlist[]`.
+mod rpc_dump {
+    use super::{mismatch, RpcDump};
+    use crate::codec::error::{named, PResult};
+    use crate::codec::{prim, BufMut};
+    use crate::pack::Wire;
+    use crate::ProtocolVersion;
+
+    pub fn parse<'a>(i: &'a [u8], v: ProtocolVersion, f: &mut Vec<RpcDump>) -> PResult<'a, ()> {
+        let (at, types) = named(Vec::<u32>::parse(i, v), "rpc_dump_types")?;
+        let (r, hosts) = named(Vec::<Option<String>>::parse(at, v), "rpc_dump_hostlist")?;
+        if hosts.len() != types.len() {
+            return mismatch("rpc_dump_hostlist length", hosts.len(), at);
+        }
+        *f = types
             .into_iter()
             .zip(hosts)
             .map(|(type_id, hostlist)| RpcDump { type_id, hostlist })
             .collect();
-        Ok(m)
+        Ok((r, ()))
     }
-
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        if !parts_on_wire(v) {
-            w.u32(self.parts_packed);
+    pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, f: &[RpcDump]) {
+        prim::put_count(b, f.len());
+        for d in f {
+            b.put_u32(d.type_id);
         }
-        if parts_on_wire(v) || self.parts_packed != 0 {
-            encode_parts(&self.parts, w, v);
-        }
-        w.u32(self.rpc_type_size);
-        self.rpc_type_id.encode(w, v);
-        self.rpc_type_cnt.encode(w, v);
-        self.rpc_type_time.encode(w, v);
-        if v >= ProtocolVersion::V24_05 {
-            w.u8(self.rpc_queue_enabled);
-            if self.rpc_queue_enabled != 0 {
-                self.rpc_type_queued.encode(w, v);
-                self.rpc_type_dropped.encode(w, v);
-                self.rpc_type_cycle_last.encode(w, v);
-                self.rpc_type_cycle_max.encode(w, v);
-            }
-        }
-        w.u32(self.rpc_user_size);
-        self.rpc_user_id.encode(w, v);
-        self.rpc_user_cnt.encode(w, v);
-        self.rpc_user_time.encode(w, v);
-        w.count(self.rpc_queue.len());
-        for q in &self.rpc_queue {
-            w.u32(q.type_id);
-        }
-        w.count(self.rpc_queue.len());
-        for q in &self.rpc_queue {
-            w.u32(q.count);
-        }
-        w.count(self.rpc_dump.len());
-        for d in &self.rpc_dump {
-            w.u32(d.type_id);
-        }
-        w.count(self.rpc_dump.len());
-        for d in &self.rpc_dump {
-            w.str(d.hostlist.as_deref());
+        prim::put_count(b, f.len());
+        for d in f {
+            prim::put_str(b, d.hostlist.as_deref());
         }
     }
 }
@@ -363,6 +235,7 @@ mod tests {
     use super::*;
     use crate::msg::test_util::round_trip_all;
     use crate::pack::{decode_exact, encode_to_vec};
+    use crate::ProtocolVersion;
 
     fn sample() -> StatsInfoResponseMsg {
         StatsInfoResponseMsg {

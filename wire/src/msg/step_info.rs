@@ -2,13 +2,12 @@
 //! `scontrol show step`): `job_step_info_request_msg_t` and
 //! `job_step_info_response_msg_t` with its `job_step_info_t` records.
 
+use crate::codec::prim::count32;
 use crate::msg::job_desc::SelectJobinfo;
-use crate::pack::{Reader, Wire, Writer};
 use crate::types::{BitStr, StepId};
-use crate::wire_struct;
-use crate::{error::Result, ProtocolVersion};
+use crate::wire;
 
-wire_struct! {
+wire! {
     /// `job_step_info_request_msg_t`.
     pub struct JobStepInfoRequestMsg {
         pub last_update: i64,
@@ -17,7 +16,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// One `job_step_info_t` as the controller packs it.
     pub struct JobStepInfo {
         pub array_job_id: u32,
@@ -67,61 +66,42 @@ wire_struct! {
     }
 }
 
-/// `job_step_info_response_msg_t`. The stepmgr job list (24.05+) is sent
-/// empty: this controller manages every step itself.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct JobStepInfoResponseMsg {
-    pub last_update: i64,
-    pub job_steps: Vec<JobStepInfo>,
-    /// 24.05+: an empty `stepmgr_jobs` list was sent (count 0) rather than
-    /// none (NO_VAL); kept so that a message re-encodes as it came.
-    pub stepmgr_jobs_empty: bool,
+wire! {
+    /// `job_step_info_response_msg_t`. The stepmgr job list (24.05+) is sent
+    /// empty: this controller manages every step itself.
+    pub struct JobStepInfoResponseMsg {
+        // A record is far larger than 64 bytes in every release.
+        #[wire(min = 64)] let job_step_count: u32 = (|s| count32(s.job_steps.len())),
+        pub last_update: i64,
+        #[wire(len = job_step_count)] pub job_steps: Vec<JobStepInfo>,
+        /// 24.05+: an empty `stepmgr_jobs` list was sent (count 0) rather than
+        /// none (NO_VAL); kept so that a message re-encodes as it came.
+        #[wire(with = stepmgr_jobs)] [V24_05..] pub stepmgr_jobs_empty: bool,
+    }
 }
 
-impl Wire for JobStepInfoResponseMsg {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        // A record is far larger than 64 bytes in every release.
-        let n = r.count(64).map_err(|e| e.within("job_step_count"))?;
-        let last_update = r.time()?;
-        let mut job_steps = Vec::with_capacity(n.min(1024));
-        for _ in 0..n {
-            job_steps.push(JobStepInfo::decode(r, v).map_err(|e| e.within("job_steps"))?);
+/// `slurm_pack_list` of stepmgr jobs, which this decoder does not model: only NO_VAL (none) or an
+/// empty list.
+mod stepmgr_jobs {
+    use crate::codec::error::{PResult, WireError};
+    use crate::codec::{prim, BufMut};
+    use crate::error::DecodeErrorKind;
+    use crate::pack::NO_VAL;
+    use crate::ProtocolVersion;
+
+    pub fn parse<'a>(i: &'a [u8], _: ProtocolVersion, empty: &mut bool) -> PResult<'a, ()> {
+        let (r, cnt) = prim::u32(i)?;
+        if cnt != NO_VAL && cnt != 0 {
+            // Reported after the count, as before.
+            let what = "stepmgr_jobs count";
+            let value = u64::from(cnt);
+            return WireError::fail(DecodeErrorKind::BadValue { what, value }, r);
         }
-        let mut cnt = crate::pack::NO_VAL;
-        if v >= ProtocolVersion::V24_05 {
-            // slurm_pack_list: NO_VAL for none, else a count of records
-            // this decoder does not model.
-            cnt = r.u32().map_err(|e| e.within("stepmgr_jobs"))?;
-            if cnt != crate::pack::NO_VAL && cnt != 0 {
-                return Err(crate::error::DecodeError::new(
-                    crate::error::DecodeErrorKind::BadValue {
-                        what: "stepmgr_jobs count",
-                        value: u64::from(cnt),
-                    },
-                    r.position(),
-                ));
-            }
-        }
-        Ok(Self {
-            last_update,
-            job_steps,
-            stepmgr_jobs_empty: cnt == 0,
-        })
+        *empty = cnt == 0;
+        Ok((r, ()))
     }
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        w.count(self.job_steps.len());
-        w.time(self.last_update);
-        for s in &self.job_steps {
-            s.encode(w, v);
-        }
-        if v >= ProtocolVersion::V24_05 {
-            w.u32(if self.stepmgr_jobs_empty {
-                0
-            } else {
-                crate::pack::NO_VAL
-            });
-        }
+    pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, empty: &bool) {
+        b.put_u32(if *empty { 0 } else { NO_VAL });
     }
 }
 
@@ -129,6 +109,7 @@ impl Wire for JobStepInfoResponseMsg {
 mod tests {
     use super::*;
     use crate::pack::{decode_exact, encode_to_vec};
+    use crate::ProtocolVersion;
 
     /// A stepmgr list sent empty (count 0) and one sent as none (NO_VAL)
     /// both decode, and each re-encodes as it came (found by fuzz_header).

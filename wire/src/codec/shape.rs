@@ -1,0 +1,166 @@
+//! Field codecs for slots whose wire form is not the field's own (`#[wire(with = shape::flag8)]`).
+//!
+//! Each has `parse(i, v, &mut field) -> PResult<()>` and `put(b, v, &field)`; counted ones also
+//! `parse_min(.., min)`, the least bytes per element checked before anything is allocated.
+
+use super::error::{named, PResult, WireError};
+use super::prim;
+use crate::error::DecodeErrorKind;
+use crate::pack::Wire;
+use crate::types::StepId;
+use crate::ProtocolVersion;
+use bytes::BufMut;
+
+/// `Option<T>` behind a `u8` presence flag, strictly 0 or 1 (upstream reads any non-zero as present;
+/// 0/1 keeps re-encoding exact).
+pub mod flag8 {
+    use super::*;
+    pub fn parse<'a, T: Wire>(
+        i: &'a [u8],
+        v: ProtocolVersion,
+        f: &mut Option<T>,
+    ) -> PResult<'a, ()> {
+        let (i, present) = named(prim::bool(i), "present")?;
+        if !present {
+            *f = None;
+            return Ok((i, ()));
+        }
+        let (i, x) = T::parse(i, v)?;
+        *f = Some(x);
+        Ok((i, ()))
+    }
+    pub fn put<B: BufMut, T: Wire>(b: &mut B, v: ProtocolVersion, f: &Option<T>) {
+        match f {
+            None => b.put_u8(0),
+            Some(x) => {
+                b.put_u8(1);
+                x.put(b, v);
+            }
+        }
+    }
+}
+
+/// `Option<T>` behind a `u8` that is 0 for none and 0xff for present (`pack_multi_core_data`).
+pub mod flag_ff {
+    use super::*;
+    pub fn parse<'a, T: Wire>(
+        i: &'a [u8],
+        v: ProtocolVersion,
+        f: &mut Option<T>,
+    ) -> PResult<'a, ()> {
+        match prim::u8(i)? {
+            (r, 0) => {
+                *f = None;
+                Ok((r, ()))
+            }
+            (r, 0xff) => {
+                let (r, x) = T::parse(r, v)?;
+                *f = Some(x);
+                Ok((r, ()))
+            }
+            (_, b) => WireError::fail(
+                DecodeErrorKind::BadValue {
+                    what: "presence flag",
+                    value: u64::from(b),
+                },
+                i,
+            ),
+        }
+    }
+    pub fn put<B: BufMut, T: Wire>(b: &mut B, v: ProtocolVersion, f: &Option<T>) {
+        match f {
+            None => b.put_u8(0),
+            Some(x) => {
+                b.put_u8(0xff);
+                x.put(b, v);
+            }
+        }
+    }
+}
+
+fn counted<'a, T: Wire>(
+    at: &'a [u8],
+    rest: &'a [u8],
+    n: u64,
+    min: usize,
+    v: ProtocolVersion,
+) -> PResult<'a, Vec<T>> {
+    let n = prim::check_count(at, rest, n, min)?;
+    prim::items(rest, n, |i| T::parse(i, v))
+}
+
+/// `Vec<T>` behind a `u16` count.
+pub mod count16 {
+    use super::*;
+    pub fn parse<'a, T: Wire>(i: &'a [u8], v: ProtocolVersion, f: &mut Vec<T>) -> PResult<'a, ()> {
+        parse_min(i, v, f, 1)
+    }
+    pub fn parse_min<'a, T: Wire>(
+        i: &'a [u8],
+        v: ProtocolVersion,
+        f: &mut Vec<T>,
+        min: usize,
+    ) -> PResult<'a, ()> {
+        let (r, n) = prim::u16(i)?;
+        let (r, x) = counted(i, r, u64::from(n), min, v)?;
+        *f = x;
+        Ok((r, ()))
+    }
+    pub fn put<B: BufMut, T: Wire>(b: &mut B, v: ProtocolVersion, f: &[T]) {
+        b.put_u16(u16::try_from(f.len()).unwrap_or(u16::MAX));
+        for x in f {
+            x.put(b, v);
+        }
+    }
+}
+
+/// `Vec<T>` behind a `u32` count (a count with a per-element minimum other than `Vec<T>`'s own).
+pub mod count32 {
+    use super::*;
+    pub fn parse<'a, T: Wire>(i: &'a [u8], v: ProtocolVersion, f: &mut Vec<T>) -> PResult<'a, ()> {
+        parse_min(i, v, f, 1)
+    }
+    pub fn parse_min<'a, T: Wire>(
+        i: &'a [u8],
+        v: ProtocolVersion,
+        f: &mut Vec<T>,
+        min: usize,
+    ) -> PResult<'a, ()> {
+        let (r, n) = prim::u32(i)?;
+        let (r, x) = counted(i, r, u64::from(n), min, v)?;
+        *f = x;
+        Ok((r, ()))
+    }
+    pub fn put<B: BufMut, T: Wire>(b: &mut B, v: ProtocolVersion, f: &[T]) {
+        prim::put_count(b, f.len());
+        for x in f {
+            x.put(b, v);
+        }
+    }
+}
+
+/// Before 25.11 a bare `u32` job id where 25.11 sends a whole step id (`[..V25_11] => step_id`).
+pub mod job_id32 {
+    use super::*;
+    pub fn parse<'a>(i: &'a [u8], _: ProtocolVersion, f: &mut StepId) -> PResult<'a, ()> {
+        let (i, j) = prim::u32(i)?;
+        *f = StepId::job(j);
+        Ok((i, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, f: &StepId) {
+        b.put_u32(f.job_id)
+    }
+}
+
+/// The step number that followed a bare job id before 25.11.
+pub mod step_num32 {
+    use super::*;
+    pub fn parse<'a>(i: &'a [u8], _: ProtocolVersion, f: &mut StepId) -> PResult<'a, ()> {
+        let (i, s) = prim::u32(i)?;
+        f.step_id = s;
+        Ok((i, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, f: &StepId) {
+        b.put_u32(f.step_id)
+    }
+}
