@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate wire/src/dbd/msg_type_table.rs from upstream's slurmdbd_msg_type_t.
 
-usage: gen-dbd-msg-types.py [MIRROR] > wire/src/dbd/msg_type_table.rs
-MIRROR is a git dir of SchedMD/slurm (default /work/.mirror/SchedMD+slurm/repo).
+usage: gen-dbd-msg-types.py MIRROR > wire/src/dbd/msg_type_table.rs
+MIRROR is a git dir of SchedMD/slurm (a bare clone has the release branches).
 For each release branch it reads src/common/slurmdbd_defs.h, evaluates the
 enum's implicit numbering and keeps only names and numbers (facts). Range
 markers (*_MESSAGES_START/END) and DEFUNCT entries are left out.
@@ -81,7 +81,10 @@ def camel(name):
 
 
 def main():
-    mirror = sys.argv[1] if len(sys.argv) > 1 else '/work/.mirror/SchedMD+slurm/repo'
+    if len(sys.argv) != 2:
+        sys.exit('usage: gen-dbd-msg-types.py MIRROR > wire/src/dbd/msg_type_table.rs '
+                 '(MIRROR: a git dir of SchedMD/slurm, e.g. git clone --bare https://github.com/SchedMD/slurm)')
+    mirror = sys.argv[1]
     tables, first = {}, {}
     for r in RELEASES:
         src = show(mirror, r, 'src/common/slurmdbd_defs.h')
