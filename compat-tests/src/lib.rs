@@ -677,22 +677,30 @@ pub fn run_matrix(opts: &Options) -> Report {
     }
 }
 
+/// Lines of each failure that `failed_cells` keeps.
+const FAIL_LINES: usize = 16;
+
 impl Report {
     pub fn failures(&self) -> usize {
         self.cells.iter().filter(|c| c.outcome.is_failure()).count()
     }
 
-    /// "scenario / version / impl: first line of the error" of each failed
-    /// or unexpectedly passing cell.
+    /// "scenario / version / impl: why" of each failed or unexpectedly
+    /// passing cell, with at most the first FAIL_LINES lines of why.
     pub fn failed_cells(&self) -> Vec<String> {
         self.cells
             .iter()
             .filter(|c| c.outcome.is_failure())
             .map(|c| {
+                // A diff's head goes into the panic too: CI keeps only the test's output.
                 let why = match &c.outcome {
-                    Outcome::Fail(e) => e.lines().next().unwrap_or(""),
-                    Outcome::XPass { reason } => reason,
-                    _ => "",
+                    Outcome::Fail(e) => e
+                        .lines()
+                        .take(FAIL_LINES)
+                        .collect::<Vec<_>>()
+                        .join("\n    "),
+                    Outcome::XPass { reason } => reason.to_string(),
+                    _ => String::new(),
                 };
                 format!("{} / {} / {}: {why}", c.scenario, c.version, c.imp.as_str())
             })

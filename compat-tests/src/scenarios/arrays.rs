@@ -1,6 +1,6 @@
 //! Job arrays and dependencies.
 
-use super::*;
+use super::ctx::*;
 use std::time::Duration;
 
 pub fn all() -> Vec<Scenario> {

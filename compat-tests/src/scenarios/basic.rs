@@ -1,6 +1,6 @@
 //! The first scenarios: queries, batch and srun basics, drain, crash.
 
-use super::*;
+use super::ctx::*;
 use std::time::Duration;
 
 fn ping(c: &mut Ctx) -> Result<(), String> {

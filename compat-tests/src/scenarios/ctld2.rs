@@ -1,7 +1,7 @@
 //! Controller gaps found by the node-daemon and partition work: step info
 //! (`squeue -s`, `scontrol show step`).
 
-use super::*;
+use super::ctx::*;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(60);

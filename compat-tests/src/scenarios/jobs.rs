@@ -1,6 +1,6 @@
 //! Job control: hold/release, requeue, update, begin times, time limits, scancel filters.
 
-use super::*;
+use super::ctx::*;
 use std::time::Duration;
 
 const ALICE: Option<&str> = Some("alice");

@@ -1,6 +1,6 @@
 //! Operations: sdiag, partitions, controller lifecycle, crash recovery.
 
-use super::*;
+use super::ctx::*;
 use std::time::Duration;
 
 /// The section and counter names sdiag prints (no values, no times):
@@ -226,18 +226,35 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
     // while pending. A gate, not a sleep: on a loaded CI machine stock
     // 26.05's restart once outlasted a `sleep 120`, its running jobs ended
     // and the pending ones started before the comparison.
+    // Each also leaves a file once its script runs: the controller lists a
+    // job RUNNING as soon as it sends the launch, and a launch still queued
+    // in a stock controller's agent is lost with the kill (the job is then
+    // requeued after the restart and a pending one takes its place).
     let gate = format!("{name}.gate");
-    c.ok_as(Some("alice"), &format!("rm -f {gate}"))?;
+    let started = format!("{name}.started");
+    c.ok_as(
+        Some("alice"),
+        &format!("rm -rf {gate} {started}; mkdir {started}"),
+    )?;
     let running = submit_many(
         c,
         32,
-        &format!("{common} --wrap 'while [ ! -e {gate} ]; do sleep 1; done'"),
+        &format!(
+            "{common} --wrap 'touch {started}/$SLURM_JOB_ID; while [ ! -e {gate} ]; do sleep 1; done'"
+        ),
     )?;
     let pending = submit_many(c, 108, &format!("{common} --wrap 'sleep 1'"))?;
     c.wait_for(
         None,
         &format!("squeue -h -t running -n {name} -o '%i' | wc -l"),
         "32 jobs running",
+        Duration::from_secs(60),
+        |s| s.trim() == "32",
+    )?;
+    c.wait_for(
+        Some("alice"),
+        &format!("ls {started} | wc -l"),
+        "the 32 running jobs' scripts to start on their nodes",
         Duration::from_secs(60),
         |s| s.trim() == "32",
     )?;
@@ -295,6 +312,7 @@ fn crash_200(c: &mut Ctx) -> Result<(), String> {
         &["CANCELLED 20\n", "COMPLETED 150\n", "FAILED 30\n"],
     )?;
     c.record("final states", &counts);
+    c.ok_as(Some("alice"), &format!("rm -rf {gate} {started}"))?;
     Ok(())
 }
 

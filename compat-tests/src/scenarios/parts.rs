@@ -1,8 +1,8 @@
 //! Partitions: OverSubscribe (jobs sharing cores), `--exclusive=user|mcs`,
 //! account and QOS lists, and `scontrol delete partition`.
 
+use super::ctx::*;
 use super::ops::with_partitions;
-use super::*;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(60);

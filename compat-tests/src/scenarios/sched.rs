@@ -1,6 +1,6 @@
 //! Scheduling: priority order and pending reasons, backfill, squeue --start.
 
-use super::*;
+use super::ctx::*;
 use std::time::Duration;
 
 /// Long enough for stock's backfill (bf_interval=30 s by default).

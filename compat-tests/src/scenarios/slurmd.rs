@@ -6,7 +6,7 @@
 //! node while /shared/prolog-fail-<node> exists and an Epilog that appends
 //! "<job id> <user> <context>" to /shared/epilog-<node>.log.
 
-use super::*;
+use super::ctx::*;
 use std::time::Duration;
 
 const BOTH: Needs = Needs {
