@@ -10,6 +10,7 @@
 )]
 
 pub mod auth;
+mod catalogue;
 pub mod codec;
 pub mod dbd;
 pub mod errno;

@@ -6,67 +6,38 @@
 //! DBD_GOT_CONFIG_KEYPAIRS at 1467, where DBD_GOT_CONFIG used to be), so a
 //! number only means something together with a version.
 
+use crate::catalogue::{self, Tables};
 use crate::ProtocolVersion;
-
-macro_rules! dbd_msg_type_enum {
-    ($($v:ident => $name:literal,)*) => {
-        /// Every DBD message type known in any supported release.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-        pub enum DbdMsgType { $($v,)* }
-
-        impl DbdMsgType {
-            pub const ALL: &'static [DbdMsgType] = &[$(DbdMsgType::$v,)*];
-
-            /// Upstream's enumerator name.
-            pub fn name(self) -> &'static str {
-                match self { $(DbdMsgType::$v => $name,)* }
-            }
-        }
-    };
-}
 
 #[path = "msg_type_table.rs"]
 mod table;
 pub use table::DbdMsgType;
 
-fn table(v: ProtocolVersion) -> &'static [(u16, DbdMsgType)] {
-    match v {
-        ProtocolVersion::V22_05 => table::V22_05,
-        ProtocolVersion::V23_02 => table::V23_02,
-        ProtocolVersion::V23_11 => table::V23_11,
-        ProtocolVersion::V24_05 => table::V24_05,
-        ProtocolVersion::V24_11 => table::V24_11,
-        ProtocolVersion::V25_05 => table::V25_05,
-        ProtocolVersion::V25_11 => table::V25_11,
-        _ => table::V26_05,
-    }
-}
+static TABLES: Tables<DbdMsgType> = [
+    table::V22_05,
+    table::V23_02,
+    table::V23_11,
+    table::V24_05,
+    table::V24_11,
+    table::V25_05,
+    table::V25_11,
+    table::V26_05,
+];
 
 impl DbdMsgType {
     /// The type a number denotes in release `v`, if any.
     pub fn from_wire(v: ProtocolVersion, number: u16) -> Option<Self> {
-        let t = table(v);
-        t.binary_search_by_key(&number, |&(n, _)| n)
-            .ok()
-            .and_then(|i| t.get(i))
-            .map(|&(_, m)| m)
+        catalogue::from_wire(&TABLES, v, number)
     }
 
     /// The number of this type in release `v`, if it exists there.
     pub fn to_wire(self, v: ProtocolVersion) -> Option<u16> {
-        table(v).iter().find(|&&(_, m)| m == self).map(|&(n, _)| n)
+        catalogue::to_wire(&TABLES, self, v)
     }
 
     /// Upstream's name for a number in release `v` (for logs), if any.
     pub fn name_of(v: ProtocolVersion, number: u16) -> Option<&'static str> {
         Self::from_wire(v, number).map(Self::name)
-    }
-}
-
-impl std::fmt::Display for DbdMsgType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -77,14 +48,7 @@ mod tests {
 
     #[test]
     fn tables_are_sorted_and_one_to_one() {
-        for v in V::ALL {
-            let t = table(v);
-            assert!(t.windows(2).all(|w| w[0].0 < w[1].0), "{v}");
-            for &(n, m) in t {
-                assert_eq!(m.to_wire(v), Some(n), "{m} in {v}");
-                assert_eq!(DbdMsgType::from_wire(v, n), Some(m));
-            }
-        }
+        catalogue::check_tables(&TABLES);
     }
 
     #[test]
