@@ -1314,7 +1314,13 @@ mod tests {
         let at = 4 * 3 + 4 + 4 + 4 + 4;
         assert_eq!(&b[at..at + 4], &[0, 0, 0, 1]);
         b[at + 3] = 2;
-        assert!(decode_exact::<ResourceAllocationResponseMsg>(&b, v).is_err());
+        let e = decode_exact::<ResourceAllocationResponseMsg>(&b, v).unwrap_err();
+        // Reported at the address count, after node_cnt and the presence flag.
+        assert_eq!((e.offset, e.path()), (at + 5, "node_addr".to_string()));
+        assert!(
+            matches!(e.kind, DecodeErrorKind::BadValue { value: 1, .. }),
+            "{e}"
+        );
         // Inconsistent values are sent without the array rather than wrongly.
         let m = ResourceAllocationResponseMsg {
             node_cnt: 3,
