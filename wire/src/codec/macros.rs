@@ -152,7 +152,7 @@ macro_rules! wire {
         }
 
         impl $crate::pack::Wire for $name {
-            #[allow(unused_mut, unused_variables)]
+            #[allow(unused_mut, unused_variables, unused_assignments)]
             fn parse<'a>(
                 mut i: &'a [u8],
                 v: $crate::ProtocolVersion,
