@@ -380,64 +380,6 @@ macro_rules! gate {
     };
 }
 
-// The field-sequence macros used by every hand-written `Wire` impl: one
-// list of fields, with version gates and per-field codecs, drives both
-// directions.
-
-/// Expands a field list into decode (`dec r, v; ...`) or encode
-/// (`enc w, v; ...`) statements, so that one list drives both directions.
-///
-/// An entry is `[gate] obj.field` for a field read with its own `Wire`
-/// impl, or `[gate] obj.label (codec)` where `codec` is a module with
-/// `dec(r, v, &mut obj)` and `enc(w, v, obj)` (obj is a reference when
-/// encoding) for slots whose wire form
-/// is not a plain field (a job id that became a step id, a presence flag).
-macro_rules! wire_seq {
-    (dec $r:ident, $v:ident; $( $([$($g:tt)*])? $o:ident . $f:ident $(($c:ident))? ),* $(,)?) => {
-        $( if $crate::gate!($v; $($($g)*)?) { $crate::pack::wire_seq!(@d $r, $v, $o, $f $(, $c)?); } )*
-    };
-    (enc $w:ident, $v:ident; $( $([$($g:tt)*])? $o:ident . $f:ident $(($c:ident))? ),* $(,)?) => {
-        $( if $crate::gate!($v; $($($g)*)?) { $crate::pack::wire_seq!(@e $w, $v, $o, $f $(, $c)?); } )*
-    };
-    (@d $r:ident, $v:ident, $o:ident, $f:ident) => {
-        $o.$f = $crate::pack::Wire::decode($r, $v).map_err(|e| e.within(stringify!($f)))?;
-    };
-    (@d $r:ident, $v:ident, $o:ident, $f:ident, $c:ident) => {
-        $c::dec($r, $v, &mut $o).map_err(|e| e.within(stringify!($f)))?;
-    };
-    (@e $w:ident, $v:ident, $o:ident, $f:ident) => {
-        $crate::pack::Wire::encode(&$o.$f, $w, $v);
-    };
-    (@e $w:ident, $v:ident, $o:ident, $f:ident, $c:ident) => {
-        $c::enc($w, $v, $o);
-    };
-}
-pub(crate) use wire_seq;
-
-/// Implements `Wire` for a struct from one `wire_seq!` field list.
-macro_rules! seq_wire {
-    (@list $m:ident $x:ident, $v:ident, $s:ident; $( $([$($g:tt)*])? $f:ident $(($c:ident))? ),* $(,)?) => {
-        $crate::pack::wire_seq!($m $x, $v; $( $([$($g)*])? $s.$f $(($c))? ),*)
-    };
-    ($t:ty; $($list:tt)*) => {
-        impl $crate::pack::Wire for $t {
-            fn decode(
-                r: &mut $crate::pack::Reader<'_>,
-                v: $crate::ProtocolVersion,
-            ) -> $crate::error::Result<Self> {
-                let mut s = Self::default();
-                $crate::pack::seq_wire!(@list dec r, v, s; $($list)*);
-                Ok(s)
-            }
-            fn encode(&self, w: &mut $crate::pack::Writer, v: $crate::ProtocolVersion) {
-                let s = self;
-                $crate::pack::seq_wire!(@list enc w, v, s; $($list)*);
-            }
-        }
-    };
-}
-pub(crate) use seq_wire;
-
 /// Decodes a whole body as `T`, rejecting trailing bytes.
 pub fn decode_exact<T: Wire>(bytes: &[u8], v: ProtocolVersion) -> Result<T> {
     let mut r = Reader::new(bytes);

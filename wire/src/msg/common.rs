@@ -1,21 +1,24 @@
 //! Small bodies shared by many RPCs.
 
+use crate::codec::error::{PResult, WireError};
+use crate::codec::{prim, BufMut};
+use crate::error::DecodeErrorKind;
 use crate::types::StepId;
-use crate::wire_struct;
+use crate::{wire, ProtocolVersion};
 
-wire_struct! {
+wire! {
     /// No body at all (REQUEST_PING and friends).
     pub struct Empty {}
 }
 
-wire_struct! {
+wire! {
     /// `return_code_msg_t`: RESPONSE_SLURM_RC, RESPONSE_JOB_READY.
     pub struct ReturnCodeMsg {
         pub return_code: u32,
     }
 }
 
-wire_struct! {
+wire! {
     /// `return_code2_msg_t`: RESPONSE_SLURM_RC_MSG.
     pub struct ReturnCodeMsgWithText {
         pub return_code: u32,
@@ -23,21 +26,21 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `last_update_msg_t`: REQUEST_BUILD_INFO and other "since" queries.
     pub struct LastUpdateMsg {
         pub last_update: i64,
     }
 }
 
-wire_struct! {
+wire! {
     /// `shutdown_msg_t`.
     pub struct ShutdownMsg {
         pub options: u16,
     }
 }
 
-wire_struct! {
+wire! {
     /// `ping_slurmd_resp_msg_t`.
     pub struct PingSlurmdRespMsg {
         pub cpu_load: u32,
@@ -48,14 +51,14 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `srun_job_complete_msg_t` is a bare step id.
     pub struct StepIdMsg {
         pub step_id: StepId,
     }
 }
 
-wire_struct! {
+wire! {
     /// `signal_tasks_msg_t`: REQUEST_SIGNAL_TASKS 6004 and
     /// REQUEST_TERMINATE_TASKS 6006 (same layout 22.05..26.05).
     pub struct SignalTasksMsg {
@@ -72,25 +75,20 @@ wire_struct! {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct NoFederation;
 
+// irregular: a unit record; only the NULL federation (one 0 byte) is modelled.
 impl crate::pack::Wire for NoFederation {
-    fn decode(
-        r: &mut crate::pack::Reader<'_>,
-        _v: crate::ProtocolVersion,
-    ) -> crate::error::Result<Self> {
-        let at = r.position();
-        match r.u8()? {
-            0 => Ok(NoFederation),
-            n => Err(crate::error::DecodeError::new(
-                crate::error::DecodeErrorKind::BadValue {
-                    what: "federation record (only NULL is modelled)",
-                    value: u64::from(n),
-                },
-                at,
-            )),
+    fn parse<'a>(i: &'a [u8], _: ProtocolVersion) -> PResult<'a, Self> {
+        match prim::u8(i)? {
+            (r, 0) => Ok((r, NoFederation)),
+            (_, n) => {
+                let what = "federation record (only NULL is modelled)";
+                let value = u64::from(n);
+                WireError::fail(DecodeErrorKind::BadValue { what, value }, i)
+            }
         }
     }
-    fn encode(&self, w: &mut crate::pack::Writer, _v: crate::ProtocolVersion) {
-        w.u8(0);
+    fn put<B: BufMut>(&self, b: &mut B, _: ProtocolVersion) {
+        b.put_u8(0);
     }
 }
 

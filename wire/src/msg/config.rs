@@ -6,12 +6,9 @@
 //! reordering), so one gated field list covers all eight layouts. The gates
 //! were derived from the top branch of each release's pack function.
 
-use crate::error::Result;
-use crate::pack::{Reader, Wire, Writer};
-use crate::wire_struct;
-use crate::ProtocolVersion;
+use crate::wire;
 
-wire_struct! {
+wire! {
     /// `config_key_pair_t`: one `Key=Value` line of a plugin's config file.
     pub struct ConfigKeyPair {
         pub name: Option<String>,
@@ -19,7 +16,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `config_plugin_params_t`: a plugin name and its key-value pairs.
     pub struct ConfigPluginParams {
         pub name: Option<String>,
@@ -29,7 +26,7 @@ wire_struct! {
 
 pub use super::partition::JobDefaults;
 
-wire_struct! {
+wire! {
     /// `srun_port_range[2]`: first and last port.
     pub struct SrunPortRange {
         pub min: u16,
@@ -37,36 +34,51 @@ wire_struct! {
     }
 }
 
-/// Prolog/Epilog script paths: one `packstr` before 24.05, a
-/// `packstr_array` from 24.05 on (when multiple `Prolog=` lines were allowed).
-///
-/// Before 24.05 only the first entry is sent (empty list = NULL), so a list
-/// decoded from an old peer re-encodes to the same bytes.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct ScriptList(pub Vec<Option<String>>);
+wire! {
+    /// Prolog/Epilog script paths: one `packstr` before 24.05, a
+    /// `packstr_array` from 24.05 on (when multiple `Prolog=` lines were allowed).
+    ///
+    /// Before 24.05 only the first entry is sent (empty list = NULL), so a list
+    /// decoded from an old peer re-encodes to the same bytes.
+    pub struct ScriptList(#[wire(with = script_list)] pub Vec<Option<String>>);
+}
 
-impl Wire for ScriptList {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        if v >= ProtocolVersion::V24_05 {
-            return Ok(Self(Vec::<Option<String>>::decode(r, v)?));
-        }
-        Ok(Self(r.str()?.map(|s| vec![Some(s)]).unwrap_or_default()))
-    }
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        if v >= ProtocolVersion::V24_05 {
-            self.0.encode(w, v);
+mod script_list {
+    use crate::codec::error::PResult;
+    use crate::codec::{prim, BufMut};
+    use crate::pack::Wire;
+    use crate::ProtocolVersion;
+
+    // irregular: the slot's type is the release's (one string, then a string array).
+    pub fn parse<'a>(
+        i: &'a [u8],
+        v: ProtocolVersion,
+        f: &mut Vec<Option<String>>,
+    ) -> PResult<'a, ()> {
+        let (i, x) = if v >= ProtocolVersion::V24_05 {
+            Vec::<Option<String>>::parse(i, v)?
         } else {
-            w.str(self.0.first().and_then(|s| s.as_deref()));
+            let (i, s) = prim::str(i)?;
+            (i, s.map(|s| vec![Some(s)]).unwrap_or_default())
+        };
+        *f = x;
+        Ok((i, ()))
+    }
+    #[allow(clippy::ptr_arg)] // the field's own type, so that its `Wire` impl writes it
+    pub fn put<B: BufMut>(b: &mut B, v: ProtocolVersion, f: &Vec<Option<String>>) {
+        if v >= ProtocolVersion::V24_05 {
+            f.put(b, v);
+        } else {
+            prim::put_str(b, f.first().and_then(|s| s.as_deref()));
         }
     }
 }
 
-/// RESPONSE_BUILD_INFO body. Boxed: the configuration is several KiB and
-/// would otherwise set the size of every `Message`.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct SlurmCtlConfInfoMsg(pub Box<SlurmConf>);
+wire! {
+    /// RESPONSE_BUILD_INFO body. Boxed: the configuration is several KiB and
+    /// would otherwise set the size of every `Message`.
+    pub struct SlurmCtlConfInfoMsg(pub Box<SlurmConf>);
+}
 
 impl std::ops::Deref for SlurmCtlConfInfoMsg {
     type Target = SlurmConf;
@@ -87,16 +99,7 @@ impl From<SlurmConf> for SlurmCtlConfInfoMsg {
     }
 }
 
-impl Wire for SlurmCtlConfInfoMsg {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        Ok(Self(Box::new(SlurmConf::decode(r, v)?)))
-    }
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        self.0.encode(w, v)
-    }
-}
-
-wire_struct! {
+wire! {
     /// `slurm_ctl_conf_t` (22.05..25.11), `slurm_conf_t` (26.05).
     pub struct SlurmConf {
         pub last_update: i64,
@@ -423,7 +426,8 @@ impl SlurmConf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pack::{decode_exact, encode_to_vec, NO_VAL, NO_VAL16};
+    use crate::pack::{decode_exact, encode_to_vec, Wire, NO_VAL, NO_VAL16};
+    use crate::ProtocolVersion;
 
     fn kp(name: &str, value: &str) -> ConfigKeyPair {
         ConfigKeyPair {

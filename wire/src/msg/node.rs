@@ -2,146 +2,110 @@
 
 use super::energy::AcctGatherEnergy;
 use super::slurmdb::SlurmdbTresRec;
-use crate::error::{DecodeError, DecodeErrorKind, Result};
-use crate::pack::{encode_to_vec, seq_wire, Reader, Wire, Writer};
+use crate::codec::error::{named, PResult, WireError};
+use crate::codec::{prim, BufMut};
+use crate::error::DecodeErrorKind;
+use crate::pack::{encode_to_vec, Wire};
 use crate::types::{BitStr, Double, StepId};
-use crate::{wire_struct, ProtocolVersion};
+use crate::{wire, ProtocolVersion};
 
 /// Upstream's hard limit on the node table (`MAX_SLURM_NODES`).
 pub const MAX_SLURM_NODES: u32 = 65536;
 
-/// `slurm_node_registration_status_msg_t`: MESSAGE_NODE_REGISTRATION_STATUS,
-/// sent by slurmd at start-up and in reply to REQUEST_NODE_REGISTRATION_STATUS.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct SlurmNodeRegistrationStatusMsg {
-    pub timestamp: i64,
-    pub slurmd_start_time: i64,
-    pub status: u32,
-    /// 23.11+.
-    pub extra: Option<String>,
-    pub features_active: Option<String>,
-    pub features_avail: Option<String>,
-    pub hostname: Option<String>,
-    /// 23.11+.
-    pub instance_id: Option<String>,
-    /// 23.11+.
-    pub instance_type: Option<String>,
-    pub node_name: Option<String>,
-    pub arch: Option<String>,
-    pub cpu_spec_list: Option<String>,
-    /// 25.05+.
-    pub mem_spec_limit: u64,
-    pub os: Option<String>,
-    /// 25.11+.
-    pub parameters: Option<String>,
-    pub cpus: u16,
-    pub boards: u16,
-    pub sockets: u16,
-    pub cores: u16,
-    pub threads: u16,
-    pub real_memory: u64,
-    pub tmp_disk: u32,
-    pub up_time: u32,
-    /// Hash of slurm.conf, compared by slurmctld.
-    pub hash_val: u32,
-    pub cpu_load: u32,
-    pub free_mem: u64,
-    /// Steps running on the node; the wire count is `job_count`.
-    pub step_id: Vec<StepId>,
-    pub flags: u16,
-    /// The packed `gres_node_config_pack` buffer (starts with u16 protocol
-    /// version, u16 record count), kept opaque. Empty means "no buffer";
-    /// a non-empty buffer is sent as its size followed by a packmem of it, so
-    /// the length appears twice.
-    pub gres_info: Vec<u8>,
-    pub energy: AcctGatherEnergy,
-    pub version: Option<String>,
-    pub dynamic_type: u8,
-    pub dynamic_conf: Option<String>,
-    pub dynamic_feature: Option<String>,
+wire! {
+    /// `slurm_node_registration_status_msg_t`: MESSAGE_NODE_REGISTRATION_STATUS,
+    /// sent by slurmd at start-up and in reply to REQUEST_NODE_REGISTRATION_STATUS.
+    pub struct SlurmNodeRegistrationStatusMsg {
+        pub timestamp: i64,
+        pub slurmd_start_time: i64,
+        pub status: u32,
+        [V23_11..] pub extra: Option<String>,
+        pub features_active: Option<String>,
+        pub features_avail: Option<String>,
+        pub hostname: Option<String>,
+        [V23_11..] pub instance_id: Option<String>,
+        [V23_11..] pub instance_type: Option<String>,
+        pub node_name: Option<String>,
+        pub arch: Option<String>,
+        pub cpu_spec_list: Option<String>,
+        [V25_05..] pub mem_spec_limit: u64,
+        pub os: Option<String>,
+        [V25_11..] pub parameters: Option<String>,
+        pub cpus: u16,
+        pub boards: u16,
+        pub sockets: u16,
+        pub cores: u16,
+        pub threads: u16,
+        pub real_memory: u64,
+        pub tmp_disk: u32,
+        pub up_time: u32,
+        /// Hash of slurm.conf, compared by slurmctld.
+        pub hash_val: u32,
+        pub cpu_load: u32,
+        pub free_mem: u64,
+        /// Steps running on the node; the wire count is `job_count`.
+        #[wire(with = reg_step_ids)] pub step_id: Vec<StepId>,
+        pub flags: u16,
+        /// The packed `gres_node_config_pack` buffer (starts with u16 protocol
+        /// version, u16 record count), kept opaque. Empty means "no buffer";
+        /// a non-empty buffer is sent as its size followed by a packmem of it, so
+        /// the length appears twice.
+        #[wire(with = reg_gres_info)] pub gres_info: Vec<u8>,
+        pub energy: AcctGatherEnergy,
+        pub version: Option<String>,
+        pub dynamic_type: u8,
+        pub dynamic_conf: Option<String>,
+        pub dynamic_feature: Option<String>,
+    }
 }
 
-seq_wire!(SlurmNodeRegistrationStatusMsg;
-    timestamp, slurmd_start_time, status,
-    [V23_11..] extra,
-    features_active, features_avail, hostname,
-    [V23_11..] instance_id,
-    [V23_11..] instance_type,
-    node_name, arch, cpu_spec_list,
-    [V25_05..] mem_spec_limit,
-    os,
-    [V25_11..] parameters,
-    cpus, boards, sockets, cores, threads, real_memory, tmp_disk,
-    up_time, hash_val, cpu_load, free_mem,
-    step_id (reg_step_ids),
-    flags,
-    gres_info (reg_gres_info),
-    energy, version, dynamic_type, dynamic_conf, dynamic_feature,
-);
-
-/// The running steps: a `job_count` and that many step ids.
+/// The running steps: a `job_count`, then that many step ids (each at least an
+/// empty step id's size in the release).
 mod reg_step_ids {
     use super::*;
-    pub fn dec(
-        r: &mut Reader<'_>,
-        v: ProtocolVersion,
-        m: &mut SlurmNodeRegistrationStatusMsg,
-    ) -> Result<()> {
+    pub fn parse<'a>(i: &'a [u8], v: ProtocolVersion, f: &mut Vec<StepId>) -> PResult<'a, ()> {
         let min = encode_to_vec(&StepId::default(), v).len();
-        let n = r.count(min).map_err(|e| e.within("job_count"))?;
-        m.step_id = (0..n)
-            .map(|_| StepId::decode(r, v))
-            .collect::<Result<_>>()?;
-        Ok(())
+        let (r, n) = named(prim::count(i, min), "job_count")?;
+        let (r, x) = prim::items(r, n, |i| StepId::parse(i, v))?;
+        *f = x;
+        Ok((r, ()))
     }
-    pub fn enc(w: &mut Writer, v: ProtocolVersion, m: &SlurmNodeRegistrationStatusMsg) {
-        w.count(m.step_id.len());
-        for s in &m.step_id {
-            s.encode(w, v);
+    pub fn put<B: BufMut>(b: &mut B, v: ProtocolVersion, f: &[StepId]) {
+        prim::put_count(b, f.len());
+        for s in f {
+            s.put(b, v);
         }
     }
 }
 
-/// The GRES buffer: its size, then (when not empty) a packmem of it.
+/// The GRES buffer: its size, then (when not empty) a packmem of it, whose
+/// length must be that size.
 mod reg_gres_info {
     use super::*;
-    pub fn dec(
-        r: &mut Reader<'_>,
-        _: ProtocolVersion,
-        m: &mut SlurmNodeRegistrationStatusMsg,
-    ) -> Result<()> {
-        m.gres_info = decode_gres_info(r)?;
-        Ok(())
+    pub fn parse<'a>(i: &'a [u8], _: ProtocolVersion, f: &mut Vec<u8>) -> PResult<'a, ()> {
+        let (r, size) = prim::u32(i)?;
+        if size == 0 {
+            f.clear();
+            return Ok((r, ()));
+        }
+        let (rest, blob) = prim::mem(r)?;
+        if blob.len() != size as usize {
+            let what = "gres_info packmem length differs from its size";
+            let value = blob.len() as u64;
+            return WireError::fail(DecodeErrorKind::BadValue { what, value }, r);
+        }
+        *f = blob.to_vec();
+        Ok((rest, ()))
     }
-    pub fn enc(w: &mut Writer, _: ProtocolVersion, m: &SlurmNodeRegistrationStatusMsg) {
-        w.count(m.gres_info.len());
-        if !m.gres_info.is_empty() {
-            w.mem(&m.gres_info);
+    pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, f: &[u8]) {
+        prim::put_count(b, f.len());
+        if !f.is_empty() {
+            prim::put_mem(b, f);
         }
     }
 }
 
-fn decode_gres_info(r: &mut Reader<'_>) -> Result<Vec<u8>> {
-    let size = r.u32()?;
-    if size == 0 {
-        return Ok(Vec::new());
-    }
-    let at = r.position();
-    let blob = r.mem()?;
-    if blob.len() != size as usize {
-        return Err(DecodeError::new(
-            DecodeErrorKind::BadValue {
-                what: "gres_info packmem length differs from its size",
-                value: blob.len() as u64,
-            },
-            at,
-        ));
-    }
-    Ok(blob.to_vec())
-}
-
-wire_struct! {
+wire! {
     /// `slurm_node_reg_resp_msg_t`: RESPONSE_NODE_REGISTRATION, slurmctld's
     /// TRES table for slurmd.
     pub struct NodeRegistrationRespMsg {
@@ -150,7 +114,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `node_info_request_msg_t`: REQUEST_NODE_INFO.
     pub struct NodeInfoRequestMsg {
         pub last_update: i64,
@@ -158,7 +122,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `node_info_single_msg_t`: REQUEST_NODE_INFO_SINGLE (2040).
     /// UNVERIFIED against a capture; layout from the upstream branches.
     pub struct NodeInfoSingleMsg {
@@ -167,7 +131,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `ext_sensors_data_t`, sent in node records before 24.05.
     pub struct ExtSensorsData {
         pub consumed_energy: u64,
@@ -177,7 +141,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `power_mgmt_data_t`, sent in node records before 24.05; a NULL
     /// pointer is `cap_watts = NO_VAL`.
     pub struct PowerMgmtData {
@@ -185,7 +149,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `node_info_t`, one record of RESPONSE_NODE_INFO (`_pack_node` in
     /// slurmctld, `_unpack_node_info_members` in the clients).
     ///
@@ -313,66 +277,69 @@ impl NodeInfoMsg {
     }
 }
 
+// irregular: from 24.11 the `hidden_nodes` bitmap removes slots from the stream, so the record count
+// covers slots that take no bytes; only the visible ones are bounded by the bytes left.
 impl Wire for NodeInfoMsg {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        let at = r.position();
-        let n = r.u32().map_err(|e| e.within("record_count"))?;
-        let last_update = field!(Wire::decode(r, v), "last_update");
-        let hidden_nodes: Option<BitStr> = if v >= ProtocolVersion::V24_11 {
-            field!(Wire::decode(r, v), "hidden_nodes")
+    fn parse<'a>(i: &'a [u8], v: ProtocolVersion) -> PResult<'a, Self> {
+        let at = i;
+        let (i, n) = named(prim::u32(i), "record_count")?;
+        let (i, last_update) = named(prim::time(i), "last_update")?;
+        let (i, hidden_nodes) = if v >= ProtocolVersion::V24_11 {
+            named(Option::<BitStr>::parse(i, v), "hidden_nodes")?
         } else {
-            None
+            (i, None)
         };
-        // Hidden slots take no bytes, so bound them separately from the
-        // records that must be present.
         let hidden = hidden_nodes
             .as_ref()
-            .map_or(0, |b| b.iter_ones().take_while(|&i| i < n).count() as u32);
+            .map_or(0, |b| b.iter_ones().take_while(|&k| k < n).count() as u32);
         if hidden > MAX_SLURM_NODES {
-            return Err(DecodeError::new(
-                DecodeErrorKind::BadValue {
-                    what: "hidden node count",
-                    value: u64::from(hidden),
-                },
-                at,
-            )
-            .within("hidden_nodes"));
+            let what = "hidden node count";
+            let value = u64::from(hidden);
+            return named(
+                WireError::fail(DecodeErrorKind::BadValue { what, value }, at),
+                "hidden_nodes",
+            );
         }
         let min = encode_to_vec(&NodeInfo::default(), v).len();
-        r.check_count(n - hidden, min, at)
-            .map_err(|e| e.within("record_count"))?;
-
-        let mut node_array = Vec::with_capacity((n as usize).min(1024));
-        for i in 0..n {
-            if hidden_nodes.as_ref().is_some_and(|b| b.get(i)) {
+        named(
+            prim::check_count(at, i, u64::from(n - hidden), min).map(|_| (i, ())),
+            "record_count",
+        )?;
+        let mut node_array = prim::vec_n(n as usize);
+        let mut i = i;
+        for k in 0..n {
+            if hidden_nodes.as_ref().is_some_and(|b| b.get(k)) {
                 node_array.push(NodeInfo::default());
             } else {
-                node_array.push(field!(Wire::decode(r, v), "node_array"));
+                let (r, rec) = named(NodeInfo::parse(i, v), "node_array")?;
+                node_array.push(rec);
+                i = r;
             }
         }
-        Ok(Self {
+        let m = Self {
             last_update,
             hidden_nodes,
             node_array,
-        })
+        };
+        Ok((i, m))
     }
 
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        w.count(self.node_array.len());
-        w.time(self.last_update);
+    fn put<B: BufMut>(&self, b: &mut B, v: ProtocolVersion) {
+        prim::put_count(b, self.node_array.len());
+        b.put_i64(self.last_update);
         let new = v >= ProtocolVersion::V24_11;
         if new {
-            self.hidden_nodes.encode(w, v);
+            self.hidden_nodes.put(b, v);
         }
-        for (i, rec) in self.node_array.iter().enumerate() {
-            if !(new && self.is_hidden(i)) {
-                rec.encode(w, v);
+        for (k, rec) in self.node_array.iter().enumerate() {
+            if !(new && self.is_hidden(k)) {
+                rec.put(b, v);
             }
         }
     }
 }
 
-wire_struct! {
+wire! {
     /// `update_node_msg_t`: REQUEST_UPDATE_NODE (`scontrol update node`).
     /// UNVERIFIED against a capture (no fixture has one); every gate is from
     /// the upstream branches.

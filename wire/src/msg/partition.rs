@@ -1,11 +1,11 @@
 //! Partitions: REQUEST_PARTITION_INFO / RESPONSE_PARTITION_INFO.
 
-use crate::error::Result;
-use crate::pack::{encode_to_vec, Reader, Wire, Writer};
+use crate::codec::prim;
+use crate::pack::encode_to_vec;
 use crate::types::BitStr;
-use crate::{wire_struct, ProtocolVersion};
+use crate::wire;
 
-wire_struct! {
+wire! {
     /// `part_info_request_msg_t`: REQUEST_PARTITION_INFO.
     pub struct PartInfoRequestMsg {
         pub last_update: i64,
@@ -13,31 +13,41 @@ wire_struct! {
     }
 }
 
-/// `partition_info_t.flags` (`PART_FLAG_*`): a u16 on the wire before
-/// 24.05, a u32 since. Bits above 16 cannot be sent to older clients and are
-/// dropped for them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct PartFlags(pub u32);
+wire! {
+    /// `partition_info_t.flags` (`PART_FLAG_*`): a u16 on the wire before
+    /// 24.05, a u32 since. Bits above 16 cannot be sent to older clients and are
+    /// dropped for them.
+    #[derive(Copy, Eq)]
+    pub struct PartFlags(#[wire(with = narrow16)] pub u32);
+}
 
-impl Wire for PartFlags {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        if v >= ProtocolVersion::V24_05 {
-            Ok(Self(r.u32()?))
+/// A u32 that older releases send as a u16 (the high bits dropped).
+mod narrow16 {
+    use crate::codec::error::PResult;
+    use crate::codec::{prim, BufMut};
+    use crate::ProtocolVersion;
+
+    // irregular: the slot's width is the release's, not the field's.
+    pub fn parse<'a>(i: &'a [u8], v: ProtocolVersion, f: &mut u32) -> PResult<'a, ()> {
+        let (i, x) = if v >= ProtocolVersion::V24_05 {
+            prim::u32(i)?
         } else {
-            Ok(Self(u32::from(r.u16()?)))
-        }
+            let (i, x) = prim::u16(i)?;
+            (i, u32::from(x))
+        };
+        *f = x;
+        Ok((i, ()))
     }
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
+    pub fn put<B: BufMut>(b: &mut B, v: ProtocolVersion, f: &u32) {
         if v >= ProtocolVersion::V24_05 {
-            w.u32(self.0)
+            b.put_u32(*f)
         } else {
-            w.u16(self.0 as u16)
+            b.put_u16(*f as u16)
         }
     }
 }
 
-wire_struct! {
+wire! {
     /// `job_defaults_t` (`job_defaults_pack`): a partition's DefMemPerCPU and
     /// friends.
     pub struct JobDefaults {
@@ -46,7 +56,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `partition_info_t`, one record of RESPONSE_PARTITION_INFO
     /// (`pack_part` in slurmctld). Upstream clients turn a NULL `name` into "".
     pub struct PartitionInfo {
@@ -96,35 +106,14 @@ wire_struct! {
     }
 }
 
-/// `partition_info_msg_t`: RESPONSE_PARTITION_INFO.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct PartitionInfoMsg {
-    pub last_update: i64,
-    /// The wire `record_count` is its length.
-    pub partition_array: Vec<PartitionInfo>,
-}
-
-impl Wire for PartitionInfoMsg {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        let min = encode_to_vec(&PartitionInfo::default(), v).len();
-        let n = r.count(min).map_err(|e| e.within("record_count"))?;
-        let last_update = r.time().map_err(|e| e.within("last_update"))?;
-        let partition_array = (0..n)
-            .map(|_| PartitionInfo::decode(r, v))
-            .collect::<Result<_>>()
-            .map_err(|e| e.within("partition_array"))?;
-        Ok(Self {
-            last_update,
-            partition_array,
-        })
-    }
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        w.count(self.partition_array.len());
-        w.time(self.last_update);
-        for p in &self.partition_array {
-            p.encode(w, v);
-        }
+wire! {
+    /// `partition_info_msg_t`: RESPONSE_PARTITION_INFO.
+    pub struct PartitionInfoMsg {
+        // The least bytes of a record: an empty one in the release.
+        #[wire(min = |v| encode_to_vec(&PartitionInfo::default(), v).len())]
+        let record_count: u32 = (|s| prim::count32(s.partition_array.len())),
+        pub last_update: i64,
+        #[wire(len = record_count)] pub partition_array: Vec<PartitionInfo>,
     }
 }
 
@@ -133,6 +122,7 @@ mod tests {
     use super::*;
     use crate::msg::test_util::{round_trip_all, s};
     use crate::pack::{decode_exact, encode_to_vec, NO_VAL};
+    use crate::ProtocolVersion;
 
     fn part() -> PartitionInfo {
         let mut inx = BitStr::new(4);

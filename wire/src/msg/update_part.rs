@@ -8,9 +8,9 @@
 //! at the end.
 
 use super::partition::PartFlags;
-use crate::wire_struct;
+use crate::wire;
 
-wire_struct! {
+wire! {
     /// `update_part_msg_t`. Fields the client did not set carry NO_VAL,
     /// NO_VAL16, NO_VAL64 or NULL.
     pub struct UpdatePartMsg {
@@ -57,7 +57,7 @@ pub mod state {
     pub const UP: u16 = 0x03;
 }
 
-wire_struct! {
+wire! {
     /// `delete_part_msg_t`.
     pub struct DeletePartMsg {
         pub name: Option<String>,
