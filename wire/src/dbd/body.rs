@@ -3,9 +3,11 @@
 //! Their layout has not changed from 22.05 to 26.05; what changes per
 //! release is only which types exist (see `msg_type`).
 
-use crate::error::{DecodeError, DecodeErrorKind, Result};
-use crate::pack::{Reader, Wire, Writer};
-use crate::wire_struct;
+use crate::codec::error::{named, PResult, WireError};
+use crate::codec::{prim, BufMut};
+use crate::error::DecodeErrorKind;
+use crate::pack::Wire;
+use crate::wire;
 use crate::ProtocolVersion;
 
 /// `persist_conn_type_t`, a `u16` on the wire.
@@ -31,10 +33,9 @@ pub mod persist_flags {
 
 /// `persist_init_req_msg_t`, the body of REQUEST_PERSIST_INIT.
 ///
-/// A hand `Wire` impl because the gate is on a field's value, not on the
-/// connection's release: `version` (the sender's own release, which may be
-/// newer than any we know) comes first, and the rest is there only when it
-/// is one a receiver accepts. Stock's receiver of release R accepts R's
+/// The gate is on a field's value, not on the connection's release:
+/// `version` (the sender's own release, which may be newer than any we know)
+/// comes first, and the rest is there only when it is one a receiver accepts. Stock's receiver of release R accepts R's
 /// SLURM_MIN_PROTOCOL_VERSION; ours serves the whole window, so the floor
 /// is [`ProtocolVersion::OLDEST`]. `uid` is filled by authentication and
 /// never travels.
@@ -47,36 +48,37 @@ pub struct PersistInitReqMsg {
     pub port: u16,
 }
 
+// irregular: presence depends on the `version` field's value, and a version below the window is refused.
 impl Wire for PersistInitReqMsg {
-    fn decode(r: &mut Reader<'_>, _: ProtocolVersion) -> Result<Self> {
-        let at = r.position();
-        let version = r.u16()?;
+    fn parse<'a>(i: &'a [u8], _: ProtocolVersion) -> PResult<'a, Self> {
+        let (r, version) = prim::u16(i)?;
         if version < ProtocolVersion::OLDEST.to_wire() {
-            return Err(DecodeError::new(
-                DecodeErrorKind::UnsupportedVersion(version),
-                at,
-            ));
+            return WireError::fail(DecodeErrorKind::UnsupportedVersion(version), i);
         }
-        Ok(Self {
+        let (r, cluster_name) = named(prim::str(r), "cluster_name")?;
+        let (r, persist_type) = named(prim::u16(r), "persist_type")?;
+        let (r, port) = named(prim::u16(r), "port")?;
+        let m = Self {
             version,
-            cluster_name: r.str().map_err(|e| e.within("cluster_name"))?,
-            persist_type: r.u16().map_err(|e| e.within("persist_type"))?,
-            port: r.u16().map_err(|e| e.within("port"))?,
-        })
+            cluster_name,
+            persist_type,
+            port,
+        };
+        Ok((r, m))
     }
 
-    fn encode(&self, w: &mut Writer, _: ProtocolVersion) {
-        w.u16(self.version);
+    fn put<B: BufMut>(&self, b: &mut B, _: ProtocolVersion) {
+        b.put_u16(self.version);
         // Like stock, an unusable version goes out alone (and is refused).
         if self.version >= ProtocolVersion::OLDEST.to_wire() {
-            w.str(self.cluster_name.as_deref());
-            w.u16(self.persist_type);
-            w.u16(self.port);
+            prim::put_str(b, self.cluster_name.as_deref());
+            b.put_u16(self.persist_type);
+            b.put_u16(self.port);
         }
     }
 }
 
-wire_struct! {
+wire! {
     /// `persist_rc_msg_t`, the body of SLURM_PERSIST_RC. In the reply to
     /// REQUEST_PERSIST_INIT, `ret_info` is the release the connection will
     /// use (or, on failure, the type of the refused message).
@@ -88,7 +90,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `dbd_fini_msg_t`, the body of DBD_FINI.
     pub struct DbdFiniMsg {
         /// Non-zero: the connection ends after the reply.
