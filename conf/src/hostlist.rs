@@ -888,3 +888,132 @@ mod tests {
         assert_eq!(hl.nth(9).as_deref(), Some("rack2-n02"));
     }
 }
+
+/// The hand-written range-list reader the nom grammar replaced, kept only
+/// to compare against.
+#[cfg(test)]
+mod legacy {
+    use super::{parse_num, HostlistError, NumRange, MAX_HOSTS};
+
+    pub(super) fn parse_range_list(s: &str) -> Result<Vec<NumRange>, HostlistError> {
+        let bad = || HostlistError::BadRange(s.to_string());
+        let mut out = Vec::new();
+        for part in s.split(',') {
+            if part.contains('x') {
+                return Err(bad());
+            }
+            let (lo_s, hi_s) = match part.split_once('-') {
+                Some((l, h)) => (l, Some(h)),
+                None => (part, None),
+            };
+            let lo = parse_num(lo_s).ok_or_else(bad)?;
+            let hi = match hi_s {
+                Some("") | None => lo,
+                Some(h) => parse_num(h).ok_or_else(bad)?,
+            };
+            if lo > hi || hi - lo >= MAX_HOSTS as u64 {
+                return Err(if lo > hi {
+                    bad()
+                } else {
+                    HostlistError::TooManyHosts
+                });
+            }
+            out.push(NumRange {
+                lo,
+                hi,
+                width: lo_s.len(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod grammar_props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    type Flat = Result<Vec<(u64, u64, usize)>, HostlistError>;
+
+    fn flat(r: Result<Vec<NumRange>, HostlistError>) -> Flat {
+        r.map(|v| v.into_iter().map(|n| (n.lo, n.hi, n.width)).collect())
+    }
+
+    /// Range lists that are mostly well formed, then bent by one edit.
+    fn range_list() -> impl Strategy<Value = String> {
+        let num = prop_oneof![
+            "[0-9]{1,4}",
+            "0{0,3}[1-9][0-9]{0,2}",
+            "[0-9]{19,21}",
+            Just(String::new()),
+        ];
+        let item = (num.clone(), prop::option::of(num))
+            .prop_map(|(lo, hi)| hi.map_or(lo.clone(), |h| format!("{lo}-{h}")));
+        let list = prop::collection::vec(item, 1..5).prop_map(|v| v.join(","));
+        let edit = (
+            any::<prop::sample::Index>(),
+            prop::sample::select(vec!["", "-", ",", "x", " ", "]", "[", "+", "٣", "--"]),
+            0usize..3,
+        );
+        (list, edit).prop_map(|(s, (at, ins, cut))| {
+            let i = at.index(s.len() + 1);
+            let end = (i + cut).min(s.len());
+            format!("{}{ins}{}", &s[..i], &s[end..])
+        })
+    }
+
+    /// Hand-picked cases; they pass on the legacy reader too.
+    #[test]
+    fn range_list_corpus() {
+        for s in [
+            "",
+            ",",
+            "1",
+            "1,",
+            ",1",
+            "1-",
+            "-1",
+            "1--2",
+            "1-2-3",
+            "01-10",
+            "10-01",
+            "3-1",
+            "0-999999",
+            "0-1000000",
+            "5-1000004",
+            "1x",
+            "0x1",
+            "1,2-3,004-7",
+            "1 ,2",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1-18446744073709551616",
+            "0-2000000,x",
+            "x,0-2000000",
+            "+1",
+            "1-+2",
+            "٣",
+            "1-2,",
+            "0001-2",
+        ] {
+            assert_eq!(
+                flat(parse_range_list(s)),
+                flat(legacy::parse_range_list(s)),
+                "{s:?}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn range_list_matches_legacy(s in range_list()) {
+            prop_assert_eq!(flat(parse_range_list(&s)), flat(legacy::parse_range_list(&s)), "{:?}", s);
+        }
+
+        #[test]
+        fn range_list_matches_legacy_on_any_text(s in "[0-9x,\\- ]{0,12}") {
+            prop_assert_eq!(flat(parse_range_list(&s)), flat(legacy::parse_range_list(&s)), "{:?}", s);
+        }
+    }
+}
