@@ -7,6 +7,10 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
+use nom::character::complete::{char, digit0, digit1};
+use nom::combinator::opt;
+use nom::sequence::{pair, preceded};
+use nom::IResult;
 use thiserror::Error;
 
 /// Most hosts one hostlist may hold; guards against `n[0-999999999]`.
@@ -361,36 +365,49 @@ fn parse_num(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
+/// `lo`, `lo-` or `lo-hi`: decimal digits only (no sign), `hi` may be
+/// left out.
+fn range_item(i: &str) -> IResult<&str, (&str, Option<&str>)> {
+    pair(digit1, opt(preceded(char('-'), digit0)))(i)
+}
+
+/// `range_item` joined by commas. Items are read and checked in turn, each
+/// whole (up to its comma) before its bounds: the first bad item decides
+/// the error.
 fn parse_range_list(s: &str) -> Result<Vec<NumRange>, HostlistError> {
     let bad = || HostlistError::BadRange(s.to_string());
     let mut out = Vec::new();
-    for part in s.split(',') {
-        if part.contains('x') {
-            return Err(bad());
-        }
-        let (lo_s, hi_s) = match part.split_once('-') {
-            Some((l, h)) => (l, Some(h)),
-            None => (part, None),
+    let mut rest = s;
+    loop {
+        let (after, (lo_s, hi_s)) = range_item(rest).map_err(|_| bad())?;
+        let last = match after.strip_prefix(',') {
+            Some(next) => {
+                rest = next;
+                false
+            }
+            None if after.is_empty() => true,
+            None => return Err(bad()),
         };
         let lo = parse_num(lo_s).ok_or_else(bad)?;
         let hi = match hi_s {
             Some("") | None => lo,
             Some(h) => parse_num(h).ok_or_else(bad)?,
         };
-        if lo > hi || hi - lo >= MAX_HOSTS as u64 {
-            return Err(if lo > hi {
-                bad()
-            } else {
-                HostlistError::TooManyHosts
-            });
+        if lo > hi {
+            return Err(bad());
+        }
+        if hi - lo >= MAX_HOSTS as u64 {
+            return Err(HostlistError::TooManyHosts);
         }
         out.push(NumRange {
             lo,
             hi,
             width: lo_s.len(),
         });
+        if last {
+            return Ok(out);
+        }
     }
-    Ok(out)
 }
 
 impl Hostlist {
