@@ -1013,6 +1013,8 @@ mod grammar_props {
             "٣",
             "1-2,",
             "0001-2",
+            "0-1000000-0",
+            "0-1000000x",
         ] {
             assert_eq!(
                 flat(parse_range_list(s)),
