@@ -2,6 +2,11 @@
 //! asks for per node (`tres_per_node`, from `--gres`). Pure parsing and
 //! counting; allocation of device indexes is in [`crate::sched`].
 
+use nom::character::complete::{char, digit1, one_of};
+use nom::combinator::{all_consuming, opt, recognize};
+use nom::sequence::{pair, preceded};
+use nom::IResult;
+
 /// One `name[:type]:count` item of a node's `Gres=`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeGres {
@@ -24,16 +29,27 @@ pub struct GresReq {
 #[error("invalid generic resource specification `{0}`")]
 pub struct BadGres(pub String);
 
-/// `4`, `2K`, `1M`, `1G`: a count with an optional binary suffix.
+/// `4`, `+4`, `2K`, `1m`: decimal digits (a `+` allowed, as `str::parse`
+/// takes it) and an optional binary suffix, nothing after.
+fn count_parts(i: &str) -> IResult<&str, (&str, Option<char>)> {
+    all_consuming(pair(
+        recognize(preceded(opt(char('+')), digit1)),
+        opt(one_of("kKmMgGtT")),
+    ))(i)
+}
+
+/// A count with its suffix applied; `None` when it is not one or does not
+/// fit.
 fn count(s: &str) -> Option<u64> {
-    let (num, mult) = match s.chars().last()? {
-        'k' | 'K' => (&s[..s.len() - 1], 1u64 << 10),
-        'm' | 'M' => (&s[..s.len() - 1], 1u64 << 20),
-        'g' | 'G' => (&s[..s.len() - 1], 1u64 << 30),
-        't' | 'T' => (&s[..s.len() - 1], 1u64 << 40),
-        _ => (s, 1),
+    let (_, (digits, suffix)) = count_parts(s).ok()?;
+    let shift = match suffix.map(|c| c.to_ascii_uppercase()) {
+        Some('K') => 10,
+        Some('M') => 20,
+        Some('G') => 30,
+        Some('T') => 40,
+        _ => 0,
     };
-    num.parse::<u64>().ok()?.checked_mul(mult)
+    digits.parse::<u64>().ok()?.checked_mul(1u64 << shift)
 }
 
 /// Splits `name[:type][:count]` (a trailing `(S:0-1)` socket binding or
