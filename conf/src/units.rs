@@ -762,6 +762,38 @@ mod grammar_props {
         }
     }
 
+    /// Every string of up to six of these symbols.
+    #[test]
+    fn short_times_match_legacy() {
+        const SYMS: [&str; 7] = ["0", "7", "-", ":", "+", " ", "99999999999"];
+        let mut idx = Vec::new();
+        loop {
+            let s: String = idx.iter().map(|&k: &usize| SYMS[k]).collect();
+            assert_eq!(time_str2secs(&s), legacy::time_str2secs(&s), "{s:?}");
+            // Next index vector, shortest first.
+            let mut k = 0;
+            loop {
+                match idx.get_mut(k) {
+                    Some(d) if *d + 1 < SYMS.len() => {
+                        *d += 1;
+                        break;
+                    }
+                    Some(d) => {
+                        *d = 0;
+                        k += 1;
+                    }
+                    None => {
+                        idx.push(0);
+                        break;
+                    }
+                }
+            }
+            if idx.len() > 6 {
+                return;
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn time_matches_legacy(s in time_text()) {
