@@ -7,8 +7,10 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
+use nom::branch::alt;
+use nom::bytes::complete::tag;
 use nom::character::complete::{char, digit0, digit1};
-use nom::combinator::opt;
+use nom::combinator::{eof, opt};
 use nom::sequence::{pair, preceded};
 use nom::IResult;
 use thiserror::Error;
@@ -372,22 +374,15 @@ fn range_item(i: &str) -> IResult<&str, (&str, Option<&str>)> {
 }
 
 /// `range_item` joined by commas. Items are read and checked in turn, each
-/// whole (up to its comma) before its bounds: the first bad item decides
-/// the error.
+/// up to its comma or the end before its bounds: the first bad item
+/// decides the error.
 fn parse_range_list(s: &str) -> Result<Vec<NumRange>, HostlistError> {
     let bad = || HostlistError::BadRange(s.to_string());
     let mut out = Vec::new();
     let mut rest = s;
     loop {
-        let (after, (lo_s, hi_s)) = range_item(rest).map_err(|_| bad())?;
-        let last = match after.strip_prefix(',') {
-            Some(next) => {
-                rest = next;
-                false
-            }
-            None if after.is_empty() => true,
-            None => return Err(bad()),
-        };
+        let (after, ((lo_s, hi_s), sep)) =
+            pair(range_item, alt((tag(","), eof)))(rest).map_err(|_| bad())?;
         let lo = parse_num(lo_s).ok_or_else(bad)?;
         let hi = match hi_s {
             Some("") | None => lo,
@@ -404,9 +399,10 @@ fn parse_range_list(s: &str) -> Result<Vec<NumRange>, HostlistError> {
             hi,
             width: lo_s.len(),
         });
-        if last {
+        if sep.is_empty() {
             return Ok(out);
         }
+        rest = after;
     }
 }
 

@@ -72,7 +72,7 @@ fn colon_int(i: &str) -> IResult<&str, i32> {
     preceded(char(':'), int)(i)
 }
 
-/// `-D`: the scan reads a negative day count (a refused time).
+/// `-D`: scanf reads it as a negative day count.
 fn negative_days(i: &str) -> IResult<&str, [i32; 4]> {
     map(preceded(char('-'), digits), |d| {
         [d.saturating_neg() as i32, 0, 0, 0]
