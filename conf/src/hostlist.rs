@@ -7,6 +7,12 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
+use nom::branch::alt;
+use nom::bytes::complete::tag;
+use nom::character::complete::{char, digit0, digit1};
+use nom::combinator::{eof, opt};
+use nom::sequence::{pair, preceded};
+use nom::IResult;
 use thiserror::Error;
 
 /// Most hosts one hostlist may hold; guards against `n[0-999999999]`.
@@ -361,36 +367,43 @@ fn parse_num(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
+/// `lo`, `lo-` or `lo-hi`: decimal digits only (no sign), `hi` may be
+/// left out.
+fn range_item(i: &str) -> IResult<&str, (&str, Option<&str>)> {
+    pair(digit1, opt(preceded(char('-'), digit0)))(i)
+}
+
+/// `range_item` joined by commas. Items are read and checked in turn, each
+/// up to its comma or the end before its bounds: the first bad item
+/// decides the error.
 fn parse_range_list(s: &str) -> Result<Vec<NumRange>, HostlistError> {
     let bad = || HostlistError::BadRange(s.to_string());
     let mut out = Vec::new();
-    for part in s.split(',') {
-        if part.contains('x') {
-            return Err(bad());
-        }
-        let (lo_s, hi_s) = match part.split_once('-') {
-            Some((l, h)) => (l, Some(h)),
-            None => (part, None),
-        };
+    let mut rest = s;
+    loop {
+        let (after, ((lo_s, hi_s), sep)) =
+            pair(range_item, alt((tag(","), eof)))(rest).map_err(|_| bad())?;
         let lo = parse_num(lo_s).ok_or_else(bad)?;
         let hi = match hi_s {
             Some("") | None => lo,
             Some(h) => parse_num(h).ok_or_else(bad)?,
         };
-        if lo > hi || hi - lo >= MAX_HOSTS as u64 {
-            return Err(if lo > hi {
-                bad()
-            } else {
-                HostlistError::TooManyHosts
-            });
+        if lo > hi {
+            return Err(bad());
+        }
+        if hi - lo >= MAX_HOSTS as u64 {
+            return Err(HostlistError::TooManyHosts);
         }
         out.push(NumRange {
             lo,
             hi,
             width: lo_s.len(),
         });
+        if sep.is_empty() {
+            return Ok(out);
+        }
+        rest = after;
     }
-    Ok(out)
 }
 
 impl Hostlist {
@@ -886,5 +899,136 @@ mod tests {
         assert!(!hl.contains("rack2-n5"));
         assert!(!hl.contains("rack3-n05"));
         assert_eq!(hl.nth(9).as_deref(), Some("rack2-n02"));
+    }
+}
+
+/// The hand-written range-list reader the nom grammar replaced, kept only
+/// to compare against.
+#[cfg(test)]
+mod legacy {
+    use super::{parse_num, HostlistError, NumRange, MAX_HOSTS};
+
+    pub(super) fn parse_range_list(s: &str) -> Result<Vec<NumRange>, HostlistError> {
+        let bad = || HostlistError::BadRange(s.to_string());
+        let mut out = Vec::new();
+        for part in s.split(',') {
+            if part.contains('x') {
+                return Err(bad());
+            }
+            let (lo_s, hi_s) = match part.split_once('-') {
+                Some((l, h)) => (l, Some(h)),
+                None => (part, None),
+            };
+            let lo = parse_num(lo_s).ok_or_else(bad)?;
+            let hi = match hi_s {
+                Some("") | None => lo,
+                Some(h) => parse_num(h).ok_or_else(bad)?,
+            };
+            if lo > hi || hi - lo >= MAX_HOSTS as u64 {
+                return Err(if lo > hi {
+                    bad()
+                } else {
+                    HostlistError::TooManyHosts
+                });
+            }
+            out.push(NumRange {
+                lo,
+                hi,
+                width: lo_s.len(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod grammar_props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    type Flat = Result<Vec<(u64, u64, usize)>, HostlistError>;
+
+    fn flat(r: Result<Vec<NumRange>, HostlistError>) -> Flat {
+        r.map(|v| v.into_iter().map(|n| (n.lo, n.hi, n.width)).collect())
+    }
+
+    /// Range lists that are mostly well formed, then bent by one edit.
+    fn range_list() -> impl Strategy<Value = String> {
+        let num = prop_oneof![
+            "[0-9]{1,4}",
+            "0{0,3}[1-9][0-9]{0,2}",
+            "[0-9]{19,21}",
+            Just(String::new()),
+        ];
+        let item = (num.clone(), prop::option::of(num))
+            .prop_map(|(lo, hi)| hi.map_or(lo.clone(), |h| format!("{lo}-{h}")));
+        let list = prop::collection::vec(item, 1..5).prop_map(|v| v.join(","));
+        let edit = (
+            any::<prop::sample::Index>(),
+            prop::sample::select(vec!["", "-", ",", "x", " ", "]", "[", "+", "٣", "--"]),
+            0usize..3,
+        );
+        (list, edit).prop_map(|(s, (at, ins, cut))| {
+            let i = at.index(s.len() + 1);
+            let end = (i + cut).min(s.len());
+            format!("{}{ins}{}", &s[..i], &s[end..])
+        })
+    }
+
+    /// Hand-picked cases; they pass on the legacy reader too.
+    #[test]
+    fn range_list_corpus() {
+        for s in [
+            "",
+            ",",
+            "1",
+            "1,",
+            ",1",
+            "1-",
+            "-1",
+            "1--2",
+            "1-2-3",
+            "01-10",
+            "10-01",
+            "3-1",
+            "0-999999",
+            "0-1000000",
+            "5-1000004",
+            "1x",
+            "0x1",
+            "1,2-3,004-7",
+            "1 ,2",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1-18446744073709551616",
+            "0-2000000,x",
+            "x,0-2000000",
+            "+1",
+            "1-+2",
+            "٣",
+            "1-2,",
+            "0001-2",
+            "0-1000000-0",
+            "0-1000000x",
+        ] {
+            assert_eq!(
+                flat(parse_range_list(s)),
+                flat(legacy::parse_range_list(s)),
+                "{s:?}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn range_list_matches_legacy(s in range_list()) {
+            prop_assert_eq!(flat(parse_range_list(&s)), flat(legacy::parse_range_list(&s)), "{:?}", s);
+        }
+
+        #[test]
+        fn range_list_matches_legacy_on_any_text(s in "[0-9x,\\- ]{0,12}") {
+            prop_assert_eq!(flat(parse_range_list(&s)), flat(legacy::parse_range_list(&s)), "{:?}", s);
+        }
     }
 }

@@ -4,6 +4,13 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use nom::branch::alt;
+use nom::bytes::complete::{take, take_until, take_while, take_while1};
+use nom::character::complete::{char, one_of, satisfy};
+use nom::combinator::{not, opt, value, verify};
+use nom::sequence::{delimited, pair, preceded, terminated, tuple};
+use nom::IResult;
+
 use crate::error::{ConfError, Location};
 use crate::keywords::Keyword;
 use crate::units::is_c_space;
@@ -258,32 +265,39 @@ impl<'a> Walker<'a> {
     }
 }
 
+fn c_space(c: char) -> bool {
+    c.is_ascii() && is_c_space(c as u8)
+}
+
+fn blanks(i: &str) -> IResult<&str, &str> {
+    take_while(c_space)(i)
+}
+
+/// A run of non-blank text.
+fn word(i: &str) -> IResult<&str, &str> {
+    take_while1(|c| !c_space(c))(i)
+}
+
+/// `Include` in any case, then at least one blank.
+fn include_keyword(i: &str) -> IResult<&str, &str> {
+    terminated(
+        verify(take(7usize), |k: &str| k.eq_ignore_ascii_case("include")),
+        take_while1(c_space),
+    )(i)
+}
+
 /// `Include <file>` (keyword at the very start of the line, any case).
 fn include_target(line: &Line) -> Result<Option<String>, ConfError> {
-    let t = line.text.as_bytes();
-    let is_include = t
-        .get(..7)
-        .is_some_and(|k| k.eq_ignore_ascii_case(b"include"))
-        && t.get(7).is_some_and(|&c| is_c_space(c));
-    if !is_include {
+    let Ok((rest, _)) = include_keyword(&line.text) else {
         return Ok(None);
-    }
-    let rest = line
-        .text
-        .get(7..)
-        .unwrap_or("")
-        .trim_start_matches(|c: char| c.is_ascii() && is_c_space(c as u8));
-    let end = rest
-        .find(|c: char| c.is_ascii() && is_c_space(c as u8))
-        .unwrap_or(rest.len());
-    let (target, tail) = rest.split_at(end);
-    if target.is_empty() || !is_blank(tail) {
-        return Err(ConfError::Syntax {
+    };
+    match terminated(word, blanks)(rest) {
+        Ok(("", target)) => Ok(Some(target.to_string())),
+        _ => Err(ConfError::Syntax {
             at: line.at.clone(),
             text: line.text.clone(),
-        });
+        }),
     }
-    Ok(Some(target.to_string()))
 }
 
 pub(crate) fn is_blank(s: &str) -> bool {
@@ -298,72 +312,38 @@ pub(crate) struct Pair<'a> {
     pub rest: &'a str,
 }
 
+/// `[A-Za-z0-9_.]+`
+fn key(i: &str) -> IResult<&str, &str> {
+    take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.')(i)
+}
+
+/// `=`, `+=`, `-=`, `*=` or `/=` (the operator is not kept).
+fn assign(i: &str) -> IResult<&str, ()> {
+    value((), pair(opt(one_of("-*+/")), char('=')))(i)
+}
+
+/// `"..."` followed by a blank or the end; without them the quote is
+/// part of a plain value.
+fn quoted(i: &str) -> IResult<&str, &str> {
+    terminated(
+        delimited(char('"'), take_until("\""), char('"')),
+        not(satisfy(|c| !c_space(c))),
+    )(i)
+}
+
 /// Splits the next `key[op]=value` pair, mirroring stock's regular
 /// expression: keys are `[A-Za-z0-9_.]+`, values are `"quoted"` or run to
 /// the next whitespace.
 pub(crate) fn next_pair(s: &str) -> Option<Pair<'_>> {
-    let b = s.as_bytes();
-    let mut i = 0usize;
-    while b.get(i).is_some_and(|&c| is_c_space(c)) {
-        i += 1;
-    }
-    let key_start = i;
-    while b
-        .get(i)
-        .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
-    {
-        i += 1;
-    }
-    let key = s.get(key_start..i)?;
-    if key.is_empty() {
-        return None;
-    }
-    while b.get(i).is_some_and(|&c| is_c_space(c)) {
-        i += 1;
-    }
-    if b.get(i)
-        .is_some_and(|&c| matches!(c, b'-' | b'*' | b'+' | b'/'))
-    {
-        i += 1;
-    }
-    if b.get(i) != Some(&b'=') {
-        return None;
-    }
-    i += 1;
-    while b.get(i).is_some_and(|&c| is_c_space(c)) {
-        i += 1;
-    }
-    let vstart = i;
-    if b.get(vstart) == Some(&b'"') {
-        if let Some(close) = find_quote(b, vstart + 1) {
-            let after = b.get(close + 1);
-            if after.is_none_or(|&c| is_c_space(c)) {
-                return Some(Pair {
-                    key,
-                    value: s.get(vstart + 1..close)?,
-                    rest: s.get(close + 1..)?,
-                });
-            }
-        }
-    }
-    while b.get(i).is_some_and(|&c| !is_c_space(c)) {
-        i += 1;
-    }
-    if i == vstart {
-        return None;
-    }
-    Some(Pair {
-        key,
-        value: s.get(vstart..i)?,
-        rest: s.get(i..)?,
-    })
-}
-
-fn find_quote(b: &[u8], from: usize) -> Option<usize> {
-    b.get(from..)?
-        .iter()
-        .position(|&c| c == b'"')
-        .map(|p| p + from)
+    // A `quoted` that fails has searched only up to the next quote, which
+    // the next quoted value starts with: a line is still read in linear
+    // time.
+    let (rest, (key, value)) = tuple((
+        preceded(blanks, key),
+        preceded(tuple((blanks, assign, blanks)), alt((quoted, word))),
+    ))(s)
+    .ok()?;
+    Some(Pair { key, value, rest })
 }
 
 /// Key/value pairs of one line, checked against a keyword table.
@@ -524,5 +504,232 @@ mod tests {
             config_hash_update(0, &[0xff]),
             config_hash_update(0, &[0x7f])
         );
+    }
+}
+
+/// The hand-written readers the nom grammar replaced, kept only to compare
+/// against.
+#[cfg(test)]
+mod legacy {
+    use super::{is_blank, is_c_space, ConfError, Line, Pair};
+
+    fn find_quote(b: &[u8], from: usize) -> Option<usize> {
+        b.get(from..)?
+            .iter()
+            .position(|&c| c == b'"')
+            .map(|p| p + from)
+    }
+
+    pub(super) fn include_target(line: &Line) -> Result<Option<String>, ConfError> {
+        let t = line.text.as_bytes();
+        let is_include = t
+            .get(..7)
+            .is_some_and(|k| k.eq_ignore_ascii_case(b"include"))
+            && t.get(7).is_some_and(|&c| is_c_space(c));
+        if !is_include {
+            return Ok(None);
+        }
+        let rest = line
+            .text
+            .get(7..)
+            .unwrap_or("")
+            .trim_start_matches(|c: char| c.is_ascii() && is_c_space(c as u8));
+        let end = rest
+            .find(|c: char| c.is_ascii() && is_c_space(c as u8))
+            .unwrap_or(rest.len());
+        let (target, tail) = rest.split_at(end);
+        if target.is_empty() || !is_blank(tail) {
+            return Err(ConfError::Syntax {
+                at: line.at.clone(),
+                text: line.text.clone(),
+            });
+        }
+        Ok(Some(target.to_string()))
+    }
+
+    pub(super) fn next_pair(s: &str) -> Option<Pair<'_>> {
+        let b = s.as_bytes();
+        let mut i = 0usize;
+        while b.get(i).is_some_and(|&c| is_c_space(c)) {
+            i += 1;
+        }
+        let key_start = i;
+        while b
+            .get(i)
+            .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+        {
+            i += 1;
+        }
+        let key = s.get(key_start..i)?;
+        if key.is_empty() {
+            return None;
+        }
+        while b.get(i).is_some_and(|&c| is_c_space(c)) {
+            i += 1;
+        }
+        if b.get(i)
+            .is_some_and(|&c| matches!(c, b'-' | b'*' | b'+' | b'/'))
+        {
+            i += 1;
+        }
+        if b.get(i) != Some(&b'=') {
+            return None;
+        }
+        i += 1;
+        while b.get(i).is_some_and(|&c| is_c_space(c)) {
+            i += 1;
+        }
+        let vstart = i;
+        if b.get(vstart) == Some(&b'"') {
+            if let Some(close) = find_quote(b, vstart + 1) {
+                let after = b.get(close + 1);
+                if after.is_none_or(|&c| is_c_space(c)) {
+                    return Some(Pair {
+                        key,
+                        value: s.get(vstart + 1..close)?,
+                        rest: s.get(close + 1..)?,
+                    });
+                }
+            }
+        }
+        while b.get(i).is_some_and(|&c| !is_c_space(c)) {
+            i += 1;
+        }
+        if i == vstart {
+            return None;
+        }
+        Some(Pair {
+            key,
+            value: s.get(vstart..i)?,
+            rest: s.get(i..)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod grammar_props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn line(text: &str) -> Line {
+        Line {
+            at: Location::new("slurm.conf", 3),
+            text: text.to_string(),
+        }
+    }
+
+    /// Every pair of a line, as `parse_fields` walks them, and what is left.
+    fn pairs(mut s: &str, next: fn(&str) -> Option<Pair<'_>>) -> (Vec<Pair<'_>>, &str) {
+        let mut out = Vec::new();
+        while let Some(p) = next(s) {
+            s = p.rest;
+            out.push(p);
+        }
+        (out, s)
+    }
+
+    /// Config-like text: keys, operators, quotes and blanks in odd places.
+    fn conf_text() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            "NodeName",
+            "Include",
+            "include",
+            "INCLUDE",
+            "a.b_c",
+            "K",
+            "=",
+            "+=",
+            "-=",
+            "*=",
+            "/=",
+            "==",
+            "\"",
+            "\"\"",
+            "\"a b\"",
+            "v",
+            "/etc/x.conf",
+            "%c",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\x0b",
+            "\x0c",
+            "\r",
+            "#",
+            "é",
+            "İ",
+            "K\u{212a}",
+            "1",
+            ",",
+            "\\",
+        ]);
+        prop::collection::vec(piece, 0..12).prop_map(|v| v.concat())
+    }
+
+    /// Hand-picked cases; they pass on the legacy readers too.
+    #[test]
+    fn lexer_corpus() {
+        let cases = [
+            "",
+            " ",
+            "K=v",
+            "  K = v  N=1",
+            "K=\"a b\" N=1",
+            "K=\"a\"b",
+            "K=\"a",
+            "K=\"\"",
+            "K=\"\"x",
+            "K= \"q\"",
+            "K=",
+            "=v",
+            "K+=v",
+            "K + =v",
+            "K +=v",
+            "K+ =v",
+            "K==v",
+            "K*=v",
+            "K/=v",
+            "K-=v",
+            "K.a_b=1",
+            "K=é",
+            "Ké=1",
+            "K=\"é\"",
+            "K=\t\"x\"\ty",
+            "K=\"x K=\"y",
+            "K=\"x\" K=\"y\"",
+            "Include a",
+            "include\ta b",
+            "INCLUDE  x  ",
+            "Include",
+            "Include ",
+            "Includex a",
+            "Include=a",
+            "include\x0ba",
+            "İnclude a",
+            "Includé a",
+            "Include \"a b\"",
+        ];
+        for s in cases {
+            assert_eq!(pairs(s, next_pair), pairs(s, legacy::next_pair), "{s:?}");
+            assert_eq!(
+                include_target(&line(s)),
+                legacy::include_target(&line(s)),
+                "{s:?}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn pairs_match_legacy(s in conf_text()) {
+            prop_assert_eq!(pairs(&s, next_pair), pairs(&s, legacy::next_pair), "{:?}", s);
+        }
+
+        #[test]
+        fn include_matches_legacy(s in conf_text()) {
+            prop_assert_eq!(include_target(&line(&s)), legacy::include_target(&line(&s)), "{:?}", s);
+        }
     }
 }

@@ -4,6 +4,12 @@
 
 use std::fmt;
 
+use nom::branch::alt;
+use nom::character::complete::{char, digit1};
+use nom::combinator::{all_consuming, map, opt};
+use nom::sequence::{pair, preceded, terminated, tuple};
+use nom::IResult;
+
 /// Slurm's `INFINITE` (u32 all-ones).
 pub const INFINITE: u32 = u32::MAX;
 /// Slurm's `NO_VAL`.
@@ -48,122 +54,77 @@ fn is_unlimited_word(s: &str) -> bool {
     s.eq_ignore_ascii_case("UNLIMITED") || s.eq_ignore_ascii_case("INFINITE")
 }
 
-/// Only digits, '-' and ':' in a shape Slurm accepts as a time.
-fn valid_timespec(s: &str) -> bool {
-    let (mut digits, mut dashes, mut colons) = (0u32, 0u32, 0u32);
-    let mut in_digits = false;
-    for b in s.bytes() {
-        match b {
-            b'0'..=b'9' => {
-                if !in_digits {
-                    digits += 1;
-                    in_digits = true;
-                }
-            }
-            b'-' => {
-                in_digits = false;
-                dashes += 1;
-                if colons > 0 {
-                    return false;
-                }
-            }
-            b':' => {
-                in_digits = false;
-                colons += 1;
-            }
-            _ => return false,
-        }
-    }
-    if digits == 0 || dashes > 1 || colons > 2 {
-        return false;
-    }
-    let needed = match (dashes > 0, colons) {
-        (true, 1) => 3,
-        (true, 2) => 4,
-        (false, 1) => 2,
-        (false, 2) => 3,
-        _ => 0,
-    };
-    digits >= needed
+/// Digits as `%d` reads them: saturating like strtol, then narrowed to C
+/// `int` (so odd inputs match stock).
+fn digits(i: &str) -> IResult<&str, i64> {
+    map(digit1, |d: &str| {
+        d.bytes().fold(0i64, |v, c| {
+            v.saturating_mul(10).saturating_add(i64::from(c - b'0'))
+        })
+    })(i)
 }
 
-/// Reads `%d` then literal separators in turn, like `sscanf`; returns the
-/// integers converted before the first mismatch.
-fn scan_ints(s: &str, seps: &[u8]) -> Vec<i32> {
-    let b = s.as_bytes();
-    let mut pos = 0usize;
-    let mut out = Vec::new();
-    let mut seps = seps.iter();
-    loop {
-        let start = pos;
-        let mut neg = false;
-        if let Some(&c) = b.get(pos) {
-            if c == b'-' || c == b'+' {
-                neg = c == b'-';
-                pos += 1;
-            }
-        }
-        let digits_start = pos;
-        let mut val: i64 = 0;
-        while let Some(&c) = b.get(pos) {
-            if !c.is_ascii_digit() {
-                break;
-            }
-            // strtol saturates on overflow; scanf then narrows to int.
-            val = val.saturating_mul(10).saturating_add(i64::from(c - b'0'));
-            pos += 1;
-        }
-        if pos == digits_start {
-            let _ = start;
-            return out;
-        }
-        let v = if neg { val.saturating_neg() } else { val };
-        out.push(v as i32);
-        match seps.next() {
-            Some(&sep) if b.get(pos) == Some(&sep) => pos += 1,
-            _ => return out,
-        }
-    }
+fn int(i: &str) -> IResult<&str, i32> {
+    map(digits, |v| v as i32)(i)
+}
+
+fn colon_int(i: &str) -> IResult<&str, i32> {
+    preceded(char(':'), int)(i)
+}
+
+/// `-D`: scanf reads it as a negative day count.
+fn negative_days(i: &str) -> IResult<&str, [i32; 4]> {
+    map(preceded(char('-'), digits), |d| {
+        [d.saturating_neg() as i32, 0, 0, 0]
+    })(i)
+}
+
+/// `D-`, `D-H`, `D-H:M`, `D-H:M:S`.
+fn with_days(i: &str) -> IResult<&str, [i32; 4]> {
+    map(
+        tuple((
+            terminated(int, char('-')),
+            opt(pair(int, opt(pair(colon_int, opt(colon_int))))),
+        )),
+        |(d, hms)| match hms {
+            None => [d, 0, 0, 0],
+            Some((h, None)) => [d, h, 0, 0],
+            Some((h, Some((m, sec)))) => [d, h, m, sec.unwrap_or(0)],
+        },
+    )(i)
+}
+
+/// `M`, `M:S`, `H:M:S`.
+fn clock(i: &str) -> IResult<&str, [i32; 4]> {
+    map(
+        pair(int, opt(pair(colon_int, opt(colon_int)))),
+        |(a, rest)| match rest {
+            None => [0, 0, a, 0],
+            Some((b, None)) => [0, 0, a, b],
+            Some((b, Some(c))) => [0, a, b, c],
+        },
+    )(i)
+}
+
+/// Days, hours, minutes, seconds of a whole time string. (`with_days`
+/// and `clock` may both read the leading number: twice at most.)
+fn time_fields(i: &str) -> IResult<&str, [i32; 4]> {
+    all_consuming(alt((negative_days, with_days, clock)))(i)
 }
 
 /// Upstream `time_str2secs`: seconds, `-1` for unlimited, `-2` (NO_VAL) on
 /// error. Kept with C `int` arithmetic so odd inputs match stock.
 pub fn time_str2secs(s: &str) -> i32 {
-    const NOVAL: i32 = NO_VAL as i32;
-    if s.is_empty() {
-        return NOVAL;
-    }
     if s == "-1" || is_unlimited_word(s) {
         return -1;
     }
-    if !valid_timespec(s) {
-        return NOVAL;
-    }
-    let (d, h, m, sec);
-    if s.contains('-') {
-        let v = scan_ints(s, b"-::");
-        d = v.first().copied().unwrap_or(0).wrapping_mul(86400);
-        h = v.get(1).copied().unwrap_or(0).wrapping_mul(3600);
-        m = v.get(2).copied().unwrap_or(0).wrapping_mul(60);
-        sec = v.get(3).copied().unwrap_or(0);
-    } else {
-        let v = scan_ints(s, b"::");
-        let a = v.first().copied().unwrap_or(0);
-        let b = v.get(1).copied().unwrap_or(0);
-        if v.len() == 3 {
-            d = 0;
-            h = a.wrapping_mul(3600);
-            m = b.wrapping_mul(60);
-            sec = v.get(2).copied().unwrap_or(0);
-        } else {
-            // minutes[:seconds]
-            d = 0;
-            h = 0;
-            m = a.wrapping_mul(60);
-            sec = b;
-        }
-    }
-    d.wrapping_add(h).wrapping_add(m).wrapping_add(sec)
+    let Ok((_, [d, h, m, sec])) = time_fields(s) else {
+        return NO_VAL as i32;
+    };
+    d.wrapping_mul(86400)
+        .wrapping_add(h.wrapping_mul(3600))
+        .wrapping_add(m.wrapping_mul(60))
+        .wrapping_add(sec)
 }
 
 /// Upstream `time_str2mins`: like [`time_str2secs`] rounded up to minutes.
@@ -547,5 +508,262 @@ mod tests {
         assert_eq!(LogLevel::parse("debug2"), Some(LogLevel::Debug2));
         assert_eq!(LogLevel::parse("7"), Some(LogLevel::Debug3));
         assert_eq!(LogLevel::parse("loud"), None);
+    }
+}
+
+/// The hand-written time reader the nom grammar replaced, kept only to
+/// compare against.
+#[cfg(test)]
+mod legacy {
+    use super::{is_unlimited_word, NO_VAL};
+
+    /// Only digits, '-' and ':' in a shape Slurm accepts as a time.
+    fn valid_timespec(s: &str) -> bool {
+        let (mut digits, mut dashes, mut colons) = (0u32, 0u32, 0u32);
+        let mut in_digits = false;
+        for b in s.bytes() {
+            match b {
+                b'0'..=b'9' => {
+                    if !in_digits {
+                        digits += 1;
+                        in_digits = true;
+                    }
+                }
+                b'-' => {
+                    in_digits = false;
+                    dashes += 1;
+                    if colons > 0 {
+                        return false;
+                    }
+                }
+                b':' => {
+                    in_digits = false;
+                    colons += 1;
+                }
+                _ => return false,
+            }
+        }
+        if digits == 0 || dashes > 1 || colons > 2 {
+            return false;
+        }
+        let needed = match (dashes > 0, colons) {
+            (true, 1) => 3,
+            (true, 2) => 4,
+            (false, 1) => 2,
+            (false, 2) => 3,
+            _ => 0,
+        };
+        digits >= needed
+    }
+
+    /// Reads `%d` then literal separators in turn, like `sscanf`; returns the
+    /// integers converted before the first mismatch.
+    fn scan_ints(s: &str, seps: &[u8]) -> Vec<i32> {
+        let b = s.as_bytes();
+        let mut pos = 0usize;
+        let mut out = Vec::new();
+        let mut seps = seps.iter();
+        loop {
+            let start = pos;
+            let mut neg = false;
+            if let Some(&c) = b.get(pos) {
+                if c == b'-' || c == b'+' {
+                    neg = c == b'-';
+                    pos += 1;
+                }
+            }
+            let digits_start = pos;
+            let mut val: i64 = 0;
+            while let Some(&c) = b.get(pos) {
+                if !c.is_ascii_digit() {
+                    break;
+                }
+                // strtol saturates on overflow; scanf then narrows to int.
+                val = val.saturating_mul(10).saturating_add(i64::from(c - b'0'));
+                pos += 1;
+            }
+            if pos == digits_start {
+                let _ = start;
+                return out;
+            }
+            let v = if neg { val.saturating_neg() } else { val };
+            out.push(v as i32);
+            match seps.next() {
+                Some(&sep) if b.get(pos) == Some(&sep) => pos += 1,
+                _ => return out,
+            }
+        }
+    }
+
+    /// Upstream `time_str2secs`: seconds, `-1` for unlimited, `-2` (NO_VAL) on
+    /// error. Kept with C `int` arithmetic so odd inputs match stock.
+    pub fn time_str2secs(s: &str) -> i32 {
+        const NOVAL: i32 = NO_VAL as i32;
+        if s.is_empty() {
+            return NOVAL;
+        }
+        if s == "-1" || is_unlimited_word(s) {
+            return -1;
+        }
+        if !valid_timespec(s) {
+            return NOVAL;
+        }
+        let (d, h, m, sec);
+        if s.contains('-') {
+            let v = scan_ints(s, b"-::");
+            d = v.first().copied().unwrap_or(0).wrapping_mul(86400);
+            h = v.get(1).copied().unwrap_or(0).wrapping_mul(3600);
+            m = v.get(2).copied().unwrap_or(0).wrapping_mul(60);
+            sec = v.get(3).copied().unwrap_or(0);
+        } else {
+            let v = scan_ints(s, b"::");
+            let a = v.first().copied().unwrap_or(0);
+            let b = v.get(1).copied().unwrap_or(0);
+            if v.len() == 3 {
+                d = 0;
+                h = a.wrapping_mul(3600);
+                m = b.wrapping_mul(60);
+                sec = v.get(2).copied().unwrap_or(0);
+            } else {
+                // minutes[:seconds]
+                d = 0;
+                h = 0;
+                m = a.wrapping_mul(60);
+                sec = b;
+            }
+        }
+        d.wrapping_add(h).wrapping_add(m).wrapping_add(sec)
+    }
+}
+
+#[cfg(test)]
+mod grammar_props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Time-like text: numbers (some past `int`), dashes, colons and
+    /// strays, in any order.
+    fn time_text() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            "0",
+            "1",
+            "5",
+            "59",
+            "60",
+            "99",
+            "007",
+            "2147483647",
+            "2147483648",
+            "4294967296",
+            "99999999999999999999",
+            "-",
+            ":",
+            "::",
+            "--",
+            "+",
+            " ",
+            "a",
+            "UNLIMITED",
+            "é",
+        ]);
+        prop::collection::vec(piece, 0..8).prop_map(|v| v.concat())
+    }
+
+    /// Hand-picked cases; they pass on the legacy reader too.
+    #[test]
+    fn time_corpus() {
+        for s in [
+            "",
+            "-",
+            "-1",
+            "-5",
+            "-0",
+            "--5",
+            "5",
+            "5:",
+            ":5",
+            "5:30",
+            "1:2:3",
+            "1:2:3:4",
+            "1::2",
+            "1-",
+            "1-2",
+            "1-2:3",
+            "1-2:3:4",
+            "1-2:3:4:5",
+            "1-:2",
+            "1-2:",
+            "1-2::3",
+            "1-2-3",
+            "1:2-3",
+            "-1:2",
+            "-1:2:3",
+            "-1-",
+            "3-",
+            "7-00:00:00",
+            "+5",
+            " 5",
+            "5 ",
+            "0x10",
+            "2147483647",
+            "2147483648",
+            "4294967296",
+            "99999999999999999999",
+            "-99999999999999999999",
+            "24855-3:14:8",
+            "35791394:7",
+            "1:35791394:0",
+            "UNLIMITED",
+            "infinite",
+            "٣",
+            "1-٣",
+        ] {
+            assert_eq!(time_str2secs(s), legacy::time_str2secs(s), "{s:?}");
+        }
+    }
+
+    /// Every string of up to six of these symbols.
+    #[test]
+    fn short_times_match_legacy() {
+        const SYMS: [&str; 7] = ["0", "7", "-", ":", "+", " ", "99999999999"];
+        let mut idx = Vec::new();
+        loop {
+            let s: String = idx.iter().map(|&k: &usize| SYMS[k]).collect();
+            assert_eq!(time_str2secs(&s), legacy::time_str2secs(&s), "{s:?}");
+            // Next index vector, shortest first.
+            let mut k = 0;
+            loop {
+                match idx.get_mut(k) {
+                    Some(d) if *d + 1 < SYMS.len() => {
+                        *d += 1;
+                        break;
+                    }
+                    Some(d) => {
+                        *d = 0;
+                        k += 1;
+                    }
+                    None => {
+                        idx.push(0);
+                        break;
+                    }
+                }
+            }
+            if idx.len() > 6 {
+                return;
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn time_matches_legacy(s in time_text()) {
+            prop_assert_eq!(time_str2secs(&s), legacy::time_str2secs(&s), "{:?}", s);
+        }
+
+        #[test]
+        fn time_matches_legacy_on_any_text(s in "[0-9:\\- ]{0,10}") {
+            prop_assert_eq!(time_str2secs(&s), legacy::time_str2secs(&s), "{:?}", s);
+        }
     }
 }
