@@ -78,7 +78,7 @@ mod u16_list {
 /// `nnodes`: the count of `global_task_ids`, sent well ahead of them. It is checked where the ids
 /// start but reported where it was read, so the slot keeps its place in the input.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct NodeCount {
+struct NodeCount {
     n: u32,
     /// Input bytes left at the count.
     remaining: usize,
@@ -152,7 +152,7 @@ mod task_ids {
 
 /// `has_job_ptr`: the stepmgr form (1, then a whole job record) is refused; 0 is always sent.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct NoJobPtr;
+struct NoJobPtr;
 
 impl Wire for NoJobPtr {
     fn parse<'a>(i: &'a [u8], _: V) -> PResult<'a, Self> {
