@@ -18,6 +18,8 @@
 //!        | if = |s| cond   data-dependent presence, on the fields decoded so far / the value encoded;
 //!                          may be followed by one other key (`if = |s| s.n > 0, with = m`)
 //!        | len = local     a Vec<T> of `local` elements with no count of its own
+//!                          (`with = m, len = local`: m::parse_len(i, v, &mut T, &local) gets the slot,
+//!                          e.g. a count that must be checked, and reported, where it was read)
 //!        | min = N | |v| N the least bytes per element, checked against the input before anything is
 //!                          allocated (for `len` and `with`); `|v| ..` may depend on the version. On a
 //!                          `let` u32 slot: the count is checked where it is read, against all the bytes
@@ -218,6 +220,15 @@ macro_rules! __wire_step {
         for x in &$s.$f {
             $crate::pack::Wire::put(x, $b, $v);
         }
+    };
+    (@go dec $i:ident $v:ident $s:ident; {with = $m:path, len = $n:ident} $f:ident) => {
+        use $m as m;
+        let (r, ()) = $crate::codec::error::named(m::parse_len($i, $v, &mut $s.$f, &$n), stringify!($f))?;
+        $i = r;
+    };
+    (@go enc $b:ident $v:ident $s:ident; {with = $m:path, len = $n:ident} $f:ident) => {
+        use $m as m;
+        m::put($b, $v, &$s.$f);
     };
     (@go dec $i:ident $v:ident $s:ident; {with = $m:path, min = $($mn:tt)+} $f:ident) => {
         use $m as m;

@@ -8,17 +8,19 @@
 //! 23.11 adds job_node_addrs; 24.11 moves switch info to a length-prefixed
 //! trailer; 26.05 adds job_exclusive and job_qos.
 
-use crate::error::{DecodeError, DecodeErrorKind, Result};
-use crate::pack::{Reader, Wire, Writer};
+use crate::codec::error::{named, PResult, WireError};
+use crate::codec::{prim, shape, BufMut};
+use crate::error::DecodeErrorKind;
+use crate::pack::{encode_to_vec, Wire};
 use crate::types::{BitStr, SlurmAddr, StepId};
-use crate::wire_struct;
+use crate::wire;
 use crate::ProtocolVersion;
 
 use super::gres::{GresJobStateList, GresStateList};
 
 type V = ProtocolVersion;
 
-wire_struct! {
+wire! {
     /// `identity_t` as packed by `pack_identity` (inline in 22.05/23.02 creds,
     /// same bytes). `gr_names` is either empty or as long as `gids`.
     pub struct Identity {
@@ -58,350 +60,252 @@ pub struct MemAllocRep {
     pub rep_count: u32,
 }
 
-/// The signed part of the credential (`slurm_cred_arg_t` plus `ctime`).
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct JobCredArg {
-    pub step_id: StepId,
-    pub id: Identity,
-    pub job_gres_list: GresJobStateList,
-    pub step_gres_list: GresStateList,
-    pub job_core_spec: u16,
-    pub job_account: Option<String>,
-    /// 23.11+.
-    pub job_node_addrs: Vec<SlurmAddr>,
-    pub job_alias_list: Option<String>,
-    pub job_comment: Option<String>,
-    pub job_constraints: Option<String>,
-    /// 23.02+.
-    pub job_end_time: i64,
-    /// 23.02+.
-    pub job_extra: Option<String>,
-    /// 26.05+.
-    pub job_exclusive: u16,
-    /// 23.02+.
-    pub job_oversubscribe: u16,
-    pub job_partition: Option<String>,
-    /// 26.05+.
-    pub job_qos: Option<String>,
-    pub job_reservation: Option<String>,
-    pub job_restart_cnt: u16,
-    /// 23.02+.
-    pub job_start_time: i64,
-    pub job_std_err: Option<String>,
-    pub job_std_in: Option<String>,
-    pub job_std_out: Option<String>,
-    pub step_hostlist: Option<String>,
-    /// `x11` before 23.11.
-    pub job_x11: u16,
-    pub ctime: i64,
-    /// Upstream sends bit_size(job_core_bitmap) (0 without one) and ignores
-    /// it on receipt; kept verbatim.
-    pub tot_core_cnt: u32,
-    pub job_core_bitmap: Option<BitStr>,
-    pub step_core_bitmap: Option<BitStr>,
-    pub sock_core: Vec<SockCoreRep>,
-    pub cpu_array: Vec<CpuArrayRep>,
-    pub job_nhosts: u32,
-    pub job_ntasks: u32,
-    pub job_hostlist: Option<String>,
-    /// 23.02+.
-    pub job_licenses: Option<String>,
-    pub job_mem_alloc: Vec<MemAllocRep>,
-    pub step_mem_alloc: Vec<MemAllocRep>,
-    pub job_selinux_context: Option<String>,
-    /// Opaque switch step info (`switch_g_pack_stepinfo`: plugin id + data).
-    /// 24.11+: a `u32` length then these bytes (None = length 0).
-    /// 23.02..24.05: hidden after job_partition's NUL inside the same packstr
-    /// (None = a plain string). 22.05 never sends it, but the hidden form
-    /// reads the same there.
-    pub switch_step: Option<Vec<u8>>,
-}
-
-fn bad(what: &'static str, value: u64, at: usize) -> DecodeError {
-    DecodeError::new(DecodeErrorKind::BadValue { what, value }, at)
-}
-
-/// A u16-or-u32 count then parallel arrays, each with its own u32 count that
-/// must match (upstream rejects a mismatch).
-fn decode_len_check(r: &mut Reader<'_>, want: usize, elem: usize) -> Result<usize> {
-    let at = r.position();
-    let n = r.count(elem)?;
-    if n != want {
-        return Err(bad("array length differs from its count", n as u64, at));
+wire! {
+    /// The signed part of the credential (`slurm_cred_arg_t` plus `ctime`).
+    pub struct JobCredArg {
+        pub step_id: StepId,
+        pub id: Identity,
+        pub job_gres_list: GresJobStateList,
+        pub step_gres_list: GresStateList,
+        pub job_core_spec: u16,
+        pub job_account: Option<String>,
+        #[wire(with = shape::count32, min = 2)] [V23_11..] pub job_node_addrs: Vec<SlurmAddr>,
+        pub job_alias_list: Option<String>,
+        pub job_comment: Option<String>,
+        pub job_constraints: Option<String>,
+        [V23_02..] pub job_end_time: i64,
+        [V23_02..] pub job_extra: Option<String>,
+        [V26_05..] pub job_exclusive: u16,
+        [V23_02..] pub job_oversubscribe: u16,
+        [V24_11..] pub job_partition: Option<String>,
+        #[wire(ctx = hidden_switch)] [..V24_11] => job_partition,
+        [V26_05..] pub job_qos: Option<String>,
+        pub job_reservation: Option<String>,
+        pub job_restart_cnt: u16,
+        [V23_02..] pub job_start_time: i64,
+        pub job_std_err: Option<String>,
+        pub job_std_in: Option<String>,
+        pub job_std_out: Option<String>,
+        pub step_hostlist: Option<String>,
+        /// `x11` before 23.11.
+        pub job_x11: u16,
+        pub ctime: i64,
+        /// Upstream sends bit_size(job_core_bitmap) (0 without one) and ignores
+        /// it on receipt; kept verbatim.
+        pub tot_core_cnt: u32,
+        pub job_core_bitmap: Option<BitStr>,
+        pub step_core_bitmap: Option<BitStr>,
+        #[wire(with = sock_core)] pub sock_core: Vec<SockCoreRep>,
+        #[wire(with = cpu_array_reps)] pub cpu_array: Vec<CpuArrayRep>,
+        pub job_nhosts: u32,
+        pub job_ntasks: u32,
+        pub job_hostlist: Option<String>,
+        [V23_02..] pub job_licenses: Option<String>,
+        #[wire(with = mem_alloc_reps)] pub job_mem_alloc: Vec<MemAllocRep>,
+        #[wire(with = mem_alloc_reps)] pub step_mem_alloc: Vec<MemAllocRep>,
+        pub job_selinux_context: Option<String>,
+        /// Opaque switch step info (`switch_g_pack_stepinfo`: plugin id + data).
+        /// 24.11+: a `u32` length then these bytes (None = length 0).
+        /// 23.02..24.05: hidden after job_partition's NUL inside the same packstr
+        /// (None = a plain string). 22.05 never sends it, but the hidden form
+        /// reads the same there.
+        #[wire(with = mem_or_none)] [V24_11..] pub switch_step: Option<Vec<u8>>,
     }
-    Ok(n)
 }
 
 impl JobCredArg {
-    fn decode_partition(&mut self, r: &mut Reader<'_>, v: V) -> Result<()> {
-        if v >= V::V24_11 {
-            self.job_partition = r.str()?;
-            return Ok(());
-        }
-        let at = r.position();
-        let raw = r.mem()?;
+    /// Exactly the bytes the credential signature covers.
+    pub fn signed_bytes(&self, v: V) -> Vec<u8> {
+        encode_to_vec(self, v)
+    }
+}
+
+/// Before 24.11 the switch step info may follow job_partition's NUL inside the same packstr.
+// irregular: one packstr carries two fields (job_partition and switch_step).
+mod hidden_switch {
+    use super::*;
+
+    pub fn parse<'a>(i: &'a [u8], _: V, s: &mut JobCredArg) -> PResult<'a, ()> {
+        let (r, raw) = prim::mem(i)?;
         let Some((&last, body)) = raw.split_last() else {
-            return Ok(());
+            return Ok((r, ()));
         };
         if last != 0 {
-            return Err(DecodeError::new(DecodeErrorKind::StringNotTerminated, at));
+            return WireError::fail(DecodeErrorKind::StringNotTerminated, i);
         }
         let (name, hidden) = match body.iter().position(|&b| b == 0) {
             None => (body, None),
-            Some(i) => (
-                body.get(..i).unwrap_or_default(),
-                Some(body.get(i + 1..).unwrap_or_default().to_vec()),
+            Some(n) => (
+                body.get(..n).unwrap_or_default(),
+                Some(body.get(n + 1..).unwrap_or_default().to_vec()),
             ),
         };
-        let name = std::str::from_utf8(name)
-            .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidUtf8, at))?;
-        self.job_partition = Some(name.to_owned());
-        self.switch_step = hidden;
-        Ok(())
-    }
-
-    fn encode_partition(&self, w: &mut Writer, v: V) {
-        match (&self.switch_step, v >= V::V24_11) {
-            (Some(sw), false) => {
-                let name = self.job_partition.as_deref().unwrap_or("");
-                // A NUL inside the name would end it early on decode; the
-                // tail then reads as part of the hidden data, which
-                // re-encodes to the same bytes.
-                w.count(name.len() + 1 + sw.len() + 1);
-                w.bytes(name.as_bytes());
-                w.u8(0);
-                w.bytes(sw);
-                w.u8(0);
-            }
-            _ => w.str(self.job_partition.as_deref()),
-        }
-    }
-
-    /// Exactly the bytes the credential signature covers.
-    pub fn signed_bytes(&self, v: V) -> Vec<u8> {
-        let mut w = Writer::new();
-        self.encode(&mut w, v);
-        w.into_vec()
-    }
-}
-
-impl Wire for JobCredArg {
-    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
-        let mut c = Self {
-            step_id: field!(StepId::decode(r, v), "step_id"),
-            id: field!(Identity::decode(r, v), "id"),
-            job_gres_list: field!(GresJobStateList::decode(r, v), "job_gres_list"),
-            step_gres_list: field!(GresStateList::decode(r, v), "step_gres_list"),
-            job_core_spec: field!(r.u16(), "job_core_spec"),
-            job_account: field!(r.str(), "job_account"),
-            ..Default::default()
+        let Ok(name) = std::str::from_utf8(name) else {
+            return WireError::fail(DecodeErrorKind::InvalidUtf8, i);
         };
-        if v >= V::V23_11 {
-            let n = field!(r.count(2), "job_node_addrs");
-            let mut a = Vec::with_capacity(n.min(1024));
-            for _ in 0..n {
-                a.push(field!(SlurmAddr::decode(r, v), "job_node_addrs"));
-            }
-            c.job_node_addrs = a;
-        }
-        c.job_alias_list = field!(r.str(), "job_alias_list");
-        c.job_comment = field!(r.str(), "job_comment");
-        c.job_constraints = field!(r.str(), "job_constraints");
-        if v >= V::V23_02 {
-            c.job_end_time = field!(r.time(), "job_end_time");
-            c.job_extra = field!(r.str(), "job_extra");
-            if v >= V::V26_05 {
-                c.job_exclusive = field!(r.u16(), "job_exclusive");
-            }
-            c.job_oversubscribe = field!(r.u16(), "job_oversubscribe");
-        }
-        field!(c.decode_partition(r, v), "job_partition");
-        if v >= V::V26_05 {
-            c.job_qos = field!(r.str(), "job_qos");
-        }
-        c.job_reservation = field!(r.str(), "job_reservation");
-        c.job_restart_cnt = field!(r.u16(), "job_restart_cnt");
-        if v >= V::V23_02 {
-            c.job_start_time = field!(r.time(), "job_start_time");
-        }
-        c.job_std_err = field!(r.str(), "job_std_err");
-        c.job_std_in = field!(r.str(), "job_std_in");
-        c.job_std_out = field!(r.str(), "job_std_out");
-        c.step_hostlist = field!(r.str(), "step_hostlist");
-        c.job_x11 = field!(r.u16(), "job_x11");
-        c.ctime = field!(r.time(), "ctime");
-        c.tot_core_cnt = field!(r.u32(), "tot_core_cnt");
-        c.job_core_bitmap = field!(Option::<BitStr>::decode(r, v), "job_core_bitmap");
-        c.step_core_bitmap = field!(Option::<BitStr>::decode(r, v), "step_core_bitmap");
-
-        let n = usize::from(field!(r.u16(), "core_array_size"));
-        if n > 0 {
-            let cps = field!(decode_u16s(r, n), "cores_per_socket");
-            let spn = field!(decode_u16s(r, n), "sockets_per_node");
-            let reps = field!(decode_u32s(r, n), "sock_core_rep_count");
-            c.sock_core = cps
-                .into_iter()
-                .zip(spn)
-                .zip(reps)
-                .map(|((a, b), c)| SockCoreRep {
-                    cores_per_socket: a,
-                    sockets_per_node: b,
-                    sock_core_rep_count: c,
-                })
-                .collect();
-        }
-        let n = field!(r.u32(), "cpu_array_count") as usize;
-        if n > 0 {
-            let cpus = field!(decode_u16s(r, n), "cpu_array");
-            let reps = field!(decode_u32s(r, n), "cpu_array_reps");
-            c.cpu_array = cpus
-                .into_iter()
-                .zip(reps)
-                .map(|(cpus, reps)| CpuArrayRep { cpus, reps })
-                .collect();
-        }
-        c.job_nhosts = field!(r.u32(), "job_nhosts");
-        c.job_ntasks = field!(r.u32(), "job_ntasks");
-        c.job_hostlist = field!(r.str(), "job_hostlist");
-        if v >= V::V23_02 {
-            c.job_licenses = field!(r.str(), "job_licenses");
-        }
-        c.job_mem_alloc = field!(decode_mem(r), "job_mem_alloc");
-        c.step_mem_alloc = field!(decode_mem(r), "step_mem_alloc");
-        c.job_selinux_context = field!(r.str(), "job_selinux_context");
-        if v >= V::V24_11 {
-            let sw = field!(r.mem(), "switch_step");
-            c.switch_step = (!sw.is_empty()).then(|| sw.to_vec());
-        }
-        Ok(c)
+        s.job_partition = Some(name.to_owned());
+        s.switch_step = hidden;
+        Ok((r, ()))
     }
+    pub fn put<B: BufMut>(b: &mut B, _: V, s: &JobCredArg) {
+        let Some(sw) = &s.switch_step else {
+            return prim::put_str(b, s.job_partition.as_deref());
+        };
+        let name = s.job_partition.as_deref().unwrap_or("");
+        // A NUL inside the name would end it early on decode; the tail then
+        // reads as part of the hidden data, which re-encodes to the same bytes.
+        prim::put_count(b, name.len() + 1 + sw.len() + 1);
+        b.put_slice(name.as_bytes());
+        b.put_u8(0);
+        b.put_slice(sw);
+        b.put_u8(0);
+    }
+}
 
-    fn encode(&self, w: &mut Writer, v: V) {
-        self.step_id.encode(w, v);
-        self.id.encode(w, v);
-        self.job_gres_list.encode(w, v);
-        self.step_gres_list.encode(w, v);
-        w.u16(self.job_core_spec);
-        w.str(self.job_account.as_deref());
-        if v >= V::V23_11 {
-            w.count(self.job_node_addrs.len());
-            for a in &self.job_node_addrs {
-                a.encode(w, v);
-            }
-        }
-        w.str(self.job_alias_list.as_deref());
-        w.str(self.job_comment.as_deref());
-        w.str(self.job_constraints.as_deref());
-        if v >= V::V23_02 {
-            w.time(self.job_end_time);
-            w.str(self.job_extra.as_deref());
-            if v >= V::V26_05 {
-                w.u16(self.job_exclusive);
-            }
-            w.u16(self.job_oversubscribe);
-        }
-        self.encode_partition(w, v);
-        if v >= V::V26_05 {
-            w.str(self.job_qos.as_deref());
-        }
-        w.str(self.job_reservation.as_deref());
-        w.u16(self.job_restart_cnt);
-        if v >= V::V23_02 {
-            w.time(self.job_start_time);
-        }
-        w.str(self.job_std_err.as_deref());
-        w.str(self.job_std_in.as_deref());
-        w.str(self.job_std_out.as_deref());
-        w.str(self.step_hostlist.as_deref());
-        w.u16(self.job_x11);
-        w.time(self.ctime);
-        w.u32(self.tot_core_cnt);
-        self.job_core_bitmap.encode(w, v);
-        self.step_core_bitmap.encode(w, v);
+/// `packmem` of the bytes, None for length 0.
+mod mem_or_none {
+    use super::*;
 
-        let sc = self
-            .sock_core
-            .get(..self.sock_core.len().min(usize::from(u16::MAX)))
+    pub fn parse<'a>(i: &'a [u8], _: V, f: &mut Option<Vec<u8>>) -> PResult<'a, ()> {
+        let (r, m) = prim::mem(i)?;
+        *f = (!m.is_empty()).then(|| m.to_vec());
+        Ok((r, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: V, f: &Option<Vec<u8>>) {
+        prim::put_mem(b, f.as_deref().unwrap_or_default())
+    }
+}
+
+/// One array of a run-length table: its own u32 count, which must equal the table's.
+fn column<'a, T>(
+    i: &'a [u8],
+    want: usize,
+    size: usize,
+    item: fn(&'a [u8]) -> PResult<'a, T>,
+) -> PResult<'a, Vec<T>> {
+    let (r, n) = prim::count(i, size)?;
+    if n != want {
+        let kind = DecodeErrorKind::BadValue {
+            what: "array length differs from its count",
+            value: n as u64,
+        };
+        return WireError::fail(kind, i);
+    }
+    prim::items(r, n, item)
+}
+
+fn put_column<B: BufMut, T>(b: &mut B, f: &[T], mut item: impl FnMut(&mut B, &T)) {
+    prim::put_count(b, f.len());
+    f.iter().for_each(|x| item(b, x));
+}
+
+/// `u16 core_array_size`, then (when non-zero) three counted arrays.
+mod sock_core {
+    use super::*;
+
+    pub fn parse<'a>(i: &'a [u8], _: V, f: &mut Vec<SockCoreRep>) -> PResult<'a, ()> {
+        let (r, n) = named(prim::u16(i), "core_array_size")?;
+        let n = usize::from(n);
+        if n == 0 {
+            return Ok((r, ()));
+        }
+        let (r, cps) = named(column(r, n, 2, prim::u16), "cores_per_socket")?;
+        let (r, spn) = named(column(r, n, 2, prim::u16), "sockets_per_node")?;
+        let (r, reps) = named(column(r, n, 4, prim::u32), "sock_core_rep_count")?;
+        *f = cps
+            .into_iter()
+            .zip(spn)
+            .zip(reps)
+            .map(|((a, b), c)| SockCoreRep {
+                cores_per_socket: a,
+                sockets_per_node: b,
+                sock_core_rep_count: c,
+            })
+            .collect();
+        Ok((r, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: V, f: &[SockCoreRep]) {
+        let f = f
+            .get(..f.len().min(usize::from(u16::MAX)))
             .unwrap_or_default();
-        w.u16(sc.len() as u16);
-        if !sc.is_empty() {
-            w.count(sc.len());
-            sc.iter().for_each(|x| w.u16(x.cores_per_socket));
-            w.count(sc.len());
-            sc.iter().for_each(|x| w.u16(x.sockets_per_node));
-            w.count(sc.len());
-            sc.iter().for_each(|x| w.u32(x.sock_core_rep_count));
-        }
-        w.count(self.cpu_array.len());
-        if !self.cpu_array.is_empty() {
-            w.count(self.cpu_array.len());
-            self.cpu_array.iter().for_each(|x| w.u16(x.cpus));
-            w.count(self.cpu_array.len());
-            self.cpu_array.iter().for_each(|x| w.u32(x.reps));
-        }
-        w.u32(self.job_nhosts);
-        w.u32(self.job_ntasks);
-        w.str(self.job_hostlist.as_deref());
-        if v >= V::V23_02 {
-            w.str(self.job_licenses.as_deref());
-        }
-        encode_mem(w, &self.job_mem_alloc);
-        encode_mem(w, &self.step_mem_alloc);
-        w.str(self.job_selinux_context.as_deref());
-        if v >= V::V24_11 {
-            w.mem(self.switch_step.as_deref().unwrap_or_default());
+        b.put_u16(f.len() as u16);
+        if !f.is_empty() {
+            put_column(b, f, |b, x| b.put_u16(x.cores_per_socket));
+            put_column(b, f, |b, x| b.put_u16(x.sockets_per_node));
+            put_column(b, f, |b, x| b.put_u32(x.sock_core_rep_count));
         }
     }
 }
 
-fn decode_u16s(r: &mut Reader<'_>, n: usize) -> Result<Vec<u16>> {
-    decode_len_check(r, n, 2)?;
-    (0..n).map(|_| r.u16()).collect()
-}
+/// `u32 cpu_array_count`, then (when non-zero) the counted `cpu_array` and `cpu_array_reps`
+/// (also the bytes of the batch launch's cpu groups).
+pub mod cpu_array_reps {
+    use super::*;
 
-fn decode_u32s(r: &mut Reader<'_>, n: usize) -> Result<Vec<u32>> {
-    decode_len_check(r, n, 4)?;
-    (0..n).map(|_| r.u32()).collect()
-}
-
-fn decode_mem(r: &mut Reader<'_>) -> Result<Vec<MemAllocRep>> {
-    let n = r.u32()? as usize;
-    if n == 0 {
-        return Ok(Vec::new());
+    pub fn parse<'a>(i: &'a [u8], _: V, f: &mut Vec<CpuArrayRep>) -> PResult<'a, ()> {
+        let (r, n) = named(prim::u32(i), "cpu_array_count")?;
+        let n = n as usize;
+        if n == 0 {
+            return Ok((r, ()));
+        }
+        let (r, cpus) = named(column(r, n, 2, prim::u16), "cpu_array")?;
+        let (r, reps) = named(column(r, n, 4, prim::u32), "cpu_array_reps")?;
+        *f = cpus
+            .into_iter()
+            .zip(reps)
+            .map(|(cpus, reps)| CpuArrayRep { cpus, reps })
+            .collect();
+        Ok((r, ()))
     }
-    decode_len_check(r, n, 8)?;
-    let mem: Vec<u64> = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
-    let reps = decode_u32s(r, n)?;
-    Ok(mem
-        .into_iter()
-        .zip(reps)
-        .map(|(mem_alloc, rep_count)| MemAllocRep {
-            mem_alloc,
-            rep_count,
-        })
-        .collect())
-}
-
-fn encode_mem(w: &mut Writer, m: &[MemAllocRep]) {
-    w.count(m.len());
-    if !m.is_empty() {
-        w.count(m.len());
-        m.iter().for_each(|x| w.u64(x.mem_alloc));
-        w.count(m.len());
-        m.iter().for_each(|x| w.u32(x.rep_count));
+    pub fn put<B: BufMut>(b: &mut B, _: V, f: &[CpuArrayRep]) {
+        prim::put_count(b, f.len());
+        if !f.is_empty() {
+            put_column(b, f, |b, x| b.put_u16(x.cpus));
+            put_column(b, f, |b, x| b.put_u32(x.reps));
+        }
     }
 }
 
-/// A job credential as sent: the signed fields, then `str signature`
-/// (22.05 packs it with packmem of strlen+1 bytes, the same bytes).
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct JobCred {
-    pub arg: JobCredArg,
-    /// The MUNGE credential text (`MUNGE:...:`) whose payload is
-    /// `signed_bytes`.
-    pub signature: Option<String>,
+/// `u32` count, then (when non-zero) the counted `*_mem_alloc` and `*_mem_alloc_rep_count`.
+mod mem_alloc_reps {
+    use super::*;
+
+    pub fn parse<'a>(i: &'a [u8], _: V, f: &mut Vec<MemAllocRep>) -> PResult<'a, ()> {
+        let (r, n) = prim::u32(i)?;
+        let n = n as usize;
+        if n == 0 {
+            return Ok((r, ()));
+        }
+        let (r, mem) = column(r, n, 8, prim::u64)?;
+        let (r, reps) = column(r, n, 4, prim::u32)?;
+        *f = mem
+            .into_iter()
+            .zip(reps)
+            .map(|(mem_alloc, rep_count)| MemAllocRep {
+                mem_alloc,
+                rep_count,
+            })
+            .collect();
+        Ok((r, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: V, f: &[MemAllocRep]) {
+        prim::put_count(b, f.len());
+        if !f.is_empty() {
+            put_column(b, f, |b, x| b.put_u64(x.mem_alloc));
+            put_column(b, f, |b, x| b.put_u32(x.rep_count));
+        }
+    }
+}
+
+wire! {
+    /// A job credential as sent: the signed fields, then `str signature`
+    /// (22.05 packs it with packmem of strlen+1 bytes, the same bytes).
+    pub struct JobCred {
+        pub arg: JobCredArg,
+        /// The MUNGE credential text (`MUNGE:...:`) whose payload is
+        /// `signed_bytes`.
+        pub signature: Option<String>,
+    }
 }
 
 impl JobCred {
@@ -409,19 +313,6 @@ impl JobCred {
     /// `v` (the credential's own version, `cred_version` in launch messages).
     pub fn signed_bytes(&self, v: V) -> Vec<u8> {
         self.arg.signed_bytes(v)
-    }
-}
-
-impl Wire for JobCred {
-    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
-        Ok(Self {
-            arg: JobCredArg::decode(r, v)?,
-            signature: r.str().map_err(|e| e.within("signature"))?,
-        })
-    }
-    fn encode(&self, w: &mut Writer, v: V) {
-        self.arg.encode(w, v);
-        w.str(self.signature.as_deref());
     }
 }
 
@@ -436,22 +327,28 @@ pub struct VersionedCred {
     pub cred: Box<JobCred>,
 }
 
+// irregular: the version read from the input, not the message's, decodes the rest.
 impl Wire for VersionedCred {
-    fn decode(r: &mut Reader<'_>, _: V) -> Result<Self> {
-        let at = r.position();
-        let raw = r.u16().map_err(|e| e.within("cred_version"))?;
-        let cv = V::from_wire(raw).ok_or_else(|| {
-            DecodeError::new(DecodeErrorKind::UnsupportedVersion(raw), at).within("cred_version")
-        })?;
-        Ok(Self {
-            cred_version: raw,
-            cred: Box::new(JobCred::decode(r, cv).map_err(|e| e.within("cred"))?),
-        })
+    fn parse<'a>(i: &'a [u8], _: V) -> PResult<'a, Self> {
+        let (r, raw) = named(prim::u16(i), "cred_version")?;
+        let Some(cv) = V::from_wire(raw) else {
+            let e = WireError::fail(DecodeErrorKind::UnsupportedVersion(raw), i);
+            return named(e, "cred_version");
+        };
+        let (r, cred) = named(JobCred::parse(r, cv), "cred")?;
+        let cred = Box::new(cred);
+        Ok((
+            r,
+            Self {
+                cred_version: raw,
+                cred,
+            },
+        ))
     }
-    fn encode(&self, w: &mut Writer, v: V) {
+    fn put<B: BufMut>(&self, b: &mut B, v: V) {
         let cv = V::from_wire(self.cred_version).unwrap_or(v);
-        w.u16(cv.to_wire());
-        self.cred.encode(w, cv);
+        b.put_u16(cv.to_wire());
+        self.cred.put(b, cv);
     }
 }
 

@@ -1,27 +1,50 @@
 //! GRES records carried by credentials and kill-job messages
 //! (src/interfaces/gres.c; 22.05 src/common/gres.c).
 
-use crate::error::{DecodeError, DecodeErrorKind, Result};
-use crate::pack::{Reader, Wire, Writer};
+use crate::codec::error::{named, PResult, WireError};
+use crate::codec::{prim, shape, BufMut};
+use crate::error::DecodeErrorKind;
+use crate::pack::Wire;
 use crate::types::BitStr;
+use crate::wire;
 use crate::ProtocolVersion;
+
+type V = ProtocolVersion;
 
 /// Upstream's `GRES_MAGIC`, leading every packed GRES record.
 pub const GRES_MAGIC: u32 = 0x438a_34d4;
 
-fn check_magic(r: &mut Reader<'_>) -> Result<()> {
-    let at = r.position();
-    let m = r.u32()?;
-    if m != GRES_MAGIC {
-        return Err(DecodeError::new(
-            DecodeErrorKind::BadValue {
+fn magic(i: &[u8]) -> PResult<'_, ()> {
+    match prim::u32(i)? {
+        (r, GRES_MAGIC) => Ok((r, ())),
+        (_, m) => {
+            let kind = DecodeErrorKind::BadValue {
                 what: "gres magic",
-                value: m as u64,
-            },
-            at,
-        ));
+                value: u64::from(m),
+            };
+            WireError::fail(kind, i)
+        }
     }
-    Ok(())
+}
+
+/// A `u8` flag then `T`.
+fn flagged<'a, T: Wire>(i: &'a [u8], v: V, what: &'static str) -> PResult<'a, Option<T>> {
+    let (r, present) = prim::bool(i)?;
+    if !present {
+        return Ok((r, None));
+    }
+    let (r, x) = named(T::parse(r, v), what)?;
+    Ok((r, Some(x)))
+}
+
+fn put_flagged<B: BufMut, T: Wire>(b: &mut B, v: V, x: &Option<T>) {
+    match x {
+        Some(x) => {
+            b.put_u8(1);
+            x.put(b, v);
+        }
+        None => b.put_u8(0),
+    }
 }
 
 /// `gres_prep_t` (22.05: `gres_epilog_info_t`), one per GRES plugin of a
@@ -37,95 +60,94 @@ pub struct GresPrep {
     pub gres_bit_alloc: Option<Vec<Option<BitStr>>>,
 }
 
+// irregular: node_cnt is also the length of the uncounted bitmap array after the next field; the
+// encoder sends the array's length there.
 impl Wire for GresPrep {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        check_magic(r)?;
-        let plugin_id = r.u32()?;
-        let at = r.position();
-        let node_cnt = r.u32()?;
-        let gres_cnt_node_alloc = if r.bool()? {
-            Some(Vec::<u64>::decode(r, v).map_err(|e| e.within("gres_cnt_node_alloc"))?)
-        } else {
-            None
-        };
-        let gres_bit_alloc = if r.bool()? {
+    fn parse<'a>(i: &'a [u8], v: V) -> PResult<'a, Self> {
+        let (r, ()) = magic(i)?;
+        let (r, plugin_id) = prim::u32(r)?;
+        let cnt_at = r;
+        let (r, node_cnt) = prim::u32(r)?;
+        let (r, gres_cnt_node_alloc) = flagged(r, v, "gres_cnt_node_alloc")?;
+        let (mut r, present) = prim::bool(r)?;
+        let mut gres_bit_alloc = None;
+        if present {
             // Each bitmap is at least a u32.
-            let n = r.check_count(node_cnt, 4, at)?;
-            let mut out = Vec::with_capacity(n.min(1024));
-            for _ in 0..n {
-                out.push(Option::<BitStr>::decode(r, v).map_err(|e| e.within("gres_bit_alloc"))?);
-            }
-            Some(out)
-        } else {
-            None
-        };
-        Ok(Self {
+            let n = prim::check_count(cnt_at, r, u64::from(node_cnt), 4)?;
+            let (rest, x) = prim::items(r, n, |i| {
+                named(Option::<BitStr>::parse(i, v), "gres_bit_alloc")
+            })?;
+            gres_bit_alloc = Some(x);
+            r = rest;
+        }
+        let p = Self {
             plugin_id,
             node_cnt,
             gres_cnt_node_alloc,
             gres_bit_alloc,
-        })
+        };
+        Ok((r, p))
     }
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        w.u32(GRES_MAGIC);
-        w.u32(self.plugin_id);
+    fn put<B: BufMut>(&self, b: &mut B, v: V) {
+        b.put_u32(GRES_MAGIC);
+        b.put_u32(self.plugin_id);
         match &self.gres_bit_alloc {
-            Some(b) => w.count(b.len()),
-            None => w.u32(self.node_cnt),
+            Some(x) => prim::put_count(b, x.len()),
+            None => b.put_u32(self.node_cnt),
         }
-        match &self.gres_cnt_node_alloc {
-            Some(a) => {
-                w.u8(1);
-                a.encode(w, v);
-            }
-            None => w.u8(0),
-        }
+        put_flagged(b, v, &self.gres_cnt_node_alloc);
         match &self.gres_bit_alloc {
-            Some(b) => {
-                w.u8(1);
-                for x in b {
-                    x.encode(w, v);
-                }
+            Some(x) => {
+                b.put_u8(1);
+                x.iter().for_each(|m| m.put(b, v));
             }
-            None => w.u8(0),
+            None => b.put_u8(0),
         }
     }
 }
 
-/// The kill-job GRES list: before 25.05 a `u16` record count (0 for none);
-/// from 25.05 a `slurm_pack_list` (NO_VAL for none).
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct GresPrepList(pub Option<Vec<GresPrep>>);
+wire! {
+    /// The kill-job GRES list: before 25.05 a `u16` record count (0 for none);
+    /// from 25.05 a `slurm_pack_list` (NO_VAL for none).
+    pub struct GresPrepList(#[wire(with = prep_list)] pub Option<Vec<GresPrep>>);
+}
 
-impl Wire for GresPrepList {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        if v >= ProtocolVersion::V25_05 {
-            return Ok(Self(Option::<Vec<GresPrep>>::decode(r, v)?));
+/// 25.05 changed the framing (u16 count with 0 = none, then `slurm_pack_list`).
+// irregular: the framing depends on the release.
+mod prep_list {
+    use super::*;
+
+    pub fn parse<'a>(i: &'a [u8], v: V, f: &mut Option<Vec<GresPrep>>) -> PResult<'a, ()> {
+        if v >= V::V25_05 {
+            let (r, x) = Option::<Vec<GresPrep>>::parse(i, v)?;
+            *f = x;
+            return Ok((r, ()));
         }
-        let at = r.position();
-        let n = r.u16()?;
+        let (r, n) = prim::u16(i)?;
         if n == 0 {
-            return Ok(Self(None));
+            *f = None;
+            return Ok((r, ()));
         }
-        let n = r.check_count(u32::from(n), 13, at)?;
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            out.push(GresPrep::decode(r, v)?);
-        }
-        Ok(Self(Some(out)))
+        let n = prim::check_count(i, r, u64::from(n), 13)?;
+        let (r, x) = prim::items(r, n, |i| GresPrep::parse(i, v))?;
+        *f = Some(x);
+        Ok((r, ()))
     }
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        if v >= ProtocolVersion::V25_05 {
-            return self.0.encode(w, v);
+    pub fn put<B: BufMut>(b: &mut B, v: V, f: &Option<Vec<GresPrep>>) {
+        if v >= V::V25_05 {
+            return f.put(b, v);
         }
-        let items = self.0.as_deref().unwrap_or_default();
-        let n = items.len().min(usize::from(u16::MAX));
-        w.u16(n as u16);
-        for it in items.iter().take(n) {
-            it.encode(w, v);
-        }
+        put_count16(b, v, f.as_deref().unwrap_or_default());
     }
+}
+
+/// A `u16` count (cut at u16::MAX) then the items.
+fn put_count16<B: BufMut, T: Wire>(b: &mut B, v: V, f: &[T]) {
+    let f = f
+        .get(..f.len().min(usize::from(u16::MAX)))
+        .unwrap_or_default();
+    b.put_u16(f.len() as u16);
+    f.iter().for_each(|x| x.put(b, v));
 }
 
 /// Upstream's `gres_build_id`: a GRES name's plugin id (bytes shifted by
@@ -220,109 +242,106 @@ impl<'a> arbitrary::Arbitrary<'a> for GresJobState {
     }
 }
 
-fn bitmaps(
-    r: &mut Reader<'_>,
-    v: ProtocolVersion,
+/// `n` entries behind one `u8` flag.
+fn per_node<'a, T>(
+    i: &'a [u8],
     n: usize,
     what: &'static str,
-) -> Result<Option<Vec<Option<BitStr>>>> {
-    if !r.bool()? {
-        return Ok(None);
+    item: impl FnMut(&'a [u8]) -> PResult<'a, T>,
+) -> PResult<'a, Option<Vec<T>>> {
+    let (r, present) = prim::bool(i)?;
+    if !present {
+        return Ok((r, None));
     }
-    let mut out = Vec::with_capacity(n.min(1024));
-    for _ in 0..n {
-        out.push(Option::<BitStr>::decode(r, v).map_err(|e| e.within(what))?);
-    }
-    Ok(Some(out))
+    let (r, x) = prim::items(r, n, item).map_err(|e| {
+        e.map(|mut e| {
+            if !what.is_empty() {
+                e.path.push(what);
+            }
+            e
+        })
+    })?;
+    Ok((r, Some(x)))
 }
 
-fn put_bitmaps(w: &mut Writer, v: ProtocolVersion, b: &Option<Vec<Option<BitStr>>>, n: usize) {
-    match b {
-        Some(b) => {
-            w.u8(1);
+fn bitmaps<'a>(
+    i: &'a [u8],
+    v: V,
+    n: usize,
+    what: &'static str,
+) -> PResult<'a, Option<Vec<Option<BitStr>>>> {
+    per_node(i, n, what, |i| Option::<BitStr>::parse(i, v))
+}
+
+fn put_bitmaps<B: BufMut>(b: &mut B, v: V, x: &Option<Vec<Option<BitStr>>>, n: usize) {
+    match x {
+        Some(x) => {
+            b.put_u8(1);
             for i in 0..n {
-                b.get(i).cloned().flatten().encode(w, v);
+                x.get(i).cloned().flatten().put(b, v);
             }
         }
-        None => w.u8(0),
+        None => b.put_u8(0),
     }
 }
 
-fn per_bit(
-    r: &mut Reader<'_>,
-    v: ProtocolVersion,
+fn per_bit<'a>(
+    i: &'a [u8],
+    v: V,
     n: usize,
     what: &'static str,
-) -> Result<Vec<Option<Vec<u64>>>> {
-    let mut out = Vec::with_capacity(n.min(1024));
-    for _ in 0..n {
-        out.push(if r.bool()? {
-            Some(Vec::<u64>::decode(r, v).map_err(|e| e.within(what))?)
-        } else {
-            None
-        });
-    }
-    Ok(out)
+) -> PResult<'a, Vec<Option<Vec<u64>>>> {
+    prim::items(i, n, |i| flagged(i, v, what))
 }
 
-fn put_per_bit(w: &mut Writer, v: ProtocolVersion, p: &[Option<Vec<u64>>], n: usize) {
+fn put_per_bit<B: BufMut>(b: &mut B, v: V, p: &[Option<Vec<u64>>], n: usize) {
     for i in 0..n {
         match p.get(i).and_then(Option::as_ref) {
             Some(a) => {
-                w.u8(1);
-                a.encode(w, v);
+                b.put_u8(1);
+                a.put(b, v);
             }
-            None => w.u8(0),
+            None => b.put_u8(0),
         }
     }
 }
 
+// irregular: five per-node arrays are sized by node_cnt and have no count of their own; the encoder
+// pads or cuts them to node_cnt.
 impl Wire for GresJobState {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        check_magic(r)?;
-        let plugin_id = r.u32()?;
-        let cpus_per_gres = r.u16()?;
-        let flags = r.u16()?;
-        let gres_per_job = r.u64()?;
-        let gres_per_node = r.u64()?;
-        let gres_per_socket = r.u64()?;
-        let gres_per_task = r.u64()?;
-        let mem_per_gres = r.u64()?;
-        let ntasks_per_gres = r.u16()?;
-        let total_gres = r.u64()?;
-        let type_name = Option::<String>::decode(r, v).map_err(|e| e.within("type_name"))?;
-        let at = r.position();
-        let node_cnt = r.u32()?;
+    fn parse<'a>(i: &'a [u8], v: V) -> PResult<'a, Self> {
+        let (r, ()) = magic(i)?;
+        let (r, plugin_id) = prim::u32(r)?;
+        let (r, cpus_per_gres) = prim::u16(r)?;
+        let (r, flags) = prim::u16(r)?;
+        let (r, gres_per_job) = prim::u64(r)?;
+        let (r, gres_per_node) = prim::u64(r)?;
+        let (r, gres_per_socket) = prim::u64(r)?;
+        let (r, gres_per_task) = prim::u64(r)?;
+        let (r, mem_per_gres) = prim::u64(r)?;
+        let (r, ntasks_per_gres) = prim::u16(r)?;
+        let (r, total_gres) = prim::u64(r)?;
+        let (r, type_name) = named(prim::str(r), "type_name")?;
+        let cnt_at = r;
+        let (r, node_cnt) = prim::u32(r)?;
         // Each per-node entry takes at least one byte.
-        let n = r.check_count(node_cnt, 1, at)?;
-        let gres_cnt_node_alloc = if r.bool()? {
-            Some(Vec::<u64>::decode(r, v).map_err(|e| e.within("gres_cnt_node_alloc"))?)
-        } else {
-            None
-        };
-        let gres_bit_alloc = bitmaps(r, v, n, "gres_bit_alloc")?;
-        let shared = v >= ProtocolVersion::V23_11;
-        let gres_per_bit_alloc = if shared {
+        let n = prim::check_count(cnt_at, r, u64::from(node_cnt), 1)?;
+        let (r, gres_cnt_node_alloc) = flagged(r, v, "gres_cnt_node_alloc")?;
+        let (r, gres_bit_alloc) = bitmaps(r, v, n, "gres_bit_alloc")?;
+        let shared = v >= V::V23_11;
+        let (r, gres_per_bit_alloc) = if shared {
             per_bit(r, v, n, "gres_per_bit_alloc")?
         } else {
-            Vec::new()
+            (r, Vec::new())
         };
-        let gres_bit_step_alloc = bitmaps(r, v, n, "gres_bit_step_alloc")?;
-        let gres_cnt_step_alloc = if r.bool()? {
-            let mut c = Vec::with_capacity(n.min(1024));
-            for _ in 0..n {
-                c.push(r.u64()?);
-            }
-            Some(c)
-        } else {
-            None
-        };
-        let gres_per_bit_step_alloc = if shared {
+        let (r, gres_bit_step_alloc) = bitmaps(r, v, n, "gres_bit_step_alloc")?;
+        let (r, gres_cnt_step_alloc) = per_node(r, n, "", prim::u64)?;
+        let (r, gres_per_bit_step_alloc) = if shared {
             per_bit(r, v, n, "gres_per_bit_step_alloc")?
         } else {
-            Vec::new()
+            (r, Vec::new())
         };
-        Ok(Self {
+        let s = Self {
             plugin_id,
             cpus_per_gres,
             flags,
@@ -341,76 +360,63 @@ impl Wire for GresJobState {
             gres_bit_step_alloc,
             gres_cnt_step_alloc,
             gres_per_bit_step_alloc,
-        })
+        };
+        Ok((r, s))
     }
 
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
+    fn put<B: BufMut>(&self, b: &mut B, v: V) {
         let n = self.node_cnt as usize;
-        w.u32(GRES_MAGIC);
-        w.u32(self.plugin_id);
-        w.u16(self.cpus_per_gres);
-        w.u16(self.flags);
-        w.u64(self.gres_per_job);
-        w.u64(self.gres_per_node);
-        w.u64(self.gres_per_socket);
-        w.u64(self.gres_per_task);
-        w.u64(self.mem_per_gres);
-        w.u16(self.ntasks_per_gres);
-        w.u64(self.total_gres);
-        self.type_name.encode(w, v);
-        w.u32(self.node_cnt);
-        match &self.gres_cnt_node_alloc {
-            Some(a) => {
-                w.u8(1);
-                a.encode(w, v);
-            }
-            None => w.u8(0),
-        }
-        put_bitmaps(w, v, &self.gres_bit_alloc, n);
-        let shared = v >= ProtocolVersion::V23_11;
+        b.put_u32(GRES_MAGIC);
+        b.put_u32(self.plugin_id);
+        b.put_u16(self.cpus_per_gres);
+        b.put_u16(self.flags);
+        b.put_u64(self.gres_per_job);
+        b.put_u64(self.gres_per_node);
+        b.put_u64(self.gres_per_socket);
+        b.put_u64(self.gres_per_task);
+        b.put_u64(self.mem_per_gres);
+        b.put_u16(self.ntasks_per_gres);
+        b.put_u64(self.total_gres);
+        prim::put_str(b, self.type_name.as_deref());
+        b.put_u32(self.node_cnt);
+        put_flagged(b, v, &self.gres_cnt_node_alloc);
+        put_bitmaps(b, v, &self.gres_bit_alloc, n);
+        let shared = v >= V::V23_11;
         if shared {
-            put_per_bit(w, v, &self.gres_per_bit_alloc, n);
+            put_per_bit(b, v, &self.gres_per_bit_alloc, n);
         }
-        put_bitmaps(w, v, &self.gres_bit_step_alloc, n);
+        put_bitmaps(b, v, &self.gres_bit_step_alloc, n);
         match &self.gres_cnt_step_alloc {
             Some(c) => {
-                w.u8(1);
+                b.put_u8(1);
                 for i in 0..n {
-                    w.u64(c.get(i).copied().unwrap_or(0));
+                    b.put_u64(c.get(i).copied().unwrap_or(0));
                 }
             }
-            None => w.u8(0),
+            None => b.put_u8(0),
         }
         if shared {
-            put_per_bit(w, v, &self.gres_per_bit_step_alloc, n);
+            put_per_bit(b, v, &self.gres_per_bit_step_alloc, n);
         }
     }
 }
 
-/// The job GRES list of a credential (`gres_job_state_pack` with
-/// `details=false`): a `u16` record count, then the records.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct GresJobStateList(pub Vec<GresJobState>);
+wire! {
+    /// The job GRES list of a credential (`gres_job_state_pack` with
+    /// `details=false`): a `u16` record count, then the records.
+    pub struct GresJobStateList(#[wire(with = job_states)] pub Vec<GresJobState>);
+}
 
-impl Wire for GresJobStateList {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        let at = r.position();
-        let n = r.u16()?;
+/// `shape::count16` with a minimum per record (a newtype has no `min` key), cut at u16::MAX.
+mod job_states {
+    use super::*;
+
+    pub fn parse<'a>(i: &'a [u8], v: V, f: &mut Vec<GresJobState>) -> PResult<'a, ()> {
         // magic + plugin id + the fixed fields: over 60 bytes each.
-        let n = r.check_count(u32::from(n), 60, at)?;
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            out.push(GresJobState::decode(r, v)?);
-        }
-        Ok(Self(out))
+        shape::count16::parse_min(i, v, f, 60)
     }
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        let n = self.0.len().min(usize::from(u16::MAX));
-        w.u16(n as u16);
-        for g in self.0.iter().take(n) {
-            g.encode(w, v);
-        }
+    pub fn put<B: BufMut>(b: &mut B, v: V, f: &[GresJobState]) {
+        put_count16(b, v, f)
     }
 }
 
@@ -423,22 +429,22 @@ impl Wire for GresJobStateList {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct GresStateList;
 
+// irregular: only the empty list (a u16 0) is modelled.
 impl Wire for GresStateList {
-    fn decode(r: &mut Reader<'_>, _: ProtocolVersion) -> Result<Self> {
-        let at = r.position();
-        match r.u16()? {
-            0 => Ok(Self),
-            n => Err(DecodeError::new(
-                DecodeErrorKind::BadValue {
+    fn parse<'a>(i: &'a [u8], _: V) -> PResult<'a, Self> {
+        match prim::u16(i)? {
+            (r, 0) => Ok((r, Self)),
+            (_, n) => {
+                let kind = DecodeErrorKind::BadValue {
                     what: "gres state record count (non-empty GRES state lists are not supported)",
                     value: u64::from(n),
-                },
-                at,
-            )),
+                };
+                WireError::fail(kind, i)
+            }
         }
     }
-    fn encode(&self, w: &mut Writer, _: ProtocolVersion) {
-        w.u16(0)
+    fn put<B: BufMut>(&self, b: &mut B, _: V) {
+        b.put_u16(0)
     }
 }
 

@@ -1,37 +1,19 @@
 //! Job termination (ctld -> slurmd) and the epilog's reply.
 
-use crate::error::Result;
-use crate::pack::{Reader, Wire, Writer};
+use crate::codec::shape;
 use crate::types::StepId;
-use crate::wire_struct;
-use crate::ProtocolVersion;
+use crate::wire;
 
 use super::cred::JobCred;
 use super::gres::GresPrepList;
 use super::step::JobIdOrStepId;
 
-/// `u8 has_cred` then the credential at the message's version.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct OptCred(pub Option<Box<JobCred>>);
-
-impl Wire for OptCred {
-    fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
-        if r.bool()? {
-            Ok(Self(Some(Box::new(JobCred::decode(r, v)?))))
-        } else {
-            Ok(Self(None))
-        }
-    }
-    fn encode(&self, w: &mut Writer, v: ProtocolVersion) {
-        w.bool(self.0.is_some());
-        if let Some(c) = &self.0 {
-            c.encode(w, v);
-        }
-    }
+wire! {
+    /// `u8 has_cred` then the credential at the message's version.
+    pub struct OptCred(#[wire(with = shape::flag8)] pub Option<Box<JobCred>>);
 }
 
-wire_struct! {
+wire! {
     /// `kill_job_msg_t`: REQUEST_TERMINATE_JOB 6011, REQUEST_KILL_TIMELIMIT
     /// 6009, REQUEST_ABORT_JOB 6013, REQUEST_KILL_PREEMPTED 6016.
     pub struct KillJobMsg {
@@ -57,7 +39,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `epilog_complete_msg_t`: MESSAGE_EPILOG_COMPLETE 6012 (job id before
     /// 25.11, step id from 25.11).
     pub struct EpilogCompleteMsg {

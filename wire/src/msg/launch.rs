@@ -1,34 +1,18 @@
 //! Task and batch launch (ctld/srun -> slurmd) and their replies.
 
-use crate::error::{DecodeError, DecodeErrorKind, Result};
-use crate::pack::{Reader, Wire, Writer, NO_VAL};
+use crate::codec::error::{named, PResult, WireError};
+use crate::codec::{prim, BufMut};
+use crate::error::DecodeErrorKind;
+use crate::pack::{Wire, NO_VAL};
 use crate::types::{SlurmAddr, StepId};
-use crate::wire_struct;
+use crate::wire;
 use crate::ProtocolVersion;
 
-use super::cred::VersionedCred;
+use super::cred::{self, CpuArrayRep, VersionedCred};
 
 type V = ProtocolVersion;
 
-/// `u16 n` then n × u16 (resp_port, io_port).
-pub(crate) fn decode_u16_list(r: &mut Reader<'_>) -> Result<Vec<u16>> {
-    let at = r.position();
-    let n = r.u16()?;
-    let n = r.check_count(u32::from(n), 2, at)?;
-    (0..n).map(|_| r.u16()).collect()
-}
-
-pub(crate) fn encode_u16_list(w: &mut Writer, l: &[u16]) {
-    let n = l.len().min(usize::from(u16::MAX));
-    w.u16(n as u16);
-    l.iter().take(n).for_each(|&x| w.u16(x));
-}
-
-fn bad(what: &'static str, value: u64, at: usize) -> DecodeError {
-    DecodeError::new(DecodeErrorKind::BadValue { what, value }, at)
-}
-
-wire_struct! {
+wire! {
     /// One `job_option_info` (SPANK plugin option).
     pub struct JobOption {
         pub r#type: u32,
@@ -37,370 +21,256 @@ wire_struct! {
     }
 }
 
-/// `job_options_pack`: the tag `"job_options"`, then a u32-counted list.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct JobOptions(pub Vec<JobOption>);
-
-const JOB_OPTIONS_TAG: &str = "job_options";
-
-impl Wire for JobOptions {
-    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
-        let at = r.position();
-        if r.str()?.as_deref() != Some(JOB_OPTIONS_TAG) {
-            return Err(bad("job_options tag", 0, at));
-        }
-        let n = r.count(12)?;
-        let mut out = Vec::with_capacity(n.min(1024));
-        for _ in 0..n {
-            out.push(JobOption::decode(r, v)?);
-        }
-        Ok(Self(out))
-    }
-    fn encode(&self, w: &mut Writer, v: V) {
-        w.str(Some(JOB_OPTIONS_TAG));
-        w.count(self.0.len());
-        for o in &self.0 {
-            o.encode(w, v);
-        }
-    }
+wire! {
+    /// `job_options_pack`: the tag `"job_options"`, then a u32-counted list.
+    pub struct JobOptions(#[wire(with = job_options)] pub Vec<JobOption>);
 }
 
-/// `launch_tasks_request_msg_t`: REQUEST_LAUNCH_TASKS 6001.
-///
-/// The stepmgr form (`has_job_ptr` = 1, followed by a whole job record) is
-/// rejected on decode and never produced.
-///
-/// UNVERIFIED: 23.11/24.05 assume no switch plugin is configured (then
-/// upstream packs no switch info at all).
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct LaunchTasksRequestMsg {
-    pub step_id: StepId,
-    /// Before 23.11.
-    pub uid: u32,
-    /// Before 23.11.
-    pub gid: u32,
-    /// Before 23.11.
-    pub user_name: Option<String>,
-    pub gids: Vec<u32>,
-    pub het_job_node_offset: u32,
-    pub het_job_id: u32,
-    /// `het_job_nnodes` arrays of task ids; None = NO_VAL (not a het job).
-    pub het_job_tids: Option<Vec<Vec<u32>>>,
-    /// None = NO_VAL.
-    pub het_job_tid_offsets: Option<Vec<u32>>,
-    pub het_job_offset: u32,
-    pub het_job_step_cnt: u32,
-    /// 25.05+, sent only when het_job_offset < NO_VAL and het_job_step_cnt > 0.
-    pub het_job_step_task_cnts: Vec<u32>,
-    pub het_job_task_offset: u32,
-    pub het_job_node_list: Option<String>,
-    pub mpi_plugin_id: u32,
-    pub ntasks: u32,
-    pub ntasks_per_board: u16,
-    pub ntasks_per_core: u16,
-    pub ntasks_per_tres: u16,
-    pub ntasks_per_socket: u16,
-    pub job_mem_lim: u64,
-    pub step_mem_lim: u64,
-    pub cpus_per_task: u16,
-    /// 23.11+.
-    pub cpt_compact_array: Vec<u16>,
-    /// 23.11+.
-    pub cpt_compact_reps: Vec<u32>,
-    pub tres_per_task: Option<String>,
-    pub threads_per_core: u16,
-    pub task_dist: u32,
-    pub node_cpus: u16,
-    pub job_core_spec: u16,
-    pub accel_bind_type: u16,
-    pub cred: VersionedCred,
-    /// Per node (`nnodes` on the wire is its length): the global task ids
-    /// (`tasks_to_launch[i]` is each one's length).
-    pub global_task_ids: Vec<Vec<u32>>,
-    pub resp_port: Vec<u16>,
-    pub orig_addr: SlurmAddr,
-    pub env: Vec<Option<String>>,
-    pub spank_job_env: Vec<Option<String>>,
-    pub container: Option<String>,
-    pub cwd: Option<String>,
-    pub cpu_bind_type: u16,
-    pub cpu_bind: Option<String>,
-    pub mem_bind_type: u16,
-    pub mem_bind: Option<String>,
-    pub argv: Vec<Option<String>>,
-    pub flags: u32,
-    pub ofname: Option<String>,
-    pub efname: Option<String>,
-    pub ifname: Option<String>,
-    pub io_port: Vec<u16>,
-    /// 25.05+.
-    pub alloc_tls_cert: Option<String>,
-    pub profile: u32,
-    pub task_prolog: Option<String>,
-    pub task_epilog: Option<String>,
-    pub slurmd_debug: u16,
-    /// Before 23.11: the switch jobinfo plugin id (switch/none: nothing more).
-    pub switch_plugin_id: u32,
-    pub options: JobOptions,
-    /// Before 25.05 (23.11..24.11 upstream always sends NULL).
-    pub alias_list: Option<String>,
-    pub complete_nodelist: Option<String>,
-    pub open_mode: u8,
-    pub acctg_freq: Option<String>,
-    pub cpu_freq_min: u32,
-    pub cpu_freq_max: u32,
-    pub cpu_freq_gov: u32,
-    /// 22.05 only: select jobinfo plugin id (cons_tres/linear send nothing more).
-    pub select_plugin_id: u32,
-    pub tres_bind: Option<String>,
-    pub tres_freq: Option<String>,
-    pub x11: u16,
-    pub x11_alloc_host: Option<String>,
-    pub x11_alloc_port: u16,
-    pub x11_magic_cookie: Option<String>,
-    pub x11_target: Option<String>,
-    pub x11_target_port: u16,
-    /// 24.05+.
-    pub stepmgr: Option<String>,
-    /// 24.11+.
-    pub oom_kill_step: bool,
-}
+/// A tag string ahead of the count.
+mod job_options {
+    use super::*;
 
-impl LaunchTasksRequestMsg {
-    fn sends_step_task_cnts(&self, v: V) -> bool {
-        v >= V::V25_05 && self.het_job_offset < NO_VAL && self.het_job_step_cnt > 0
+    const TAG: &str = "job_options";
+
+    pub fn parse<'a>(i: &'a [u8], v: V, f: &mut Vec<JobOption>) -> PResult<'a, ()> {
+        let (r, tag) = prim::str(i)?;
+        if tag.as_deref() != Some(TAG) {
+            let kind = DecodeErrorKind::BadValue {
+                what: "job_options tag",
+                value: 0,
+            };
+            return WireError::fail(kind, i);
+        }
+        let (r, n) = prim::count(r, 12)?;
+        let (r, x) = prim::items(r, n, |i| JobOption::parse(i, v))?;
+        *f = x;
+        Ok((r, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, v: V, f: &[JobOption]) {
+        prim::put_str(b, Some(TAG));
+        prim::put_count(b, f.len());
+        for o in f {
+            o.put(b, v);
+        }
     }
 }
 
-impl Wire for LaunchTasksRequestMsg {
-    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
-        let mut m = Self {
-            step_id: field!(StepId::decode(r, v), "step_id"),
-            ..Default::default()
-        };
-        if v < V::V23_11 {
-            m.uid = field!(r.u32(), "uid");
-            m.gid = field!(r.u32(), "gid");
-            m.user_name = field!(r.str(), "user_name");
+/// A `u16` count then that many `u16` (resp_port, io_port); the encoder sends at most u16::MAX.
+mod u16_list {
+    use super::*;
+
+    pub fn parse<'a>(i: &'a [u8], _: V, f: &mut Vec<u16>) -> PResult<'a, ()> {
+        let (r, n) = prim::u16(i)?;
+        let n = prim::check_count(i, r, u64::from(n), 2)?;
+        let (r, x) = prim::items(r, n, prim::u16)?;
+        *f = x;
+        Ok((r, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: V, f: &[u16]) {
+        let f = f
+            .get(..f.len().min(usize::from(u16::MAX)))
+            .unwrap_or_default();
+        b.put_u16(f.len() as u16);
+        f.iter().for_each(|&x| b.put_u16(x));
+    }
+}
+
+/// `nnodes`: the count of `global_task_ids`, sent well ahead of them. It is checked where the ids
+/// start but reported where it was read, so the slot keeps its place in the input.
+#[derive(Debug, Clone, Copy, Default)]
+struct NodeCount {
+    n: u32,
+    /// Input bytes left at the count.
+    remaining: usize,
+}
+
+impl Wire for NodeCount {
+    fn parse<'a>(i: &'a [u8], _: V) -> PResult<'a, Self> {
+        let (r, n) = prim::u32(i)?;
+        let remaining = i.len();
+        Ok((r, Self { n, remaining }))
+    }
+    fn put<B: BufMut>(&self, b: &mut B, _: V) {
+        b.put_u32(self.n)
+    }
+}
+
+impl NodeCount {
+    fn of(ids: &[Vec<u32>]) -> Self {
+        Self {
+            n: prim::count32(ids.len()),
+            remaining: 0,
         }
-        m.gids = field!(Vec::<u32>::decode(r, v), "gids");
-        m.het_job_node_offset = field!(r.u32(), "het_job_node_offset");
-        m.het_job_id = field!(r.u32(), "het_job_id");
-        m.het_job_tids = field!(Option::<Vec<Vec<u32>>>::decode(r, v), "het_job_tids");
-        m.het_job_tid_offsets = field!(Option::<Vec<u32>>::decode(r, v), "het_job_tid_offsets");
-        m.het_job_offset = field!(r.u32(), "het_job_offset");
-        m.het_job_step_cnt = field!(r.u32(), "het_job_step_cnt");
-        if m.sends_step_task_cnts(v) {
-            m.het_job_step_task_cnts = field!(Vec::<u32>::decode(r, v), "het_job_step_task_cnts");
-        }
-        m.het_job_task_offset = field!(r.u32(), "het_job_task_offset");
-        m.het_job_node_list = field!(r.str(), "het_job_node_list");
-        m.mpi_plugin_id = field!(r.u32(), "mpi_plugin_id");
-        m.ntasks = field!(r.u32(), "ntasks");
-        m.ntasks_per_board = field!(r.u16(), "ntasks_per_board");
-        m.ntasks_per_core = field!(r.u16(), "ntasks_per_core");
-        m.ntasks_per_tres = field!(r.u16(), "ntasks_per_tres");
-        m.ntasks_per_socket = field!(r.u16(), "ntasks_per_socket");
-        m.job_mem_lim = field!(r.u64(), "job_mem_lim");
-        m.step_mem_lim = field!(r.u64(), "step_mem_lim");
-        let nnodes_at = r.position();
-        let nnodes = field!(r.u32(), "nnodes");
-        m.cpus_per_task = field!(r.u16(), "cpus_per_task");
-        if v >= V::V23_11 {
-            m.cpt_compact_array = field!(Vec::<u16>::decode(r, v), "cpt_compact_array");
-            m.cpt_compact_reps = field!(Vec::<u32>::decode(r, v), "cpt_compact_reps");
-        }
-        m.tres_per_task = field!(r.str(), "tres_per_task");
-        m.threads_per_core = field!(r.u16(), "threads_per_core");
-        m.task_dist = field!(r.u32(), "task_dist");
-        m.node_cpus = field!(r.u16(), "node_cpus");
-        m.job_core_spec = field!(r.u16(), "job_core_spec");
-        m.accel_bind_type = field!(r.u16(), "accel_bind_type");
-        m.cred = field!(VersionedCred::decode(r, v), "cred");
+    }
+}
+
+/// Per node: `u16 tasks_to_launch` then the u32-counted ids, whose count must agree.
+mod task_ids {
+    use super::*;
+
+    pub fn parse_len<'a>(
+        i: &'a [u8],
+        v: V,
+        f: &mut Vec<Vec<u32>>,
+        n: &NodeCount,
+    ) -> PResult<'a, ()> {
         // Each node is at least a u16 and a u32 count.
-        let nnodes = field!(r.check_count(nnodes, 6, nnodes_at), "nnodes");
-        let mut g = Vec::with_capacity(nnodes.min(1024));
-        for _ in 0..nnodes {
-            let at = r.position();
-            let tasks = field!(r.u16(), "tasks_to_launch");
-            let ids = field!(Vec::<u32>::decode(r, v), "global_task_ids");
-            if ids.len() != usize::from(tasks) {
-                return Err(bad("global_task_ids length", ids.len() as u64, at));
-            }
-            g.push(ids);
-        }
-        m.global_task_ids = g;
-        m.resp_port = field!(decode_u16_list(r), "resp_port");
-        m.orig_addr = field!(SlurmAddr::decode(r, v), "orig_addr");
-        m.env = field!(Vec::<Option<String>>::decode(r, v), "env");
-        m.spank_job_env = field!(Vec::<Option<String>>::decode(r, v), "spank_job_env");
-        m.container = field!(r.str(), "container");
-        m.cwd = field!(r.str(), "cwd");
-        m.cpu_bind_type = field!(r.u16(), "cpu_bind_type");
-        m.cpu_bind = field!(r.str(), "cpu_bind");
-        m.mem_bind_type = field!(r.u16(), "mem_bind_type");
-        m.mem_bind = field!(r.str(), "mem_bind");
-        m.argv = field!(Vec::<Option<String>>::decode(r, v), "argv");
-        m.flags = field!(r.u32(), "flags");
-        m.ofname = field!(r.str(), "ofname");
-        m.efname = field!(r.str(), "efname");
-        m.ifname = field!(r.str(), "ifname");
-        m.io_port = field!(decode_u16_list(r), "io_port");
-        if v >= V::V25_05 {
-            m.alloc_tls_cert = field!(r.str(), "alloc_tls_cert");
-        }
-        m.profile = field!(r.u32(), "profile");
-        m.task_prolog = field!(r.str(), "task_prolog");
-        m.task_epilog = field!(r.str(), "task_epilog");
-        m.slurmd_debug = field!(r.u16(), "slurmd_debug");
-        if v < V::V23_11 {
-            m.switch_plugin_id = field!(r.u32(), "switch_plugin_id");
-        }
-        m.options = field!(JobOptions::decode(r, v), "options");
-        if v < V::V25_05 {
-            m.alias_list = field!(r.str(), "alias_list");
-        }
-        m.complete_nodelist = field!(r.str(), "complete_nodelist");
-        m.open_mode = field!(r.u8(), "open_mode");
-        m.acctg_freq = field!(r.str(), "acctg_freq");
-        m.cpu_freq_min = field!(r.u32(), "cpu_freq_min");
-        m.cpu_freq_max = field!(r.u32(), "cpu_freq_max");
-        m.cpu_freq_gov = field!(r.u32(), "cpu_freq_gov");
-        if v < V::V23_02 {
-            m.select_plugin_id = field!(r.u32(), "select_plugin_id");
-        }
-        m.tres_bind = field!(r.str(), "tres_bind");
-        m.tres_freq = field!(r.str(), "tres_freq");
-        m.x11 = field!(r.u16(), "x11");
-        m.x11_alloc_host = field!(r.str(), "x11_alloc_host");
-        m.x11_alloc_port = field!(r.u16(), "x11_alloc_port");
-        m.x11_magic_cookie = field!(r.str(), "x11_magic_cookie");
-        m.x11_target = field!(r.str(), "x11_target");
-        m.x11_target_port = field!(r.u16(), "x11_target_port");
-        if v >= V::V24_05 {
-            m.stepmgr = field!(r.str(), "stepmgr");
-            if v >= V::V24_11 {
-                m.oom_kill_step = field!(r.bool(), "oom_kill_step");
-            }
-            let at = r.position();
-            if field!(r.bool(), "has_job_ptr") {
-                return Err(
-                    bad("has_job_ptr (stepmgr job record is not supported)", 1, at)
-                        .within("has_job_ptr"),
-                );
-            }
-        }
-        Ok(m)
+        let count = prim::check_count(i, i, u64::from(n.n), 6).map_err(|e| {
+            e.map(|mut e| {
+                e.remaining = n.remaining;
+                e.path.push("nnodes");
+                e
+            })
+        })?;
+        let (r, x) = prim::items(i, count, |i| node(i, v))?;
+        *f = x;
+        Ok((r, ()))
     }
-
-    fn encode(&self, w: &mut Writer, v: V) {
-        self.step_id.encode(w, v);
-        if v < V::V23_11 {
-            w.u32(self.uid);
-            w.u32(self.gid);
-            w.str(self.user_name.as_deref());
+    fn node(i: &[u8], v: V) -> PResult<'_, Vec<u32>> {
+        let (r, tasks) = named(prim::u16(i), "tasks_to_launch")?;
+        let (r, ids) = Vec::<u32>::parse(r, v)?;
+        if ids.len() != usize::from(tasks) {
+            let kind = DecodeErrorKind::BadValue {
+                what: "global_task_ids length",
+                value: ids.len() as u64,
+            };
+            return WireError::fail(kind, i);
         }
-        self.gids.encode(w, v);
-        w.u32(self.het_job_node_offset);
-        w.u32(self.het_job_id);
-        self.het_job_tids.encode(w, v);
-        self.het_job_tid_offsets.encode(w, v);
-        w.u32(self.het_job_offset);
-        w.u32(self.het_job_step_cnt);
-        if self.sends_step_task_cnts(v) {
-            self.het_job_step_task_cnts.encode(w, v);
-        }
-        w.u32(self.het_job_task_offset);
-        w.str(self.het_job_node_list.as_deref());
-        w.u32(self.mpi_plugin_id);
-        w.u32(self.ntasks);
-        w.u16(self.ntasks_per_board);
-        w.u16(self.ntasks_per_core);
-        w.u16(self.ntasks_per_tres);
-        w.u16(self.ntasks_per_socket);
-        w.u64(self.job_mem_lim);
-        w.u64(self.step_mem_lim);
-        w.count(self.global_task_ids.len());
-        w.u16(self.cpus_per_task);
-        if v >= V::V23_11 {
-            self.cpt_compact_array.encode(w, v);
-            self.cpt_compact_reps.encode(w, v);
-        }
-        w.str(self.tres_per_task.as_deref());
-        w.u16(self.threads_per_core);
-        w.u32(self.task_dist);
-        w.u16(self.node_cpus);
-        w.u16(self.job_core_spec);
-        w.u16(self.accel_bind_type);
-        self.cred.encode(w, v);
-        for ids in &self.global_task_ids {
+        Ok((r, ids))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: V, f: &[Vec<u32>]) {
+        for ids in f {
             let ids = ids
                 .get(..ids.len().min(usize::from(u16::MAX)))
                 .unwrap_or_default();
-            w.u16(ids.len() as u16);
-            w.count(ids.len());
-            ids.iter().for_each(|&x| w.u32(x));
-        }
-        encode_u16_list(w, &self.resp_port);
-        self.orig_addr.encode(w, v);
-        self.env.encode(w, v);
-        self.spank_job_env.encode(w, v);
-        w.str(self.container.as_deref());
-        w.str(self.cwd.as_deref());
-        w.u16(self.cpu_bind_type);
-        w.str(self.cpu_bind.as_deref());
-        w.u16(self.mem_bind_type);
-        w.str(self.mem_bind.as_deref());
-        self.argv.encode(w, v);
-        w.u32(self.flags);
-        w.str(self.ofname.as_deref());
-        w.str(self.efname.as_deref());
-        w.str(self.ifname.as_deref());
-        encode_u16_list(w, &self.io_port);
-        if v >= V::V25_05 {
-            w.str(self.alloc_tls_cert.as_deref());
-        }
-        w.u32(self.profile);
-        w.str(self.task_prolog.as_deref());
-        w.str(self.task_epilog.as_deref());
-        w.u16(self.slurmd_debug);
-        if v < V::V23_11 {
-            w.u32(self.switch_plugin_id);
-        }
-        self.options.encode(w, v);
-        if v < V::V25_05 {
-            w.str(self.alias_list.as_deref());
-        }
-        w.str(self.complete_nodelist.as_deref());
-        w.u8(self.open_mode);
-        w.str(self.acctg_freq.as_deref());
-        w.u32(self.cpu_freq_min);
-        w.u32(self.cpu_freq_max);
-        w.u32(self.cpu_freq_gov);
-        if v < V::V23_02 {
-            w.u32(self.select_plugin_id);
-        }
-        w.str(self.tres_bind.as_deref());
-        w.str(self.tres_freq.as_deref());
-        w.u16(self.x11);
-        w.str(self.x11_alloc_host.as_deref());
-        w.u16(self.x11_alloc_port);
-        w.str(self.x11_magic_cookie.as_deref());
-        w.str(self.x11_target.as_deref());
-        w.u16(self.x11_target_port);
-        if v >= V::V24_05 {
-            w.str(self.stepmgr.as_deref());
-            if v >= V::V24_11 {
-                w.bool(self.oom_kill_step);
-            }
-            w.bool(false);
+            b.put_u16(ids.len() as u16);
+            prim::put_count(b, ids.len());
+            ids.iter().for_each(|&x| b.put_u32(x));
         }
     }
 }
 
-wire_struct! {
+/// `has_job_ptr`: the stepmgr form (1, then a whole job record) is refused; 0 is always sent.
+#[derive(Debug, Clone, Copy, Default)]
+struct NoJobPtr;
+
+impl Wire for NoJobPtr {
+    fn parse<'a>(i: &'a [u8], _: V) -> PResult<'a, Self> {
+        match prim::bool(i)? {
+            (r, false) => Ok((r, Self)),
+            (_, true) => {
+                let kind = DecodeErrorKind::BadValue {
+                    what: "has_job_ptr (stepmgr job record is not supported)",
+                    value: 1,
+                };
+                WireError::fail(kind, i)
+            }
+        }
+    }
+    fn put<B: BufMut>(&self, b: &mut B, _: V) {
+        b.put_u8(0)
+    }
+}
+
+wire! {
+    /// `launch_tasks_request_msg_t`: REQUEST_LAUNCH_TASKS 6001.
+    ///
+    /// The stepmgr form (`has_job_ptr` = 1, followed by a whole job record) is
+    /// rejected on decode and never produced.
+    ///
+    /// UNVERIFIED: 23.11/24.05 assume no switch plugin is configured (then
+    /// upstream packs no switch info at all).
+    pub struct LaunchTasksRequestMsg {
+        pub step_id: StepId,
+        [..V23_11] pub uid: u32,
+        [..V23_11] pub gid: u32,
+        [..V23_11] pub user_name: Option<String>,
+        pub gids: Vec<u32>,
+        pub het_job_node_offset: u32,
+        pub het_job_id: u32,
+        /// `het_job_nnodes` arrays of task ids; None = NO_VAL (not a het job).
+        pub het_job_tids: Option<Vec<Vec<u32>>>,
+        /// None = NO_VAL.
+        pub het_job_tid_offsets: Option<Vec<u32>>,
+        pub het_job_offset: u32,
+        pub het_job_step_cnt: u32,
+        /// Sent only when het_job_offset < NO_VAL and het_job_step_cnt > 0.
+        #[wire(if = |s| s.het_job_offset < NO_VAL && s.het_job_step_cnt > 0)]
+        [V25_05..] pub het_job_step_task_cnts: Vec<u32>,
+        pub het_job_task_offset: u32,
+        pub het_job_node_list: Option<String>,
+        pub mpi_plugin_id: u32,
+        pub ntasks: u32,
+        pub ntasks_per_board: u16,
+        pub ntasks_per_core: u16,
+        pub ntasks_per_tres: u16,
+        pub ntasks_per_socket: u16,
+        pub job_mem_lim: u64,
+        pub step_mem_lim: u64,
+        let nnodes: NodeCount = (|s| NodeCount::of(&s.global_task_ids)),
+        pub cpus_per_task: u16,
+        [V23_11..] pub cpt_compact_array: Vec<u16>,
+        [V23_11..] pub cpt_compact_reps: Vec<u32>,
+        pub tres_per_task: Option<String>,
+        pub threads_per_core: u16,
+        pub task_dist: u32,
+        pub node_cpus: u16,
+        pub job_core_spec: u16,
+        pub accel_bind_type: u16,
+        pub cred: VersionedCred,
+        /// Per node (`nnodes` on the wire is its length): the global task ids
+        /// (`tasks_to_launch[i]` is each one's length).
+        #[wire(with = task_ids, len = nnodes)]
+        pub global_task_ids: Vec<Vec<u32>>,
+        #[wire(with = u16_list)] pub resp_port: Vec<u16>,
+        pub orig_addr: SlurmAddr,
+        pub env: Vec<Option<String>>,
+        pub spank_job_env: Vec<Option<String>>,
+        pub container: Option<String>,
+        pub cwd: Option<String>,
+        pub cpu_bind_type: u16,
+        pub cpu_bind: Option<String>,
+        pub mem_bind_type: u16,
+        pub mem_bind: Option<String>,
+        pub argv: Vec<Option<String>>,
+        pub flags: u32,
+        pub ofname: Option<String>,
+        pub efname: Option<String>,
+        pub ifname: Option<String>,
+        #[wire(with = u16_list)] pub io_port: Vec<u16>,
+        [V25_05..] pub alloc_tls_cert: Option<String>,
+        pub profile: u32,
+        pub task_prolog: Option<String>,
+        pub task_epilog: Option<String>,
+        pub slurmd_debug: u16,
+        /// The switch jobinfo plugin id (switch/none: nothing more).
+        [..V23_11] pub switch_plugin_id: u32,
+        pub options: JobOptions,
+        /// 23.11..24.11 upstream always sends NULL.
+        [..V25_05] pub alias_list: Option<String>,
+        pub complete_nodelist: Option<String>,
+        pub open_mode: u8,
+        pub acctg_freq: Option<String>,
+        pub cpu_freq_min: u32,
+        pub cpu_freq_max: u32,
+        pub cpu_freq_gov: u32,
+        /// Select jobinfo plugin id (cons_tres/linear send nothing more).
+        [..V23_02] pub select_plugin_id: u32,
+        pub tres_bind: Option<String>,
+        pub tres_freq: Option<String>,
+        pub x11: u16,
+        pub x11_alloc_host: Option<String>,
+        pub x11_alloc_port: u16,
+        pub x11_magic_cookie: Option<String>,
+        pub x11_target: Option<String>,
+        pub x11_target_port: u16,
+        [V24_05..] pub stepmgr: Option<String>,
+        [V24_11..] pub oom_kill_step: bool,
+        [V24_05..] let has_job_ptr: NoJobPtr = (|_| NoJobPtr),
+    }
+}
+
+wire! {
     /// `launch_tasks_response_msg_t`: RESPONSE_LAUNCH_TASKS 6002.
     ///
     /// `count_of_pids` is sent explicitly and then again as the count of each
@@ -415,7 +285,7 @@ wire_struct! {
     }
 }
 
-wire_struct! {
+wire! {
     /// `task_exit_msg_t`: MESSAGE_TASK_EXIT 6003. `num_tasks` is sent apart
     /// from the array's own count and kept verbatim.
     pub struct TaskExitMsg {
@@ -426,227 +296,113 @@ wire_struct! {
     }
 }
 
-/// `batch_job_launch_msg_t`: REQUEST_BATCH_JOB_LAUNCH 4005.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct BatchJobLaunchMsg {
-    /// Before 25.11 (then slurmd takes it from the credential's step id).
-    pub job_id: u32,
-    pub het_job_id: u32,
-    /// Before 23.11.
-    pub uid: u32,
-    /// Before 23.11.
-    pub gid: u32,
-    /// Before 23.11.
-    pub user_name: Option<String>,
-    pub gids: Vec<u32>,
-    pub partition: Option<String>,
-    pub ntasks: u32,
-    pub pn_min_memory: u64,
-    pub open_mode: u8,
-    pub overcommit: u8,
-    pub array_job_id: u32,
-    pub array_task_id: u32,
-    pub acctg_freq: Option<String>,
-    pub container: Option<String>,
-    pub cpu_bind_type: u16,
-    pub cpus_per_task: u16,
-    pub restart_cnt: u16,
-    pub job_core_spec: u16,
-    /// `num_cpu_groups` runs of (cpus_per_node, cpu_count_reps).
-    pub cpu_groups: Vec<super::cred::CpuArrayRep>,
-    /// Before 24.11 (23.11/24.05 upstream always sends NULL).
-    pub alias_list: Option<String>,
-    pub cpu_bind: Option<String>,
-    pub nodes: Option<String>,
-    pub script: Option<String>,
-    pub work_dir: Option<String>,
-    pub std_err: Option<String>,
-    pub std_in: Option<String>,
-    pub std_out: Option<String>,
-    /// Preceded on the wire by a separate `u32 argc` equal to its length.
-    pub argv: Vec<Option<String>>,
-    pub spank_job_env: Vec<Option<String>>,
-    /// Preceded on the wire by a separate `u32 envc` equal to its length.
-    pub environment: Vec<Option<String>>,
-    pub job_mem: u64,
-    pub cred: VersionedCred,
-    /// 22.05 only: select jobinfo plugin id.
-    pub select_plugin_id: u32,
-    pub account: Option<String>,
-    pub qos: Option<String>,
-    pub resv_name: Option<String>,
-    pub profile: u32,
-    pub tres_bind: Option<String>,
-    pub tres_freq: Option<String>,
-    /// 25.05+.
-    pub tres_per_task: Option<String>,
-    /// 24.11+.
-    pub cpu_freq_min: u32,
-    /// 24.11+.
-    pub cpu_freq_max: u32,
-    /// 24.11+.
-    pub cpu_freq_gov: u32,
-    /// 24.11+.
-    pub oom_kill_step: bool,
-}
-
-fn decode_counted_strs(r: &mut Reader<'_>, v: V) -> Result<Vec<Option<String>>> {
-    let at = r.position();
-    let n = r.u32()?;
-    let a = Vec::<Option<String>>::decode(r, v)?;
-    if a.len() as u64 != u64::from(n) {
-        return Err(bad("string array count", u64::from(n), at));
+wire! {
+    /// `batch_job_launch_msg_t`: REQUEST_BATCH_JOB_LAUNCH 4005.
+    pub struct BatchJobLaunchMsg {
+        /// Before 25.11 (then slurmd takes it from the credential's step id).
+        [..V25_11] pub job_id: u32,
+        pub het_job_id: u32,
+        [..V23_11] pub uid: u32,
+        [..V23_11] pub gid: u32,
+        [..V23_11] pub user_name: Option<String>,
+        pub gids: Vec<u32>,
+        pub partition: Option<String>,
+        pub ntasks: u32,
+        pub pn_min_memory: u64,
+        pub open_mode: u8,
+        pub overcommit: u8,
+        pub array_job_id: u32,
+        pub array_task_id: u32,
+        pub acctg_freq: Option<String>,
+        pub container: Option<String>,
+        pub cpu_bind_type: u16,
+        pub cpus_per_task: u16,
+        pub restart_cnt: u16,
+        pub job_core_spec: u16,
+        /// `num_cpu_groups` runs of (cpus_per_node, cpu_count_reps).
+        #[wire(with = cpu_groups)] pub cpu_groups: Vec<CpuArrayRep>,
+        /// 23.11/24.05 upstream always sends NULL.
+        [..V24_11] pub alias_list: Option<String>,
+        pub cpu_bind: Option<String>,
+        pub nodes: Option<String>,
+        pub script: Option<String>,
+        pub work_dir: Option<String>,
+        pub std_err: Option<String>,
+        pub std_in: Option<String>,
+        pub std_out: Option<String>,
+        /// Preceded on the wire by a separate `u32 argc` equal to its length.
+        #[wire(with = counted_twice)] pub argv: Vec<Option<String>>,
+        pub spank_job_env: Vec<Option<String>>,
+        /// Preceded on the wire by a separate `u32 envc` equal to its length.
+        #[wire(with = counted_twice)] pub environment: Vec<Option<String>>,
+        pub job_mem: u64,
+        pub cred: VersionedCred,
+        /// Select jobinfo plugin id.
+        [..V23_02] pub select_plugin_id: u32,
+        pub account: Option<String>,
+        pub qos: Option<String>,
+        pub resv_name: Option<String>,
+        pub profile: u32,
+        pub tres_bind: Option<String>,
+        pub tres_freq: Option<String>,
+        [V25_05..] pub tres_per_task: Option<String>,
+        [V24_11..] pub cpu_freq_min: u32,
+        [V24_11..] pub cpu_freq_max: u32,
+        [V24_11..] pub cpu_freq_gov: u32,
+        [V24_11..] pub oom_kill_step: bool,
     }
-    Ok(a)
 }
 
-fn encode_counted_strs(w: &mut Writer, a: &[Option<String>]) {
-    w.count(a.len());
-    w.count(a.len());
-    a.iter().for_each(|s| w.str(s.as_deref()));
-}
+/// A u32 count, then a string array that carries the same count again (argc/envc).
+mod counted_twice {
+    use super::*;
 
-impl Wire for BatchJobLaunchMsg {
-    fn decode(r: &mut Reader<'_>, v: V) -> Result<Self> {
-        let mut m = Self::default();
-        if v < V::V25_11 {
-            m.job_id = field!(r.u32(), "job_id");
+    pub fn parse<'a>(i: &'a [u8], v: V, f: &mut Vec<Option<String>>) -> PResult<'a, ()> {
+        let (r, n) = prim::u32(i)?;
+        let (r, a) = Vec::<Option<String>>::parse(r, v)?;
+        if a.len() as u64 != u64::from(n) {
+            let kind = DecodeErrorKind::BadValue {
+                what: "string array count",
+                value: u64::from(n),
+            };
+            return WireError::fail(kind, i);
         }
-        m.het_job_id = field!(r.u32(), "het_job_id");
-        if v < V::V23_11 {
-            m.uid = field!(r.u32(), "uid");
-            m.gid = field!(r.u32(), "gid");
-            m.user_name = field!(r.str(), "user_name");
-        }
-        m.gids = field!(Vec::<u32>::decode(r, v), "gids");
-        m.partition = field!(r.str(), "partition");
-        m.ntasks = field!(r.u32(), "ntasks");
-        m.pn_min_memory = field!(r.u64(), "pn_min_memory");
-        m.open_mode = field!(r.u8(), "open_mode");
-        m.overcommit = field!(r.u8(), "overcommit");
-        m.array_job_id = field!(r.u32(), "array_job_id");
-        m.array_task_id = field!(r.u32(), "array_task_id");
-        m.acctg_freq = field!(r.str(), "acctg_freq");
-        m.container = field!(r.str(), "container");
-        m.cpu_bind_type = field!(r.u16(), "cpu_bind_type");
-        m.cpus_per_task = field!(r.u16(), "cpus_per_task");
-        m.restart_cnt = field!(r.u16(), "restart_cnt");
-        m.job_core_spec = field!(r.u16(), "job_core_spec");
-        let n = field!(r.u32(), "num_cpu_groups") as usize;
-        if n > 0 {
-            let at = r.position();
-            let cpus = field!(Vec::<u16>::decode(r, v), "cpus_per_node");
-            let reps = field!(Vec::<u32>::decode(r, v), "cpu_count_reps");
-            if cpus.len() != n || reps.len() != n {
-                return Err(bad("cpu group array length", cpus.len() as u64, at));
-            }
-            m.cpu_groups = cpus
-                .into_iter()
-                .zip(reps)
-                .map(|(cpus, reps)| super::cred::CpuArrayRep { cpus, reps })
-                .collect();
-        }
-        if v < V::V24_11 {
-            m.alias_list = field!(r.str(), "alias_list");
-        }
-        m.cpu_bind = field!(r.str(), "cpu_bind");
-        m.nodes = field!(r.str(), "nodes");
-        m.script = field!(r.str(), "script");
-        m.work_dir = field!(r.str(), "work_dir");
-        m.std_err = field!(r.str(), "std_err");
-        m.std_in = field!(r.str(), "std_in");
-        m.std_out = field!(r.str(), "std_out");
-        m.argv = field!(decode_counted_strs(r, v), "argv");
-        m.spank_job_env = field!(Vec::<Option<String>>::decode(r, v), "spank_job_env");
-        m.environment = field!(decode_counted_strs(r, v), "environment");
-        m.job_mem = field!(r.u64(), "job_mem");
-        m.cred = field!(VersionedCred::decode(r, v), "cred");
-        if v < V::V23_02 {
-            m.select_plugin_id = field!(r.u32(), "select_plugin_id");
-        }
-        m.account = field!(r.str(), "account");
-        m.qos = field!(r.str(), "qos");
-        m.resv_name = field!(r.str(), "resv_name");
-        m.profile = field!(r.u32(), "profile");
-        m.tres_bind = field!(r.str(), "tres_bind");
-        m.tres_freq = field!(r.str(), "tres_freq");
-        if v >= V::V25_05 {
-            m.tres_per_task = field!(r.str(), "tres_per_task");
-        }
-        if v >= V::V24_11 {
-            m.cpu_freq_min = field!(r.u32(), "cpu_freq_min");
-            m.cpu_freq_max = field!(r.u32(), "cpu_freq_max");
-            m.cpu_freq_gov = field!(r.u32(), "cpu_freq_gov");
-            m.oom_kill_step = field!(r.bool(), "oom_kill_step");
-        }
-        Ok(m)
+        *f = a;
+        Ok((r, ()))
     }
+    pub fn put<B: BufMut>(b: &mut B, v: V, f: &Vec<Option<String>>) {
+        prim::put_count(b, f.len());
+        f.put(b, v);
+    }
+}
 
-    fn encode(&self, w: &mut Writer, v: V) {
-        if v < V::V25_11 {
-            w.u32(self.job_id);
+/// The batch form of `cred::cpu_array_reps` (same bytes): both arrays are read whole, then their
+/// lengths compared with the count, the error at the first array.
+mod cpu_groups {
+    use super::*;
+    pub use cred::cpu_array_reps::put;
+
+    pub fn parse<'a>(i: &'a [u8], v: V, f: &mut Vec<CpuArrayRep>) -> PResult<'a, ()> {
+        let (at, n) = named(prim::u32(i), "num_cpu_groups")?;
+        if n == 0 {
+            return Ok((at, ()));
         }
-        w.u32(self.het_job_id);
-        if v < V::V23_11 {
-            w.u32(self.uid);
-            w.u32(self.gid);
-            w.str(self.user_name.as_deref());
+        let (r, cpus) = named(Vec::<u16>::parse(at, v), "cpus_per_node")?;
+        let (r, reps) = named(Vec::<u32>::parse(r, v), "cpu_count_reps")?;
+        let n = n as usize;
+        if cpus.len() != n || reps.len() != n {
+            let kind = DecodeErrorKind::BadValue {
+                what: "cpu group array length",
+                value: cpus.len() as u64,
+            };
+            return WireError::fail(kind, at);
         }
-        self.gids.encode(w, v);
-        w.str(self.partition.as_deref());
-        w.u32(self.ntasks);
-        w.u64(self.pn_min_memory);
-        w.u8(self.open_mode);
-        w.u8(self.overcommit);
-        w.u32(self.array_job_id);
-        w.u32(self.array_task_id);
-        w.str(self.acctg_freq.as_deref());
-        w.str(self.container.as_deref());
-        w.u16(self.cpu_bind_type);
-        w.u16(self.cpus_per_task);
-        w.u16(self.restart_cnt);
-        w.u16(self.job_core_spec);
-        w.count(self.cpu_groups.len());
-        if !self.cpu_groups.is_empty() {
-            w.count(self.cpu_groups.len());
-            self.cpu_groups.iter().for_each(|g| w.u16(g.cpus));
-            w.count(self.cpu_groups.len());
-            self.cpu_groups.iter().for_each(|g| w.u32(g.reps));
-        }
-        if v < V::V24_11 {
-            w.str(self.alias_list.as_deref());
-        }
-        w.str(self.cpu_bind.as_deref());
-        w.str(self.nodes.as_deref());
-        w.str(self.script.as_deref());
-        w.str(self.work_dir.as_deref());
-        w.str(self.std_err.as_deref());
-        w.str(self.std_in.as_deref());
-        w.str(self.std_out.as_deref());
-        encode_counted_strs(w, &self.argv);
-        self.spank_job_env.encode(w, v);
-        encode_counted_strs(w, &self.environment);
-        w.u64(self.job_mem);
-        self.cred.encode(w, v);
-        if v < V::V23_02 {
-            w.u32(self.select_plugin_id);
-        }
-        w.str(self.account.as_deref());
-        w.str(self.qos.as_deref());
-        w.str(self.resv_name.as_deref());
-        w.u32(self.profile);
-        w.str(self.tres_bind.as_deref());
-        w.str(self.tres_freq.as_deref());
-        if v >= V::V25_05 {
-            w.str(self.tres_per_task.as_deref());
-        }
-        if v >= V::V24_11 {
-            w.u32(self.cpu_freq_min);
-            w.u32(self.cpu_freq_max);
-            w.u32(self.cpu_freq_gov);
-            w.bool(self.oom_kill_step);
-        }
+        *f = cpus
+            .into_iter()
+            .zip(reps)
+            .map(|(cpus, reps)| CpuArrayRep { cpus, reps })
+            .collect();
+        Ok((r, ()))
     }
 }
 
@@ -730,7 +486,45 @@ mod tests {
         };
         let mut b = encode_to_vec(&m, V::V24_11);
         *b.last_mut().unwrap() = 1;
-        assert!(decode_exact::<LaunchTasksRequestMsg>(&b, V::V24_11).is_err());
+        let e = decode_exact::<LaunchTasksRequestMsg>(&b, V::V24_11).unwrap_err();
+        assert_eq!((e.offset, e.path()), (b.len() - 1, "has_job_ptr".into()));
+        assert!(matches!(e.kind, DecodeErrorKind::BadValue { value: 1, .. }));
+    }
+
+    #[test]
+    fn node_count_is_checked_at_the_ids_and_reported_where_it_was_read() {
+        let one = LaunchTasksRequestMsg {
+            cred: vc(),
+            global_task_ids: vec![vec![0]],
+            ..Default::default()
+        };
+        let two = LaunchTasksRequestMsg {
+            global_task_ids: vec![vec![0], vec![1]],
+            ..one.clone()
+        };
+        let v = V::V24_11;
+        let (a, b) = (encode_to_vec(&one, v), encode_to_vec(&two, v));
+        // The first byte that differs is the low byte of nnodes.
+        let at = a.iter().zip(&b).position(|(x, y)| x != y).unwrap() - 3;
+        let mut bad = a.clone();
+        bad[at..at + 4].copy_from_slice(&[0, 1, 0, 0]);
+        let e = decode_exact::<LaunchTasksRequestMsg>(&bad, v).unwrap_err();
+        assert_eq!(e.offset, at);
+        assert!(e.path().contains("nnodes"), "{}", e.path());
+        // The common suffix is what follows the ids; one node is 10 bytes (u16, count, one id).
+        let tail = a
+            .iter()
+            .rev()
+            .zip(b.iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        assert_eq!(
+            e.kind,
+            DecodeErrorKind::CountTooLarge {
+                count: 0x10000,
+                remaining: tail + 10
+            }
+        );
     }
 
     #[test]
