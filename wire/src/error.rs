@@ -66,10 +66,6 @@ impl DecodeError {
         Self { kind, offset, path }
     }
 
-    pub(crate) fn into_parts(self) -> (DecodeErrorKind, usize, Vec<&'static str>) {
-        (self.kind, self.offset, self.path)
-    }
-
     /// Records that the error happened inside `field`.
     #[must_use]
     pub fn within(mut self, field: &'static str) -> Self {

@@ -188,25 +188,12 @@ impl Writer {
 
 /// A value with a wire form that may depend on the protocol version.
 ///
-/// Two pairs: `parse`/`put` (nom over `&[u8]`, into `BufMut`) and `decode`/`encode` (the `Reader` and
-/// `Writer` façade). Each pair defaults through the other, so old and new impls nest while bodies move
-/// over; an impl must override one pair (overriding neither recurses forever, which the round-trip
-/// tests would catch).
+/// `parse` is nom over `&[u8]` and `put` writes into any `BufMut`; `decode`/`encode` are the `Reader`
+/// and `Writer` façade over them, for framing code and the other crates.
 pub trait Wire: Sized {
-    fn parse<'a>(i: &'a [u8], v: ProtocolVersion) -> PResult<'a, Self> {
-        let mut r = Reader::new(i);
-        match Self::decode(&mut r, v) {
-            Ok(x) => Ok((r.rest(), x)),
-            Err(e) => Err(nom::Err::Error(WireError::from_decode(e, i.len()))),
-        }
-    }
+    fn parse<'a>(i: &'a [u8], v: ProtocolVersion) -> PResult<'a, Self>;
 
-    fn put<B: BufMut>(&self, b: &mut B, v: ProtocolVersion) {
-        // Bridge only: an old impl writes into a `Writer`, which is then copied.
-        let mut w = Writer::new();
-        self.encode(&mut w, v);
-        b.put_slice(w.as_slice());
-    }
+    fn put<B: BufMut>(&self, b: &mut B, v: ProtocolVersion);
 
     fn decode(r: &mut Reader<'_>, v: ProtocolVersion) -> Result<Self> {
         r.parse(|i| Self::parse(i, v))

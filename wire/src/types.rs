@@ -31,7 +31,7 @@ impl Double {
     }
 }
 
-// Hand-written rather than `wire!` only so that an error keeps today's path (no "scaled_bits").
+// irregular: hand-written rather than `wire!` only so that an error keeps its path (no "scaled_bits").
 impl Wire for Double {
     fn parse<'a>(i: &'a [u8], _: ProtocolVersion) -> PResult<'a, Self> {
         let (i, scaled_bits) = prim::u64(i)?;
@@ -289,8 +289,8 @@ impl StepId {
     }
 }
 
-// Hand-written rather than `wire!` only so that an error keeps today's path (no field names inside a
-// step id); the gate is the one of upstream's pack_step_id.
+// irregular: hand-written rather than `wire!` only so that an error keeps its path (no field names
+// inside a step id); the gate is the one of upstream's pack_step_id.
 impl Wire for StepId {
     fn parse<'a>(i: &'a [u8], v: ProtocolVersion) -> PResult<'a, Self> {
         let (i, sluid) = if v >= ProtocolVersion::V24_11 {

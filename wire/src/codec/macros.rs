@@ -297,14 +297,6 @@ macro_rules! __wire_min {
     };
 }
 
-/// The name the bodies were first declared with; the same grammar as `wire!`.
-#[macro_export]
-macro_rules! wire_struct {
-    ($($t:tt)*) => {
-        $crate::wire! { $($t)* }
-    };
-}
-
 #[cfg(test)]
 mod tests {
     use crate::codec::shape;

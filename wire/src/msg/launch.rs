@@ -84,6 +84,7 @@ struct NodeCount {
     remaining: usize,
 }
 
+// irregular: a slot that remembers where it was read, for an error raised later at its list.
 impl Wire for NodeCount {
     fn parse<'a>(i: &'a [u8], _: V) -> PResult<'a, Self> {
         let (r, n) = prim::u32(i)?;
@@ -154,6 +155,7 @@ mod task_ids {
 #[derive(Debug, Clone, Copy, Default)]
 struct NoJobPtr;
 
+// irregular: a slot of one accepted value (the stepmgr job record is not modelled).
 impl Wire for NoJobPtr {
     fn parse<'a>(i: &'a [u8], _: V) -> PResult<'a, Self> {
         match prim::bool(i)? {

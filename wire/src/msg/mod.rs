@@ -1,13 +1,6 @@
 //! Message bodies, one module per family, and the `Message` enum that ties a
 //! message type to its body struct.
 
-/// `field!(expr, "name")`: runs a decode step and names the field in errors.
-macro_rules! field {
-    ($e:expr, $name:literal) => {
-        $e.map_err(|e| e.within($name))?
-    };
-}
-
 pub mod common;
 pub mod config;
 pub mod cred;
