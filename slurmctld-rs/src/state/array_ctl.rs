@@ -5,7 +5,8 @@
 //! stock's `update_job_str` and `job_requeue2` give it.
 
 use super::array::TaskRef;
-use super::{Controller, Effect, Reply, Time};
+use super::command::{Effect, Reply, Time};
+use super::controller::Controller;
 use slurm_wire::errno::*;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::NO_VAL;

@@ -115,10 +115,10 @@ fn array_tasks_split_off_with_new_ids_and_last_keeps_the_array_id() {
     );
     // scontrol show job <array id>: every record, head first.
     assert_eq!(single_job_ids(&c, a), vec![a, a + 4, a + 3, a + 2, a + 1]);
-    let msg = single_job_info(&c, a, 0, ProtocolVersion::V24_11).unwrap();
+    let msg = crate::views::single_job_info(&c, a, 0, ProtocolVersion::V24_11).unwrap();
     let got: Vec<u32> = msg.job_array.iter().map(|j| j.array_task_id).collect();
     assert_eq!(got, vec![NO_VAL, 3, 2, 1, 0]);
-    assert!(single_job_info(&c, 9999, 0, ProtocolVersion::V24_11).is_none());
+    assert!(crate::views::single_job_info(&c, 9999, 0, ProtocolVersion::V24_11).is_none());
     assert_eq!(single_job_ids(&c, a + 2), vec![a + 2]);
 
     // One task ends: task 4 splits off; task 5 is left alone in the meta

@@ -3,8 +3,10 @@
 //! signals other than a plain cancel. Semantics follow stock's job_mgr.c
 //! (`_update_job`, `_job_requeue_op`, `job_signal`).
 
+use super::command::{Effect, Outbound, Purpose, Reply, Time};
+use super::controller::Controller;
 use super::job::{reason, Job, JobState};
-use super::{msgs, Controller, Effect, Outbound, Purpose, Reply, Time};
+use super::msgs;
 use crate::sched::priority::BASIC_PRIORITY;
 use slurm_wire::errno::*;
 use slurm_wire::msg::common::SignalTasksMsg;

@@ -2,8 +2,10 @@
 //! parsed into a list per job, tested before each start attempt, shown as
 //! stock shows them (`afterok:12(unfulfilled)`, fulfilled ones dropped).
 
+use super::command::{Reply, Time};
+use super::controller::Controller;
+pub use super::deps::{Dep, DepState, DepType, Deps};
 use super::job::JobState;
-use super::{Controller, Reply, Time};
 use slurm_wire::errno::*;
 use slurm_wire::pack::{Reader, Writer, INFINITE, NO_VAL};
 use std::collections::BTreeSet;
@@ -16,79 +18,6 @@ pub const WAIT_DEP_INVALID: u32 = 39;
 /// attempt, so a client may not make that list as long as it likes
 /// (a whole array is one element, `ID_*` or a plain `ID`).
 pub const MAX_DEPENDENCIES: usize = 10_000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DepType {
-    After,
-    AfterAny,
-    AfterNotOk,
-    AfterOk,
-    AfterCorr,
-    Singleton,
-}
-
-impl DepType {
-    fn name(self) -> &'static str {
-        match self {
-            DepType::After => "after",
-            DepType::AfterAny => "afterany",
-            DepType::AfterNotOk => "afternotok",
-            DepType::AfterOk => "afterok",
-            DepType::AfterCorr => "aftercorr",
-            DepType::Singleton => "singleton",
-        }
-    }
-    fn code(self) -> u8 {
-        self as u8
-    }
-    fn of(c: u8) -> Option<Self> {
-        [
-            DepType::After,
-            DepType::AfterAny,
-            DepType::AfterNotOk,
-            DepType::AfterOk,
-            DepType::AfterCorr,
-            DepType::Singleton,
-        ]
-        .get(usize::from(c))
-        .copied()
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DepState {
-    Unfulfilled,
-    Fulfilled,
-    Failed,
-}
-
-impl DepState {
-    fn name(self) -> &'static str {
-        match self {
-            DepState::Unfulfilled => "unfulfilled",
-            DepState::Fulfilled => "fulfilled",
-            DepState::Failed => "failed",
-        }
-    }
-}
-
-/// One dependency of a job.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dep {
-    pub ty: DepType,
-    /// 0 for singleton.
-    pub job_id: u32,
-    /// NO_VAL: a plain job; INFINITE: a whole array; else one array task.
-    pub task: u32,
-    /// `after:ID+MIN`, in seconds.
-    pub time: u32,
-    pub state: DepState,
-    /// Joined with `?` (any), not `,` (all).
-    pub or: bool,
-}
-
-/// Dependencies by job id, in a persistent map (O(1) to publish).
-pub type Deps = super::table::Table<u32, Vec<Dep>>;
 
 /// Result of testing a job's dependencies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -490,7 +419,7 @@ impl Controller {
         uid: u32,
         job_id: u32,
         spec: &str,
-        fx: &mut Vec<super::Effect>,
+        fx: &mut Vec<super::command::Effect>,
     ) -> Reply {
         let ids: Vec<u32> = if self.arrays.is_array_id(job_id) {
             self.arrays.members(job_id)

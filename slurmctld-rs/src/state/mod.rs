@@ -5,11 +5,14 @@
 
 pub mod array;
 pub mod array_ctl;
+pub mod arrays;
 pub mod command;
 pub mod config;
 pub mod control;
+pub mod controller;
 pub mod counters;
 pub mod depend;
+pub mod deps;
 pub mod job;
 pub mod mem_limit;
 pub mod msgs;
@@ -20,6 +23,7 @@ pub mod queue;
 pub mod refuse;
 pub mod req;
 pub mod step;
+pub mod steps;
 pub mod table;
 pub mod tasks;
 #[cfg(test)]
@@ -40,31 +44,7 @@ use std::sync::Arc;
 pub use command::{
     Command, CommandMeta, Effect, Outbound, Purpose, Reply, Time, WhenLogDown, MEM_PER_CPU, SIGKILL,
 };
-
-/// The whole cluster. Cheap enough to clone into a read snapshot after each
-/// batch of commands (reads never wait on writes).
-#[derive(Debug, Clone)]
-pub struct Controller {
-    pub conf: Arc<ClusterConf>,
-    pub nodes: table::Nodes,
-    pub jobs: table::Jobs,
-    pub next_job_id: u32,
-    pub boot_time: Time,
-    pub last_node_update: Time,
-    pub last_part_update: Time,
-    pub last_job_update: Time,
-    pub last_ping: Time,
-    /// Steps and interactive-allocation callbacks, by job id.
-    pub steps: table::Table<u32, step::JobSteps>,
-    /// The scheduler's own state: the backfill plan and its cadence.
-    pub sched: sched::SchedState,
-    /// Event counts for sdiag (not saved: they restart with the daemon).
-    pub counters: counters::Counters,
-    /// Job arrays: task records and the meta records' pending tasks.
-    pub arrays: array::Arrays,
-    /// Dependencies of pending jobs, by job id.
-    pub deps: depend::Deps,
-}
+pub use controller::Controller;
 
 impl Controller {
     /// Stamps the listings that changed since snapshot `prev` but whose

@@ -5,9 +5,11 @@
 //! (without `ReconfigFlags=KeepPartState`), they last until the next
 //! reconfigure or restart, which take slurm.conf's values again.
 
+use super::command::{Effect, Reply, Time};
 use super::config::{ClusterConf, PartDef};
+use super::controller::Controller;
+use super::job;
 use super::job::{Job, UserInfo};
-use super::{job, Controller, Effect, Reply, Time};
 use slurm_conf::{MemLimit, OverSubscribe, PartitionState, TimeLimit};
 use slurm_wire::errno::*;
 use slurm_wire::msg::update_part::{state, UpdatePartMsg};

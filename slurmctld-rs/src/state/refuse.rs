@@ -10,8 +10,9 @@
 //! changes while its record lives). Everything else stays in `apply`,
 //! which also keeps these checks (old logs are replayed through it).
 
+use super::command::{Command, Reply};
+use super::controller::Controller;
 use super::job::UserInfo;
-use super::{Command, Controller, Reply};
 use slurm_wire::errno::*;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::NO_VAL;

@@ -3,15 +3,16 @@
 //! layout, and the commands that change them. Pure, like the rest of
 //! `state`: the daemon signs the step credential and does the sending.
 
+use super::command::{Effect, Outbound, Purpose, Reply, Time, MEM_PER_CPU};
+use super::controller::Controller;
 use super::job::{Job, JobState};
-use super::{Controller, Effect, Outbound, Purpose, Time};
+pub use super::steps::{JobSteps, SrunAddr, Step};
 use slurm_wire::errno::*;
 use slurm_wire::msg::job::ResourceAllocationResponseMsg;
 use slurm_wire::msg::step::{JobStepCreateRequestMsg, StepCompleteMsg};
 use slurm_wire::pack::{NO_VAL, NO_VAL16};
 use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion};
-use std::collections::BTreeMap;
 
 use super::refuse::SLURM_AUTH_NOBODY;
 
@@ -24,54 +25,6 @@ pub mod dist {
     pub const UNKNOWN: u32 = 0x2000;
     /// The node-level part of a distribution (`SLURM_DIST_STATE_BASE`).
     pub const STATE_BASE: u32 = 0x00ff;
-}
-
-/// Where the srun that asked for an interactive allocation listens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SrunAddr {
-    pub host: String,
-    /// RESPONSE_RESOURCE_ALLOCATION goes here when the grant was deferred.
-    pub alloc_resp_port: u16,
-    /// SRUN_* callbacks (job complete, timeout) go here.
-    pub other_port: u16,
-    pub version: ProtocolVersion,
-    pub uid: u32,
-}
-
-/// One running step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    pub step_id: u32,
-    pub name: Option<String>,
-    /// Node indexes, in layout order (the step's node ids).
-    pub nodes: Vec<usize>,
-    /// Global task ids per node of `nodes`.
-    pub tids: Vec<Vec<u32>>,
-    pub num_tasks: u32,
-    pub task_dist: u32,
-    pub cpus_per_task: u16,
-    pub start_time: Time,
-    /// The protocol every party of the step can speak.
-    pub start_protocol_ver: ProtocolVersion,
-    /// srun's step callback address (host, port).
-    pub srun_host: Option<String>,
-    pub srun_port: u16,
-    pub srun_pid: u32,
-    pub submit_line: Option<String>,
-    /// Nodes (by node id) that reported REQUEST_STEP_COMPLETE.
-    pub done: Vec<bool>,
-    /// The largest step_rc reported.
-    pub exit_code: u32,
-}
-
-/// A job's steps and, for interactive allocations, its srun.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct JobSteps {
-    pub next_step_id: u32,
-    pub steps: BTreeMap<u32, Step>,
-    pub srun: Option<SrunAddr>,
-    /// The grant must be sent to srun when the job starts.
-    pub grant_pending: bool,
 }
 
 /// The task layout of a step: how many tasks on each node, and which.
@@ -252,8 +205,7 @@ impl Controller {
         version: ProtocolVersion,
         resp_host: String,
         fx: &mut Vec<Effect>,
-    ) -> super::Reply {
-        use super::Reply;
+    ) -> Reply {
         if super::refuse::allocate_checks_identity(version) {
             let admin = self.conf.is_admin(user.uid);
             if let Err(rc) = super::refuse::submit_identity(admin, &user, &desc, version) {
@@ -305,8 +257,8 @@ impl Controller {
         job_id: u32,
         job_rc: u32,
         fx: &mut Vec<Effect>,
-    ) -> super::Reply {
-        use super::{job, Reply};
+    ) -> Reply {
+        use super::job;
         let Some(j) = self.jobs.get_mut(&job_id) else {
             return Reply::Rc(ESLURM_INVALID_JOB_ID);
         };
@@ -537,7 +489,7 @@ pub fn alloc_response(
         cpu_count_reps: runs.iter().map(|r| r.1).collect(),
         partition: Some(c.conf.partitions[j.part].name().to_string()),
         pn_min_memory: if j.mem_per_cpu {
-            j.mem | super::MEM_PER_CPU
+            j.mem | MEM_PER_CPU
         } else {
             j.mem
         },
