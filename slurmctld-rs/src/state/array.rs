@@ -8,8 +8,8 @@
 pub use super::arrays::{ArrayMeta, Arrays, TaskRef};
 use super::command::{Effect, Outbound, Reply, Time, SIGKILL};
 use super::controller::Controller;
+use super::error::{worse, StateError};
 use super::job::{reason, JobState};
-use slurm_wire::errno::*;
 use slurm_wire::msg::job::JobInfo;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::{Reader, Writer, NO_VAL};
@@ -111,14 +111,14 @@ impl Controller {
         &self,
         desc: &JobDescMsg,
         version: ProtocolVersion,
-    ) -> Result<(Option<ArraySpec>, Vec<super::depend::Dep>), i32> {
+    ) -> Result<(Option<ArraySpec>, Vec<super::depend::Dep>), StateError> {
         let spec = match desc.array_inx.as_deref().filter(|s| !s.is_empty()) {
             None => None,
             Some(s) => match parse_spec(s, self.max_array_size()) {
                 Ok(spec) => Some(spec),
                 Err(e) => {
                     tracing::info!("submit refused: {e}");
-                    return Err(ESLURM_INVALID_ARRAY);
+                    return Err(StateError::InvalidArray);
                 }
             },
         };
@@ -362,26 +362,26 @@ impl Controller {
             .any(|j| !self.conf.owner_or_operator(uid, j.user.uid))
         {
             tracing::error!(uid, job_id, "kill refused: not the owner");
-            return Reply::Rc(ESLURM_ACCESS_DENIED);
+            return Reply::Err(StateError::AccessDenied);
         }
         if members.is_empty() {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         }
-        let (mut rc, mut done) = (SLURM_SUCCESS, 0);
+        let (mut rc, mut done) = (Ok(()), 0);
         // The meta record first, so no pending task starts meanwhile.
         let mut order = members.clone();
         order.sort_by_key(|&id| id != job_id);
         for id in &order {
             match self.kill(now, uid, *id, signal, fx) {
-                Reply::Rc(ESLURM_ALREADY_DONE) => done += 1,
-                Reply::Rc(r) => rc = rc.max(r),
+                Reply::Err(StateError::AlreadyDone) => done += 1,
+                Reply::Err(e) => rc = worse(rc, Err(e)),
                 _ => {}
             }
         }
-        if rc == SLURM_SUCCESS && done == order.len() {
-            return Reply::Rc(ESLURM_ALREADY_DONE);
+        if rc.is_ok() && done == order.len() {
+            return Reply::Err(StateError::AlreadyDone);
         }
-        Reply::Rc(rc)
+        Reply::from(rc)
     }
 
     /// `scancel 12_3`, `scancel 12_[1-2]`: pending tasks leave the meta
@@ -401,13 +401,13 @@ impl Controller {
             .find_map(|id| self.jobs.get(id))
             .map(|j| j.user.uid)
         else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
         if !self.conf.owner_or_operator(uid, owner) {
             tracing::error!(uid, array_job_id, "kill refused: not the owner");
-            return Reply::Rc(ESLURM_ACCESS_DENIED);
+            return Reply::Err(StateError::AccessDenied);
         }
-        let mut rc = SLURM_SUCCESS;
+        let mut rc = Ok(());
         let mut left: BTreeSet<u32> = tasks.clone();
         let meta_pending = self.jobs.get(&array_job_id).is_some_and(|j| {
             j.state == JobState::Pending
@@ -434,7 +434,7 @@ impl Controller {
                             self.end_job(now, array_job_id, JobState::Cancelled, fx);
                         }
                     } else {
-                        rc = ESLURM_TRANSITION_STATE_NO_UPDATE;
+                        rc = Err(StateError::NotAlterableNow);
                     }
                     for t in hit {
                         left.remove(&t);
@@ -445,18 +445,18 @@ impl Controller {
         for t in left {
             match self.arrays.find_task(array_job_id, t) {
                 Some(id) => {
-                    if let Reply::Rc(r) = self.kill(now, uid, id, signal, fx) {
-                        rc = rc.max(r);
+                    if let Reply::Err(e) = self.kill(now, uid, id, signal, fx) {
+                        rc = worse(rc, Err(e));
                     }
                 }
                 None => {
                     tracing::info!(array_job_id, task = t, "kill: no such array task");
-                    rc = rc.max(ESLURM_INVALID_JOB_ID);
+                    rc = worse(rc, Err(StateError::InvalidJobId));
                 }
             }
         }
         self.schedule(now, fx);
-        Reply::Rc(rc)
+        Reply::from(rc)
     }
 
     /// Records a task's end for the array's overall result.

@@ -5,8 +5,8 @@
 use super::command::{Reply, Time};
 use super::controller::Controller;
 pub use super::deps::{Dep, DepState, DepType, Deps};
+use super::error::StateError;
 use super::job::JobState;
-use slurm_wire::errno::*;
 use slurm_wire::pack::{Reader, Writer, INFINITE, NO_VAL};
 use std::collections::BTreeSet;
 
@@ -82,7 +82,7 @@ impl Controller {
 
     /// A dependency specification as a submit would parse it: the
     /// elements it holds, or the error code (for the fuzz targets).
-    pub fn dependency_elements(&self, spec: &str) -> Result<Vec<Dep>, i32> {
+    pub fn dependency_elements(&self, spec: &str) -> Result<Vec<Dep>, StateError> {
         self.parse_dependency(None, spec, true)
     }
 
@@ -95,7 +95,7 @@ impl Controller {
         me: Option<u32>,
         spec: &str,
         refuse_unknown: bool,
-    ) -> Result<Vec<Dep>, i32> {
+    ) -> Result<Vec<Dep>, StateError> {
         let spec = spec.trim();
         if spec.is_empty() || spec == "0" {
             return Ok(Vec::new());
@@ -104,11 +104,11 @@ impl Controller {
         let mut any_or = false;
         let max_task = self.max_array_size();
         let mut seen: std::collections::HashSet<(u8, u32, u32)> = Default::default();
-        let mut push = |deps: &mut Vec<Dep>, d: Dep| -> Result<(), i32> {
+        let mut push = |deps: &mut Vec<Dep>, d: Dep| -> Result<(), StateError> {
             if seen.insert((d.ty.code(), d.job_id, d.task)) {
                 if deps.len() >= MAX_DEPENDENCIES {
                     tracing::info!("dependency refused: more than {MAX_DEPENDENCIES} elements");
-                    return Err(ESLURM_DEPENDENCY);
+                    return Err(StateError::Dependency);
                 }
                 deps.push(d);
             }
@@ -134,7 +134,7 @@ impl Controller {
                 )?;
                 sep_after = t.chars().next();
                 if !matches!(sep_after, None | Some(',') | Some('?')) {
-                    return Err(ESLURM_DEPENDENCY);
+                    return Err(StateError::Dependency);
                 }
                 rest = t.get(1..).unwrap_or("");
             } else if !rest.contains(':') && rest.starts_with(|c: char| c.is_ascii_digit()) {
@@ -145,7 +145,7 @@ impl Controller {
                 };
                 for (job_id, mut task) in ids_of(tok, max_task)? {
                     if self.is_same_job(me, job_id, task) {
-                        return Err(ESLURM_DEPENDENCY);
+                        return Err(StateError::Dependency);
                     }
                     self.dep_target_exists(job_id, &mut task);
                     push(
@@ -178,7 +178,7 @@ impl Controller {
                 .into_iter()
                 .find(|(p, _)| lower.starts_with(p));
                 let Some((prefix, ty)) = ty else {
-                    return Err(ESLURM_DEPENDENCY);
+                    return Err(StateError::Dependency);
                 };
                 let mut t = &rest[prefix.len()..];
                 // job_id[_task][+time][(state)], joined by ':'.
@@ -189,9 +189,9 @@ impl Controller {
                     let mut time = 0u32;
                     if let Some(x) = t.strip_prefix('+') {
                         let n = x.find(|c: char| !c.is_ascii_digit()).unwrap_or(x.len());
-                        let m: u32 = x[..n].parse().map_err(|_| ESLURM_DEPENDENCY)?;
+                        let m: u32 = x[..n].parse().map_err(|_| StateError::Dependency)?;
                         if m == 0 {
-                            return Err(ESLURM_DEPENDENCY);
+                            return Err(StateError::Dependency);
                         }
                         time = m.saturating_mul(60);
                         t = &x[n..];
@@ -205,10 +205,10 @@ impl Controller {
                             && refuse_unknown
                             && matches!(ty, DepType::AfterOk | DepType::AfterNotOk)
                         {
-                            return Err(ESLURM_DEPENDENCY);
+                            return Err(StateError::Dependency);
                         }
                         if self.is_same_job(me, job_id, task) {
-                            return Err(ESLURM_DEPENDENCY);
+                            return Err(StateError::Dependency);
                         }
                         push(
                             &mut deps,
@@ -225,7 +225,7 @@ impl Controller {
                     match t.chars().next() {
                         Some(':') => t = &t[1..],
                         None | Some(',') | Some('?') => break,
-                        Some(_) => return Err(ESLURM_DEPENDENCY),
+                        Some(_) => return Err(StateError::Dependency),
                     }
                 }
                 sep_after = t.chars().next();
@@ -426,16 +426,16 @@ impl Controller {
         } else if self.jobs.contains_key(&job_id) {
             vec![job_id]
         } else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
-        let mut rc = SLURM_SUCCESS;
+        let mut rc = Ok(());
         let mut any_pending = false;
         for id in ids {
             let Some(j) = self.jobs.get(&id) else {
                 continue;
             };
             if !self.conf.owner_or_operator(uid, j.user.uid) {
-                return Reply::Rc(ESLURM_ACCESS_DENIED);
+                return Reply::Err(StateError::AccessDenied);
             }
             if j.state != JobState::Pending {
                 continue;
@@ -444,12 +444,12 @@ impl Controller {
             let deps = match self.parse_dependency(Some(id), spec, true) {
                 Ok(d) => d,
                 Err(e) => {
-                    rc = e;
+                    rc = Err(e);
                     continue;
                 }
             };
             if self.leads_to(id, &deps) {
-                rc = ESLURM_CIRCULAR_DEPENDENCY;
+                rc = Err(StateError::CircularDependency);
                 continue;
             }
             if deps.is_empty() {
@@ -464,22 +464,22 @@ impl Controller {
             }
             tracing::info!(job_id = id, dependency = spec, "dependency updated");
         }
-        if !any_pending && rc == SLURM_SUCCESS {
-            return Reply::Rc(ESLURM_JOB_NOT_PENDING);
+        if !any_pending && rc.is_ok() {
+            return Reply::Err(StateError::JobNotPending);
         }
         self.last_job_update = now;
         self.schedule(now, fx);
-        Reply::Rc(rc)
+        Reply::from(rc)
     }
 }
 
 /// `(state)` after a dependency; `fulfilled` may not be asked for.
-fn take_state(t: &mut &str) -> Result<DepState, i32> {
+fn take_state(t: &mut &str) -> Result<DepState, StateError> {
     let Some(x) = t.strip_prefix('(') else {
         return Ok(DepState::Unfulfilled);
     };
     let Some(end) = x.find(')') else {
-        return Err(ESLURM_DEPENDENCY);
+        return Err(StateError::Dependency);
     };
     let state = if x[..end].eq_ignore_ascii_case("failed") {
         DepState::Failed
@@ -494,28 +494,28 @@ fn take_state(t: &mut &str) -> Result<DepState, i32> {
 /// task ids are below `max_task` (MaxArraySize; stock's _xlate_array_dep
 /// fits them in a bitmap that size): checked before it is expanded. A
 /// single task id needs no bound (it is looked up, not expanded).
-pub fn ids_of(tok: &str, max_task: u32) -> Result<Vec<(u32, u32)>, i32> {
+pub fn ids_of(tok: &str, max_task: u32) -> Result<Vec<(u32, u32)>, StateError> {
     let (id, task) = match tok.split_once('_') {
         Some((a, b)) => (a, Some(b)),
         None => (tok, None),
     };
-    let job_id: u32 = id.parse().map_err(|_| ESLURM_DEPENDENCY)?;
+    let job_id: u32 = id.parse().map_err(|_| StateError::Dependency)?;
     if job_id == 0 {
-        return Err(ESLURM_DEPENDENCY);
+        return Err(StateError::Dependency);
     }
     Ok(match task {
         None => vec![(job_id, NO_VAL)],
         Some("*") => vec![(job_id, INFINITE)],
         Some(t) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
-            let task: u32 = t.parse().map_err(|_| ESLURM_DEPENDENCY)?;
+            let task: u32 = t.parse().map_err(|_| StateError::Dependency)?;
             // NO_VAL and INFINITE mean "the job" and "the whole array".
             if task >= NO_VAL {
-                return Err(ESLURM_DEPENDENCY);
+                return Err(StateError::Dependency);
             }
             vec![(job_id, task)]
         }
         Some(t) => super::tasks::parse_tasks(t, max_task)
-            .map_err(|_| ESLURM_DEPENDENCY)?
+            .map_err(|_| StateError::Dependency)?
             .into_iter()
             .map(|t| (job_id, t))
             .collect(),
