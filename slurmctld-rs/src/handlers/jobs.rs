@@ -45,7 +45,7 @@ pub async fn submit(sh: &Shared, who: &Caller, mut desc: JobDescMsg) -> Message 
         // Stock explains which name it did not know; clients print it.
         Reply::Err(StateError::InvalidPartitionName) => {
             Message::ResponseSlurmRcMsg(ReturnCodeMsgWithText {
-                return_code: ESLURM_INVALID_PARTITION_NAME as u32,
+                return_code: StateError::InvalidPartitionName.errno() as u32,
                 err_msg: Some(format!(
                     "invalid partition specified: {}",
                     part.as_deref().unwrap_or("")

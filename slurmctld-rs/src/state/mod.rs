@@ -34,7 +34,7 @@ use crate::sched;
 use config::ClusterConf;
 use job::{Job, JobState, NodeAlloc, UserInfo};
 use node::{Base, DownCause, Node, Reported};
-use slurm_wire::errno::*;
+use slurm_wire::errno::ESLURMD_PROLOG_FAILED;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16, NO_VAL64};
