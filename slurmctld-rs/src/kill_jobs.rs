@@ -286,8 +286,10 @@ pub(crate) fn all_tasks(snap: &Controller, array_job_id: u32) -> Vec<u32> {
 /// Runs `cmds` in order; the worst return code, starting from `rc`.
 pub(crate) async fn exec_all(sh: &Arc<Shared>, cmds: Vec<Command>, mut rc: i32) -> i32 {
     for cmd in cmds {
-        if let Reply::Rc(r) = sh.exec(cmd).await {
-            rc = rc.max(r);
+        match sh.exec(cmd).await {
+            Reply::Ok => rc = rc.max(SLURM_SUCCESS),
+            Reply::Err(e) => rc = rc.max(e.errno()),
+            _ => {}
         }
     }
     rc
@@ -570,6 +572,7 @@ pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::error::StateError;
     use crate::state::req::HotStr;
     use crate::state::testkit::{controller_at, job_id, reg, sparse_desc, submit_desc, user};
     use slurm_wire::msg::job_desc::JobDescMsg;
@@ -924,10 +927,7 @@ mod tests {
         assert_eq!(rc, SLURM_SUCCESS);
         let t2 = c.arrays.find_task(a, 2).unwrap_or_default();
         let (rcs, fx) = run(&mut c, cmds);
-        assert!(
-            rcs.iter().all(|r| *r == Reply::Rc(SLURM_SUCCESS)),
-            "{rcs:?}"
-        );
+        assert!(rcs.iter().all(|r| *r == Reply::Ok), "{rcs:?}");
         assert_eq!(
             signals(&fx),
             [(t2, StepId::BATCH_SCRIPT, SIGKILL, KILL_JOB_BATCH)]
@@ -970,16 +970,13 @@ mod tests {
         let replies: Vec<Reply> = cmds.into_iter().map(|cmd| c.apply(10, cmd).0).collect();
         assert_eq!(
             replies,
-            [
-                Reply::Rc(SLURM_SUCCESS),
-                Reply::Rc(ESLURM_TRANSITION_STATE_NO_UPDATE)
-            ]
+            [Reply::Ok, Reply::Err(StateError::NotAlterableNow)]
         );
         assert_eq!(c.arrays.metas[&a].pending.len(), 3, "nothing cancelled");
         // Someone else's signal is refused before that.
         let (cmds, _) = task_commands(&c, 2002, a, vec![4], 10, 0);
         let replies: Vec<Reply> = cmds.into_iter().map(|cmd| c.apply(10, cmd).0).collect();
-        assert_eq!(replies, [Reply::Rc(ESLURM_ACCESS_DENIED)]);
+        assert_eq!(replies, [Reply::Err(StateError::AccessDenied)]);
         // A task that does not exist.
         let (cmds, rc) = task_commands(&c, 2001, a, vec![9], 10, 0);
         assert!(cmds.is_empty());

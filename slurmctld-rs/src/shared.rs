@@ -2,6 +2,7 @@
 //! published snapshot, the actor's command queue and the daemon's control
 //! channel. A leaf of the shell: it names none of the modules that use it.
 
+use crate::state::error::StateError;
 use crate::state::{Command, Controller, Reply};
 use arc_swap::ArcSwap;
 use std::sync::Arc;
@@ -67,10 +68,9 @@ impl Shared {
     pub async fn exec(&self, cmd: Command) -> Reply {
         let (tx, rx) = oneshot::channel();
         if self.tx.send((cmd, tx)).await.is_err() {
-            return Reply::Rc(slurm_wire::errno::SLURM_ERROR);
+            return Reply::Err(StateError::Unspecified);
         }
-        rx.await
-            .unwrap_or(Reply::Rc(slurm_wire::errno::SLURM_ERROR))
+        rx.await.unwrap_or(Reply::Err(StateError::Unspecified))
     }
 
     pub fn control(&self, c: Control) {

@@ -561,3 +561,20 @@ pub fn registration_resp(c: &Controller, node: usize) -> NodeRegistrationRespMsg
         node_name: None,
     }
 }
+
+/// RESPONSE_JOB_INFO for REQUEST_JOB_INFO_SINGLE; None for an unknown id.
+pub fn single_job_info(c: &Controller, job_id: u32, show_flags: u16, v: V) -> Option<JobInfoMsg> {
+    let ids = crate::state::array::single_job_ids(c, job_id);
+    if ids.is_empty() {
+        return None;
+    }
+    Some(JobInfoMsg {
+        last_update: c.last_job_update,
+        last_backfill: 0,
+        job_array: ids
+            .iter()
+            .filter_map(|id| c.jobs.get(id))
+            .map(|j| job_info(c, j, v, show_flags))
+            .collect(),
+    })
+}

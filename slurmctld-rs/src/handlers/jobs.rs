@@ -5,6 +5,7 @@ use super::caller::Caller;
 use super::reply::{array_reply, rc_of};
 use crate::kill_jobs;
 use crate::shared::Shared;
+use crate::state::error::StateError;
 use crate::state::job::JobState;
 use crate::state::{Command, Reply, SIGKILL};
 use crate::users::lookup_user;
@@ -42,9 +43,9 @@ pub async fn submit(sh: &Shared, who: &Caller, mut desc: JobDescMsg) -> Message 
             job_submit_user_msg: None,
         }),
         // Stock explains which name it did not know; clients print it.
-        Reply::Rc(ESLURM_INVALID_PARTITION_NAME) => {
+        Reply::Err(StateError::InvalidPartitionName) => {
             Message::ResponseSlurmRcMsg(ReturnCodeMsgWithText {
-                return_code: ESLURM_INVALID_PARTITION_NAME as u32,
+                return_code: StateError::InvalidPartitionName.errno() as u32,
                 err_msg: Some(format!(
                     "invalid partition specified: {}",
                     part.as_deref().unwrap_or("")

@@ -168,13 +168,14 @@ pub fn job_info_single(sh: &Shared, who: &Caller, m: JobIdMsg) -> Message {
     let own = Privacy::of(&snap, who.uid).own_jobs_only();
     // An array's id answers with all its records; a job that may not be
     // seen is one that is not there, as stock answers.
-    match crate::state::array::single_job_info(&snap, m.step_id.job_id, m.show_flags, who.version)
-        .map(|mut info| {
+    match crate::views::single_job_info(&snap, m.step_id.job_id, m.show_flags, who.version).map(
+        |mut info| {
             if let Some(me) = own {
                 info.job_array.retain(|j| j.user_id == me);
             }
             info
-        }) {
+        },
+    ) {
         Some(info) if !info.job_array.is_empty() => Message::ResponseJobInfo(info),
         _ => rc_message(ESLURM_INVALID_JOB_ID),
     }

@@ -6,7 +6,7 @@ use crate::shared::Shared;
 use crate::state::{Command, Reply};
 use crate::views;
 use slurm_rpc::rc_message;
-use slurm_wire::errno::SLURM_ERROR;
+use slurm_wire::errno::{SLURM_ERROR, SLURM_SUCCESS};
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
 use slurm_wire::Message;
 
@@ -21,7 +21,8 @@ pub async fn register(sh: &Shared, who: &Caller, m: SlurmNodeRegistrationStatusM
         Reply::Registered { node } => {
             Message::ResponseNodeRegistration(views::registration_resp(&sh.snapshot(), node))
         }
-        Reply::Rc(rc) => rc_message(rc),
+        Reply::Ok => rc_message(SLURM_SUCCESS),
+        Reply::Err(e) => rc_message(e.errno()),
         _ => rc_message(SLURM_ERROR),
     }
 }

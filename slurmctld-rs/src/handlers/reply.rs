@@ -9,7 +9,7 @@ use slurm_wire::{Message, ProtocolVersion};
 /// The return code of a command that answers nothing else.
 pub fn rc_of(r: Reply) -> Message {
     match r {
-        Reply::Rc(rc) => rc_message(rc),
+        Reply::Err(e) => rc_message(e.errno()),
         _ => rc_message(SLURM_SUCCESS),
     }
 }
@@ -30,7 +30,7 @@ pub fn array_reply(array_job_id: u32, v: ProtocolVersion, r: Reply) -> Message {
                         format!("{array_job_id}_{tasks}")
                     };
                     JobArrayRespEntry {
-                        error_code: g.rc as u32,
+                        error_code: crate::state::error::errno_of(g.rc) as u32,
                         job_array_id: Some(id),
                         err_msg: None,
                     }

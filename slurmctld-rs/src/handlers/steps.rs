@@ -51,7 +51,8 @@ pub async fn allocate(sh: &Shared, who: &Caller, mut desc: JobDescMsg) -> Messag
                 _ => Message::ResponseResourceAllocation(step::alloc_pending_response(job_id, v)),
             }
         }
-        Reply::Rc(rc) => rc_message(rc),
+        Reply::Ok => rc_message(SLURM_SUCCESS),
+        Reply::Err(e) => rc_message(e.errno()),
         _ => rc_message(SLURM_ERROR),
     }
 }
@@ -98,7 +99,8 @@ pub async fn step_create(sh: &Shared, who: &Caller, m: JobStepCreateRequestMsg) 
     };
     match sh.exec(cmd).await {
         Reply::Step { job_id, step_id } => step_response(sh, job_id, step_id, v).await,
-        Reply::Rc(rc) => rc_message(rc),
+        Reply::Ok => rc_message(SLURM_SUCCESS),
+        Reply::Err(e) => rc_message(e.errno()),
         _ => rc_message(SLURM_ERROR),
     }
 }

@@ -25,11 +25,11 @@
 
 pub use super::panics::{catch_panic, install_panic_hook, payload_text};
 use super::{Mark, Store};
+use crate::state::error::StateError;
 use crate::state::msgs;
 use crate::state::node::Base;
 use crate::state::refuse::BatchSoFar;
 use crate::state::{Command, Controller, Effect, Purpose, Reply, Time, WhenLogDown};
-use slurm_wire::errno::{ESLURM_WRITING_TO_FILE, SLURM_SUCCESS};
 use std::collections::{BTreeMap, VecDeque};
 
 /// How one command is applied (`Controller::apply`, or a test's).
@@ -183,7 +183,7 @@ impl<R> Pipeline<R> {
         match newest_of {
             Some(node) if total < MAX_HELD || self.liveness.contains_key(&node) => {
                 if let Some((_, old)) = self.liveness.insert(node, (cmd, r)) {
-                    out.replies.push((old, Reply::Rc(SLURM_SUCCESS)));
+                    out.replies.push((old, Reply::Ok));
                 }
             }
             _ if held && total < MAX_HELD => self.held.push_back((cmd, r)),
@@ -191,7 +191,7 @@ impl<R> Pipeline<R> {
                 if held {
                     tracing::error!("{MAX_HELD} node reports wait for the log; refusing {cmd:?}");
                 }
-                out.replies.push((r, Reply::Rc(ESLURM_WRITING_TO_FILE)));
+                out.replies.push((r, Reply::Err(StateError::WriteFailed)));
             }
         }
     }

@@ -5,10 +5,10 @@
 use super::commit::{Fatal, Pipeline};
 use super::fsio::{RealDir, StateDir, WriteFile};
 use super::*;
+use crate::state::error::StateError;
 use crate::state::job::{JobState, UserInfo};
 use crate::state::testkit::{complete_cmd, controller, reg_bare, submit_cmd};
 use crate::state::{Effect, Reply};
-use slurm_wire::errno::ESLURM_WRITING_TO_FILE;
 use std::io;
 use std::sync::{Arc, Mutex};
 
@@ -185,7 +185,7 @@ fn enospc_part_way_through_a_record_refuses_it_and_the_next_start_is_clean() {
     assert_eq!(r.one(submit()), Reply::Submitted { job_id: 1 });
     // Room for part of the next record only.
     r.faults.full_after(10);
-    assert_eq!(r.one(submit()), Reply::Rc(ESLURM_WRITING_TO_FILE));
+    assert_eq!(r.one(submit()), Reply::Err(StateError::WriteFailed));
     assert_eq!(jobs(&r.ctrl), vec![(1, JobState::Pending)]);
     // A crash now: the partial record is not there to be taken for damage.
     assert_eq!(r.restart(), vec![(1, JobState::Pending)]);
@@ -206,8 +206,8 @@ fn a_failed_fsync_refuses_the_batch_and_leaves_no_ghost_job() {
     assert_eq!(
         replies,
         vec![
-            (1, Reply::Rc(ESLURM_WRITING_TO_FILE)),
-            (2, Reply::Rc(ESLURM_WRITING_TO_FILE))
+            (1, Reply::Err(StateError::WriteFailed)),
+            (2, Reply::Err(StateError::WriteFailed))
         ]
     );
     assert_eq!(jobs(&r.ctrl), vec![(1, JobState::Pending)]);
@@ -234,13 +234,13 @@ fn ticks_are_not_applied_when_logging_them_failed() {
     r.faults.full_after(0);
     let ticks_before = r.ctrl.last_ping;
     r.t += 100_000;
-    assert_eq!(r.one(Command::Tick), Reply::Rc(ESLURM_WRITING_TO_FILE));
+    assert_eq!(r.one(Command::Tick), Reply::Err(StateError::WriteFailed));
     assert_eq!(r.ctrl.last_ping, ticks_before, "the Tick was applied");
     assert_eq!(r.ctrl.jobs[&1].state, JobState::Running);
     assert_eq!(r.ctrl.nodes[0].base, crate::state::node::Base::Up);
     // Logged again, the Tick does its work.
     r.faults.space_back();
-    assert_eq!(r.one(Command::Tick), Reply::Rc(0));
+    assert_eq!(r.one(Command::Tick), Reply::Ok);
     assert_ne!(r.ctrl.last_ping, ticks_before);
 }
 
@@ -256,14 +256,14 @@ fn a_completion_that_cannot_be_logged_is_held_and_applied_once_space_returns() {
         (complete_cmd(1, 0, Some("n1".into())), 1),
         (submit(), 2),
     ]);
-    assert_eq!(replies, vec![(2, Reply::Rc(ESLURM_WRITING_TO_FILE))]);
+    assert_eq!(replies, vec![(2, Reply::Err(StateError::WriteFailed))]);
     assert_eq!(r.pipe.held(), 1);
     assert_eq!(r.ctrl.jobs[&1].state, JobState::Running);
     assert_eq!(r.restart(), vec![(1, JobState::Running)]);
     // Space returns: the next pass (a Tick) logs and applies it, answers.
     r.faults.space_back();
     let replies = r.run(vec![(Command::Tick, 3)]);
-    assert_eq!(replies, vec![(1, Reply::Rc(0)), (3, Reply::Rc(0))]);
+    assert_eq!(replies, vec![(1, Reply::Ok), (3, Reply::Ok)]);
     assert_eq!(r.pipe.held(), 0);
     assert_eq!(r.ctrl.jobs[&1].state, JobState::Complete);
     assert_eq!(r.restart(), vec![(1, JobState::Complete)]);
@@ -341,7 +341,6 @@ fn wal_len(r: &Rig) -> u64 {
 #[test]
 fn refused_commands_are_answered_and_never_logged() {
     use crate::state::testkit::{kill_cmd, update_job_cmd};
-    use slurm_wire::errno::{ESLURM_ACCESS_DENIED, ESLURM_USER_ID_MISSING};
     use slurm_wire::msg::node::UpdateNodeMsg;
     let mut r = rig();
     r.one(reg("n1"));
@@ -382,10 +381,10 @@ fn refused_commands_are_answered_and_never_logged() {
     assert_eq!(
         replies,
         [
-            (1, Reply::Rc(ESLURM_USER_ID_MISSING)),
-            (2, Reply::Rc(ESLURM_ACCESS_DENIED)),
-            (3, Reply::Rc(ESLURM_USER_ID_MISSING)),
-            (4, Reply::Rc(ESLURM_USER_ID_MISSING)),
+            (1, Reply::Err(StateError::InvalidUserId)),
+            (2, Reply::Err(StateError::AccessDenied)),
+            (3, Reply::Err(StateError::InvalidUserId)),
+            (4, Reply::Err(StateError::InvalidUserId)),
         ]
     );
     assert_eq!(wal_len(&r), before, "a refused command was logged");
@@ -394,7 +393,7 @@ fn refused_commands_are_answered_and_never_logged() {
     let replies = r.run(vec![(kill_cmd(1001, 1), 1), (kill_cmd(1000, 1), 2)]);
     assert_eq!(
         replies,
-        [(1, Reply::Rc(ESLURM_ACCESS_DENIED)), (2, Reply::Rc(0))]
+        [(1, Reply::Err(StateError::AccessDenied)), (2, Reply::Ok)]
     );
     assert!(wal_len(&r) > before);
     assert_eq!(r.restart(), [(1, JobState::Cancelled)]);
@@ -403,12 +402,17 @@ fn refused_commands_are_answered_and_never_logged() {
 #[test]
 fn refusals_are_answered_even_while_the_log_cannot_be_written() {
     use crate::state::testkit::kill_cmd;
-    use slurm_wire::errno::ESLURM_ACCESS_DENIED;
     let mut r = rig();
     r.one(reg("n1"));
     assert!(matches!(r.one(submit()), Reply::Submitted { job_id: 1 }));
     r.faults.full_after(0);
     // The stranger hears the real answer, not "cannot write".
-    assert_eq!(r.one(kill_cmd(1001, 1)), Reply::Rc(ESLURM_ACCESS_DENIED));
-    assert_eq!(r.one(kill_cmd(1000, 1)), Reply::Rc(ESLURM_WRITING_TO_FILE));
+    assert_eq!(
+        r.one(kill_cmd(1001, 1)),
+        Reply::Err(StateError::AccessDenied)
+    );
+    assert_eq!(
+        r.one(kill_cmd(1000, 1)),
+        Reply::Err(StateError::WriteFailed)
+    );
 }

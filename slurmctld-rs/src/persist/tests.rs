@@ -2,6 +2,7 @@
 //! the controller is dropped without shutdown, and a new one loads.
 
 use super::*;
+use crate::state::error::StateError;
 use crate::state::job::{JobState, UserInfo};
 use crate::state::testkit::{
     allocate_cmd, complete_cmd, controller, epilog_cmd, kill_cmd, reg_bare, step_req, submit_cmd,
@@ -154,9 +155,9 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
 
     // The reloaded usage is real: when job 1 ends, the pending job 3 starts.
     let r = step(&mut s, &mut c, 1010, complete_cmd(1, 0, Some("n1".into())));
-    assert_eq!(r, Reply::Rc(0));
+    assert_eq!(r, Reply::Ok);
     let r = step(&mut s, &mut c, 1010, epilog_cmd(1, Some("n1".into())));
-    assert_eq!(r, Reply::Rc(0));
+    assert_eq!(r, Reply::Ok);
     assert_eq!(c.jobs[&3].state, JobState::Running);
     // New jobs continue the id sequence.
     let r = step(
@@ -679,16 +680,16 @@ fn a_deleted_partition_stays_deleted_when_the_log_is_replayed() {
     };
     assert_eq!(
         step(&mut s, &mut c, 1002, del(1000)),
-        Reply::Rc(slurm_wire::errno::ESLURM_USER_ID_MISSING)
+        Reply::Err(StateError::InvalidUserId)
     );
-    assert_eq!(step(&mut s, &mut c, 1003, del(0)), Reply::Rc(0));
+    assert_eq!(step(&mut s, &mut c, 1003, del(0)), Reply::Ok);
     let mut to_extra = submit(1, None, ProtocolVersion::V24_11);
     if let Command::Submit { desc, .. } = &mut to_extra {
         desc.partition = Some("extra".into());
     }
     assert_eq!(
         step(&mut s, &mut c, 1004, to_extra),
-        Reply::Rc(slurm_wire::errno::ESLURM_INVALID_PARTITION_NAME)
+        Reply::Err(StateError::InvalidPartitionName)
     );
     let before = fingerprint(&c);
     drop(s);

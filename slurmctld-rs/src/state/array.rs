@@ -5,11 +5,11 @@
 //! records point back to their array through [`Arrays::recs`]; the meta
 //! record's pending tasks and throttle live in [`Arrays::metas`].
 
+pub use super::arrays::{ArrayMeta, Arrays, TaskRef};
+use super::command::{Effect, Outbound, Reply, Time, SIGKILL};
+use super::controller::Controller;
+use super::error::{worse, StateError};
 use super::job::{reason, JobState};
-use super::table::Table;
-use super::{Controller, Effect, Outbound, Reply, Time, SIGKILL};
-use imbl::OrdMap;
-use slurm_wire::errno::*;
 use slurm_wire::msg::job::JobInfo;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::{Reader, Writer, NO_VAL};
@@ -56,117 +56,6 @@ pub fn parse_spec(s: &str, max: u32) -> Result<ArraySpec, ArrayError> {
         max_run,
         step,
     })
-}
-
-/// A record's place in an array.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TaskRef {
-    pub array_job_id: u32,
-    /// NO_VAL for a meta record still holding several tasks.
-    pub task_id: u32,
-}
-
-/// What the array's head record keeps (upstream's `array_recs`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ArrayMeta {
-    /// Tasks not split off yet.
-    pub pending: BTreeSet<u32>,
-    /// Size of the task bitmap (highest task id + 1).
-    pub bitmap_size: u32,
-    pub max_run_tasks: u32,
-    /// Some task ended other than COMPLETED (or was cancelled pending):
-    /// the array as a whole did not succeed.
-    pub failed: bool,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Arrays {
-    /// Job id -> array membership, for every record of every array.
-    recs: Table<u32, TaskRef>,
-    /// Array job id -> task id -> record id: `recs` by array, so that
-    /// dependency tests and job control do not scan every record.
-    by_array: OrdMap<u32, OrdMap<u32, u32>>,
-    /// Array job id -> the head's task set.
-    pub metas: Table<u32, ArrayMeta>,
-}
-
-impl Arrays {
-    pub fn task_of(&self, job_id: u32) -> Option<TaskRef> {
-        self.recs.get(&job_id).copied()
-    }
-
-    /// Every record's membership, by job id.
-    pub fn recs(&self) -> &Table<u32, TaskRef> {
-        &self.recs
-    }
-
-    /// Records (or re-records: a meta record taking its last task) job
-    /// `id` as `r`.
-    pub fn insert_rec(&mut self, id: u32, r: TaskRef) {
-        if let Some(old) = self.recs.get(&id).copied() {
-            if let Some(tasks) = self.by_array.get_mut(&old.array_job_id) {
-                if tasks.get(&old.task_id) == Some(&id) {
-                    tasks.remove(&old.task_id);
-                }
-            }
-        }
-        self.by_array
-            .entry(r.array_job_id)
-            .or_default()
-            .insert(r.task_id, id);
-        self.recs.insert(id, r);
-    }
-
-    /// Keeps the records of the job ids `keep` accepts.
-    pub fn retain_recs(&mut self, mut keep: impl FnMut(&u32) -> bool) {
-        let mut gone = Vec::new();
-        self.recs.retain(|id, r| {
-            let k = keep(id);
-            if !k {
-                gone.push((*id, *r));
-            }
-            k
-        });
-        for (id, r) in gone {
-            if let Some(tasks) = self.by_array.get_mut(&r.array_job_id) {
-                if tasks.get(&r.task_id) == Some(&id) {
-                    tasks.remove(&r.task_id);
-                }
-                if tasks.is_empty() {
-                    self.by_array.remove(&r.array_job_id);
-                }
-            }
-        }
-    }
-
-    /// Whether `job_id` names a whole array (its array job id).
-    pub fn is_array_id(&self, job_id: u32) -> bool {
-        self.metas.contains_key(&job_id)
-            || self.by_array.get(&job_id).is_some_and(|t| !t.is_empty())
-    }
-
-    /// Ids of every record of array `array_job_id`, ascending.
-    pub fn members(&self, array_job_id: u32) -> Vec<u32> {
-        let mut ids: Vec<u32> = self
-            .by_array
-            .get(&array_job_id)
-            .map(|t| t.values().copied().collect())
-            .unwrap_or_default();
-        ids.sort_unstable();
-        ids
-    }
-
-    /// The record holding task `task` of an array: its own record, or the
-    /// meta record while the task is still pending in it.
-    pub fn find_task(&self, array_job_id: u32, task: u32) -> Option<u32> {
-        if let Some(&id) = self.by_array.get(&array_job_id).and_then(|t| t.get(&task)) {
-            return Some(id);
-        }
-        self.metas
-            .get(&array_job_id)
-            .filter(|m| m.pending.contains(&task))
-            .map(|_| array_job_id)
-    }
 }
 
 /// The hex mask stock sends as `array_task_str` (clients turn it back into
@@ -222,14 +111,14 @@ impl Controller {
         &self,
         desc: &JobDescMsg,
         version: ProtocolVersion,
-    ) -> Result<(Option<ArraySpec>, Vec<super::depend::Dep>), i32> {
+    ) -> Result<(Option<ArraySpec>, Vec<super::depend::Dep>), StateError> {
         let spec = match desc.array_inx.as_deref().filter(|s| !s.is_empty()) {
             None => None,
             Some(s) => match parse_spec(s, self.max_array_size()) {
                 Ok(spec) => Some(spec),
                 Err(e) => {
                     tracing::info!("submit refused: {e}");
-                    return Err(ESLURM_INVALID_ARRAY);
+                    return Err(StateError::InvalidArray);
                 }
             },
         };
@@ -292,7 +181,7 @@ impl Controller {
     /// Tasks of array `array_job_id` running now.
     fn running_tasks(&self, array_job_id: u32) -> u32 {
         self.arrays
-            .recs
+            .recs()
             .iter()
             .filter(|(id, r)| {
                 r.array_job_id == array_job_id
@@ -473,26 +362,26 @@ impl Controller {
             .any(|j| !self.conf.owner_or_operator(uid, j.user.uid))
         {
             tracing::error!(uid, job_id, "kill refused: not the owner");
-            return Reply::Rc(ESLURM_ACCESS_DENIED);
+            return Reply::Err(StateError::AccessDenied);
         }
         if members.is_empty() {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         }
-        let (mut rc, mut done) = (SLURM_SUCCESS, 0);
+        let (mut rc, mut done) = (Ok(()), 0);
         // The meta record first, so no pending task starts meanwhile.
         let mut order = members.clone();
         order.sort_by_key(|&id| id != job_id);
         for id in &order {
             match self.kill(now, uid, *id, signal, fx) {
-                Reply::Rc(ESLURM_ALREADY_DONE) => done += 1,
-                Reply::Rc(r) => rc = rc.max(r),
+                Reply::Err(StateError::AlreadyDone) => done += 1,
+                Reply::Err(e) => rc = worse(rc, Err(e)),
                 _ => {}
             }
         }
-        if rc == SLURM_SUCCESS && done == order.len() {
-            return Reply::Rc(ESLURM_ALREADY_DONE);
+        if rc.is_ok() && done == order.len() {
+            return Reply::Err(StateError::AlreadyDone);
         }
-        Reply::Rc(rc)
+        Reply::from(rc)
     }
 
     /// `scancel 12_3`, `scancel 12_[1-2]`: pending tasks leave the meta
@@ -512,13 +401,13 @@ impl Controller {
             .find_map(|id| self.jobs.get(id))
             .map(|j| j.user.uid)
         else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
         if !self.conf.owner_or_operator(uid, owner) {
             tracing::error!(uid, array_job_id, "kill refused: not the owner");
-            return Reply::Rc(ESLURM_ACCESS_DENIED);
+            return Reply::Err(StateError::AccessDenied);
         }
-        let mut rc = SLURM_SUCCESS;
+        let mut rc = Ok(());
         let mut left: BTreeSet<u32> = tasks.clone();
         let meta_pending = self.jobs.get(&array_job_id).is_some_and(|j| {
             j.state == JobState::Pending
@@ -545,7 +434,7 @@ impl Controller {
                             self.end_job(now, array_job_id, JobState::Cancelled, fx);
                         }
                     } else {
-                        rc = ESLURM_TRANSITION_STATE_NO_UPDATE;
+                        rc = Err(StateError::NotAlterableNow);
                     }
                     for t in hit {
                         left.remove(&t);
@@ -556,18 +445,18 @@ impl Controller {
         for t in left {
             match self.arrays.find_task(array_job_id, t) {
                 Some(id) => {
-                    if let Reply::Rc(r) = self.kill(now, uid, id, signal, fx) {
-                        rc = rc.max(r);
+                    if let Reply::Err(e) = self.kill(now, uid, id, signal, fx) {
+                        rc = worse(rc, Err(e));
                     }
                 }
                 None => {
                     tracing::info!(array_job_id, task = t, "kill: no such array task");
-                    rc = rc.max(ESLURM_INVALID_JOB_ID);
+                    rc = worse(rc, Err(StateError::InvalidJobId));
                 }
             }
         }
         self.schedule(now, fx);
-        Reply::Rc(rc)
+        Reply::from(rc)
     }
 
     /// Records a task's end for the array's overall result.
@@ -614,28 +503,6 @@ pub fn single_job_ids(c: &Controller, job_id: u32) -> Vec<u32> {
         ids.extend(rest);
     }
     ids
-}
-
-/// RESPONSE_JOB_INFO for REQUEST_JOB_INFO_SINGLE; None for an unknown id.
-pub fn single_job_info(
-    c: &Controller,
-    job_id: u32,
-    show_flags: u16,
-    v: ProtocolVersion,
-) -> Option<slurm_wire::msg::job::JobInfoMsg> {
-    let ids = single_job_ids(c, job_id);
-    if ids.is_empty() {
-        return None;
-    }
-    Some(slurm_wire::msg::job::JobInfoMsg {
-        last_update: c.last_job_update,
-        last_backfill: 0,
-        job_array: ids
-            .iter()
-            .filter_map(|id| c.jobs.get(id))
-            .map(|j| crate::views::job_info(c, j, v, show_flags))
-            .collect(),
-    })
 }
 
 /// Array and dependency fields of one job's info record.

@@ -5,8 +5,9 @@
 //! stock's `update_job_str` and `job_requeue2` give it.
 
 use super::array::TaskRef;
-use super::{Controller, Effect, Reply, Time};
-use slurm_wire::errno::*;
+use super::command::{Effect, Reply, Time};
+use super::controller::Controller;
+use super::error::StateError;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::NO_VAL;
 use std::collections::BTreeSet;
@@ -18,7 +19,7 @@ pub use super::command::TaskGroup;
 struct Groups(Vec<TaskGroup>);
 
 impl Groups {
-    fn add(&mut self, rc: i32, tasks: &BTreeSet<u32>) {
+    fn add(&mut self, rc: Result<(), StateError>, tasks: &BTreeSet<u32>) {
         match self.0.iter_mut().find(|g| g.rc == rc) {
             Some(g) => g.tasks.extend(tasks.iter().copied()),
             None => self.0.push(TaskGroup {
@@ -29,9 +30,9 @@ impl Groups {
     }
 
     /// Groups in the order of their lowest task, as stock sends them.
-    fn into_reply(mut self, none: i32) -> Reply {
+    fn into_reply(mut self, none: StateError) -> Reply {
         if self.0.is_empty() {
-            return Reply::Rc(none);
+            return Reply::Err(none);
         }
         self.0.retain(|g| !g.tasks.is_empty());
         self.0.sort_by_key(|g| g.tasks.iter().next().copied());
@@ -124,9 +125,9 @@ impl Controller {
             for id in self.array_records(array_job_id) {
                 let set = self.tasks_of_record(id);
                 let rc = self.update_job(now, uid, id, desc, fx);
-                groups.add(rc_of(&rc), &set);
+                groups.add(rc.result(), &set);
             }
-            return groups.into_reply(ESLURM_INVALID_JOB_ID);
+            return groups.into_reply(StateError::InvalidJobId);
         };
         let mut left = tasks.clone();
         if self.meta_pending(array_job_id) {
@@ -140,7 +141,7 @@ impl Controller {
             if !hit.is_empty() && hit.len() == pending.len() {
                 // Every pending task: the meta record as a whole.
                 let rc = self.update_job(now, uid, array_job_id, desc, fx);
-                groups.add(rc_of(&rc), &hit);
+                groups.add(rc.result(), &hit);
                 left.retain(|t| !hit.contains(t));
             } else {
                 for &t in &hit {
@@ -152,12 +153,12 @@ impl Controller {
             match self.arrays.find_task(array_job_id, t) {
                 Some(id) => {
                     let rc = self.update_job(now, uid, id, desc, fx);
-                    groups.add(rc_of(&rc), &BTreeSet::from([t]));
+                    groups.add(rc.result(), &BTreeSet::from([t]));
                 }
-                None => groups.add(ESLURM_INVALID_JOB_ID, &BTreeSet::from([t])),
+                None => groups.add(Err(StateError::InvalidJobId), &BTreeSet::from([t])),
             }
         }
-        groups.into_reply(ESLURM_INVALID_JOB_ID)
+        groups.into_reply(StateError::InvalidJobId)
     }
 
     /// REQUEST_JOB_REQUEUE for an array: every record, or the records
@@ -190,7 +191,7 @@ impl Controller {
                 None => self.tasks_of_record(id),
             };
             if id == 0 {
-                groups.add(ESLURM_INVALID_JOB_ID, &set);
+                groups.add(Err(StateError::InvalidJobId), &set);
                 continue;
             }
             // The set of a meta record is read before the requeue changes it.
@@ -201,10 +202,10 @@ impl Controller {
                     set
                 };
             let rc = self.requeue_unscheduled(now, uid, id, flags, fx);
-            groups.add(rc_of(&rc), &set);
+            groups.add(rc.result(), &set);
         }
         self.schedule(now, fx);
-        groups.into_reply(ESLURM_INVALID_JOB_ID)
+        groups.into_reply(StateError::InvalidJobId)
     }
 
     /// Splits pending task `task` out of array `array_job_id`'s meta
@@ -263,13 +264,6 @@ impl Controller {
         self.last_job_update = now;
         tracing::info!(job_id = new_id, array_job_id, task, "array task split off");
         new_id
-    }
-}
-
-fn rc_of(r: &Reply) -> i32 {
-    match r {
-        Reply::Rc(rc) => *rc,
-        _ => SLURM_SUCCESS,
     }
 }
 

@@ -34,7 +34,7 @@ fn upd(f: impl FnOnce(&mut JobDescMsg)) -> Box<JobDescMsg> {
     Box::new(unset(f))
 }
 
-fn groups(r: Reply) -> Vec<(i32, String)> {
+fn groups(r: Reply) -> Vec<(Result<(), StateError>, String)> {
     match r {
         Reply::ArrayErrors(g) => g.iter().map(|g| (g.rc, task_ranges(&g.tasks))).collect(),
         r => panic!("expected per-task codes, got {r:?}"),
@@ -74,7 +74,7 @@ fn release_of_one_pending_task_splits_it_off() {
     let mut c = ctrl();
     let id = submit_array(&mut c, 1000, "1-4", true);
     let r = update_tasks(&mut c, id, &[2], upd(|d| d.priority = INFINITE));
-    assert_eq!(groups(r), vec![(SLURM_SUCCESS, "2".to_string())]);
+    assert_eq!(groups(r), vec![(Ok(()), "2".to_string())]);
     // Task 2 has a record of its own and was released (it runs); the
     // others stay held in the meta record.
     let t2 = rec(&c, id, 2);
@@ -89,7 +89,7 @@ fn release_of_one_pending_task_splits_it_off() {
 
     // 12_[3-4]: both split off; the meta record is left with task 1.
     let r = update_tasks(&mut c, id, &[3, 4], upd(|d| d.time_limit = 7));
-    assert_eq!(groups(r), vec![(SLURM_SUCCESS, "3-4".to_string())]);
+    assert_eq!(groups(r), vec![(Ok(()), "3-4".to_string())]);
     assert_eq!(
         (rec(&c, id, 3).time_limit, rec(&c, id, 4).time_limit),
         (7, 7)
@@ -102,8 +102,8 @@ fn release_of_one_pending_task_splits_it_off() {
     assert_eq!(
         groups(r),
         vec![
-            (SLURM_SUCCESS, "1".to_string()),
-            (ESLURM_INVALID_JOB_ID, "9".to_string())
+            (Ok(()), "1".to_string()),
+            (Err(StateError::InvalidJobId), "9".to_string())
         ]
     );
 }
@@ -113,7 +113,7 @@ fn every_pending_task_updates_the_meta_record_whole() {
     let mut c = ctrl();
     let id = submit_array(&mut c, 1000, "1-3", true);
     let r = update_tasks(&mut c, id, &[1, 2, 3], upd(|d| d.time_limit = 9));
-    assert_eq!(groups(r), vec![(SLURM_SUCCESS, "1-3".to_string())]);
+    assert_eq!(groups(r), vec![(Ok(()), "1-3".to_string())]);
     // Nothing was split.
     assert_eq!(c.arrays.members(id), vec![id]);
     assert_eq!(c.jobs[&id].time_limit, 9);
@@ -127,7 +127,7 @@ fn a_plain_array_id_reaches_every_record() {
     let running = c.arrays.members(id).len();
     assert_eq!(running, 5, "four task records and the meta record");
     let (r, _) = update_job(&mut c, 1010, 0, id, |d| d.time_limit = 5);
-    assert_eq!(groups(r), vec![(SLURM_SUCCESS, "1-6".to_string())]);
+    assert_eq!(groups(r), vec![(Ok(()), "1-6".to_string())]);
     for t in 1..=6 {
         assert_eq!(rec(&c, id, t).time_limit, 5, "task {t}");
     }
@@ -137,14 +137,14 @@ fn a_plain_array_id_reaches_every_record() {
     assert_eq!(
         groups(r),
         vec![
-            (ESLURM_ACCESS_DENIED, "1-4".to_string()),
-            (SLURM_SUCCESS, "5-6".to_string())
+            (Err(StateError::AccessDenied), "1-4".to_string()),
+            (Ok(()), "5-6".to_string())
         ]
     );
     // A task's own id is that task only.
     let t1 = rec(&c, id, 1).job_id;
     let (r, _) = update_job(&mut c, 1012, 0, t1, |d| d.time_limit = 4);
-    assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
+    assert_eq!(r, Reply::Ok);
     assert_eq!(
         (rec(&c, id, 1).time_limit, rec(&c, id, 2).time_limit),
         (4, 5)
@@ -168,8 +168,8 @@ fn requeue_of_tasks() {
     assert_eq!(
         groups(r),
         vec![
-            (SLURM_SUCCESS, "2-3".to_string()),
-            (ESLURM_JOB_PENDING, "5-6".to_string())
+            (Ok(()), "2-3".to_string()),
+            (Err(StateError::JobPending), "5-6".to_string())
         ]
     );
     assert_eq!(rec(&c, id, 2).state, JobState::Pending);

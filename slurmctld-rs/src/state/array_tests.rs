@@ -3,6 +3,7 @@
 use super::super::depend::{WAIT_DEPENDENCY, WAIT_DEP_INVALID};
 use super::super::*;
 use super::*;
+use crate::state::error::StateError;
 use crate::state::testkit::{
     self as testkit, controller_up, finish, job_id as id, launches, submit, submit_desc, user, wrap,
 };
@@ -72,7 +73,7 @@ fn array_specs_parse_like_stock() {
 fn bad_array_is_refused() {
     let mut c = ctrl();
     let (r, _) = submit(&mut c, 1001, |d| d.array_inx = Some("3-1".into()));
-    assert_eq!(r, Reply::Rc(ESLURM_INVALID_ARRAY));
+    assert_eq!(r, Reply::Err(StateError::InvalidArray));
     assert!(c.jobs.is_empty());
 }
 
@@ -115,10 +116,10 @@ fn array_tasks_split_off_with_new_ids_and_last_keeps_the_array_id() {
     );
     // scontrol show job <array id>: every record, head first.
     assert_eq!(single_job_ids(&c, a), vec![a, a + 4, a + 3, a + 2, a + 1]);
-    let msg = single_job_info(&c, a, 0, ProtocolVersion::V24_11).unwrap();
+    let msg = crate::views::single_job_info(&c, a, 0, ProtocolVersion::V24_11).unwrap();
     let got: Vec<u32> = msg.job_array.iter().map(|j| j.array_task_id).collect();
     assert_eq!(got, vec![NO_VAL, 3, 2, 1, 0]);
-    assert!(single_job_info(&c, 9999, 0, ProtocolVersion::V24_11).is_none());
+    assert!(crate::views::single_job_info(&c, 9999, 0, ProtocolVersion::V24_11).is_none());
     assert_eq!(single_job_ids(&c, a + 2), vec![a + 2]);
 
     // One task ends: task 4 splits off; task 5 is left alone in the meta
@@ -194,8 +195,11 @@ fn scancel_of_tasks_pending_running_and_whole_array() {
         )
         .0
     };
-    assert_eq!(kill(&mut c, 2000, vec![2]), Reply::Rc(ESLURM_ACCESS_DENIED));
-    assert_eq!(kill(&mut c, 1000, vec![2, 3]), Reply::Rc(0));
+    assert_eq!(
+        kill(&mut c, 2000, vec![2]),
+        Reply::Err(StateError::AccessDenied)
+    );
+    assert_eq!(kill(&mut c, 1000, vec![2, 3]), Reply::Ok);
     assert_eq!(
         c.arrays.metas[&a]
             .pending
@@ -204,22 +208,22 @@ fn scancel_of_tasks_pending_running_and_whole_array() {
             .collect::<Vec<_>>(),
         vec![1, 4, 5]
     );
-    assert_eq!(kill(&mut c, 1000, vec![0]), Reply::Rc(0));
+    assert_eq!(kill(&mut c, 1000, vec![0]), Reply::Ok);
     assert_eq!(c.jobs[&(a + 1)].state, JobState::Cancelled);
     assert_eq!(
         kill(&mut c, 1000, vec![42]),
-        Reply::Rc(ESLURM_INVALID_JOB_ID)
+        Reply::Err(StateError::InvalidJobId)
     );
     // Task 1 started when 0 ended.
     assert_eq!(c.arrays.find_task(a, 1), Some(a + 2));
     // The whole array: meta record and running task.
     let (r, _) = testkit::kill(&mut c, 1003, 1000, a);
-    assert_eq!(r, Reply::Rc(0));
+    assert_eq!(r, Reply::Ok);
     for id in [a, a + 2] {
         assert_eq!(c.jobs[&id].state, JobState::Cancelled, "job {id}");
     }
     let (r, _) = testkit::kill(&mut c, 1004, 1000, a);
-    assert_eq!(r, Reply::Rc(ESLURM_ALREADY_DONE));
+    assert_eq!(r, Reply::Err(StateError::AlreadyDone));
     // Purged with the jobs.
     c.apply(1004 + 301, Command::Tick);
     assert!(!c.jobs.contains_key(&a));
@@ -322,7 +326,7 @@ fn dependency_kinds_and_their_outcomes() {
     }
     // Unknown ids: refused for afterok/afternotok, lifted for the others.
     let (r, _) = submit(&mut c, 1011, |d| d.dependency = Some("afterok:999".into()));
-    assert_eq!(r, Reply::Rc(ESLURM_DEPENDENCY));
+    assert_eq!(r, Reply::Err(StateError::Dependency));
     let (r, _) = submit(&mut c, 1011, |d| d.dependency = Some("afterany:999".into()));
     assert_eq!(c.jobs[&id(r)].state, JobState::Running);
     for bad in [
@@ -333,7 +337,7 @@ fn dependency_kinds_and_their_outcomes() {
         "singletonx",
     ] {
         let (r, _) = submit(&mut c, 1011, |d| d.dependency = Some(bad.into()));
-        assert_eq!(r, Reply::Rc(ESLURM_DEPENDENCY), "{bad}");
+        assert_eq!(r, Reply::Err(StateError::Dependency), "{bad}");
     }
 }
 
@@ -444,7 +448,7 @@ fn singleton_and_array_dependencies() {
     let (r, _) = submit(&mut c, 1008, |d| {
         d.dependency = Some(format!("afterok:{a}_7"))
     });
-    assert_eq!(r, Reply::Rc(ESLURM_DEPENDENCY));
+    assert_eq!(r, Reply::Err(StateError::Dependency));
 }
 
 #[test]
@@ -464,26 +468,35 @@ fn update_dependency_while_pending() {
     };
     assert_eq!(
         upd(&mut c, 1000, j2, &format!("afterok:{j3}")),
-        Reply::Rc(ESLURM_CIRCULAR_DEPENDENCY)
+        Reply::Err(StateError::CircularDependency)
     );
     assert_eq!(
         upd(&mut c, 1000, j2, &format!("afterok:{j2}")),
-        Reply::Rc(ESLURM_DEPENDENCY)
+        Reply::Err(StateError::Dependency)
     );
     // A stranger's Dependency= is refused as any other update (stock).
-    assert_eq!(upd(&mut c, 2000, j2, ""), Reply::Rc(ESLURM_USER_ID_MISSING));
-    assert_eq!(upd(&mut c, 1000, j1, ""), Reply::Rc(ESLURM_JOB_NOT_PENDING));
-    assert_eq!(upd(&mut c, 1000, 777, ""), Reply::Rc(ESLURM_INVALID_JOB_ID));
+    assert_eq!(
+        upd(&mut c, 2000, j2, ""),
+        Reply::Err(StateError::InvalidUserId)
+    );
+    assert_eq!(
+        upd(&mut c, 1000, j1, ""),
+        Reply::Err(StateError::JobNotPending)
+    );
+    assert_eq!(
+        upd(&mut c, 1000, 777, ""),
+        Reply::Err(StateError::InvalidJobId)
+    );
     assert_eq!(
         upd(&mut c, 1000, j3, &format!("afternotok:{j1}")),
-        Reply::Rc(0)
+        Reply::Ok
     );
     assert_eq!(
         c.dependency_text(j3).as_deref(),
         Some(format!("afternotok:{j1}(unfulfilled)").as_str())
     );
     // Clearing lets j2 run.
-    assert_eq!(upd(&mut c, 1000, j2, ""), Reply::Rc(0));
+    assert_eq!(upd(&mut c, 1000, j2, ""), Reply::Ok);
     assert_eq!(c.jobs[&j2].state, JobState::Running);
     assert_eq!(c.jobs[&j2].state_reason, job::reason::WAIT_NO_REASON);
 }

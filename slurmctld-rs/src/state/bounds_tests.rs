@@ -2,6 +2,7 @@
 //! expanded, and request arithmetic that cannot wrap or panic.
 
 use super::*;
+use crate::state::error::StateError;
 use crate::state::testkit::{controller_up, job_id as id, submit, update_job};
 use std::time::{Duration, Instant};
 
@@ -42,7 +43,7 @@ fn dependency_with_a_u32_wide_task_range_is_refused_quickly() {
         let (r, _) = quick(&spec, || {
             submit(&mut c, 1000, |d| d.dependency = Some(spec.clone()))
         });
-        assert_eq!(r, Reply::Rc(ESLURM_DEPENDENCY), "{spec}");
+        assert_eq!(r, Reply::Err(StateError::Dependency), "{spec}");
     }
     let n = c.jobs.len();
     // Through scontrol update too, on a pending job.
@@ -54,7 +55,7 @@ fn dependency_with_a_u32_wide_task_range_is_refused_quickly() {
     let (r, _) = quick("update", || {
         update_job(&mut c, 1000, 0, j, |d| d.dependency = Some(spec.clone()))
     });
-    assert_eq!(r, Reply::Rc(ESLURM_DEPENDENCY));
+    assert_eq!(r, Reply::Err(StateError::Dependency));
     assert_eq!(c.jobs.len(), n + 1);
 }
 
@@ -164,10 +165,7 @@ fn overflowing_counts_at_submit_are_refused_without_a_panic() {
             let mut c = ctrl();
             let (r, _) = crate::state::testkit::submit_as(&mut c, 1000, v, |d| f(d));
             if *refused {
-                assert!(
-                    matches!(r, Reply::Rc(rc) if rc != SLURM_SUCCESS),
-                    "{v} {what}: {r:?}"
-                );
+                assert!(matches!(r, Reply::Err(_)), "{v} {what}: {r:?}");
             }
             // Scheduling it (or around it) does not panic either.
             c.apply(1001, Command::Tick);
@@ -210,7 +208,7 @@ fn dependency_lists_are_bounded_in_elements() {
     let (r, _) = quick("many jobs", || {
         submit(&mut c, 1000, |d| d.dependency = Some(spec.clone()))
     });
-    assert_eq!(r, Reply::Rc(ESLURM_DEPENDENCY));
+    assert_eq!(r, Reply::Err(StateError::Dependency));
 }
 
 const MAX_DEP: usize = depend::MAX_DEPENDENCIES;
@@ -237,7 +235,7 @@ fn logged_task_lists_past_max_array_size_are_refused() {
         signal: SIGKILL,
     };
     let (r, _) = quick("kill tasks", || c.apply(1000, cmd));
-    assert_eq!(r, Reply::Rc(ESLURM_INVALID_JOB_ID));
+    assert_eq!(r, Reply::Err(StateError::InvalidJobId));
     assert!(!c.jobs[&a].state.is_finished());
 }
 
@@ -248,11 +246,11 @@ fn client_hostlists_are_counted_before_they_are_expanded() {
         let (r, _) = quick(list, || {
             submit(&mut c, 1000, |d| d.req_nodes = Some(list.into()))
         });
-        assert_eq!(r, Reply::Rc(ESLURM_INVALID_NODE_NAME), "{list}");
+        assert_eq!(r, Reply::Err(StateError::InvalidNodeName), "{list}");
         let (r, _) = quick(list, || {
             submit(&mut c, 1000, |d| d.exc_nodes = Some(list.into()))
         });
-        assert_eq!(r, Reply::Rc(ESLURM_INVALID_NODE_NAME), "{list}");
+        assert_eq!(r, Reply::Err(StateError::InvalidNodeName), "{list}");
         let msg = UpdateNodeMsg {
             node_names: Some(list.into()),
             ..Default::default()
@@ -264,7 +262,7 @@ fn client_hostlists_are_counted_before_they_are_expanded() {
                 msg: Box::new(msg),
             },
         );
-        assert_eq!(r, Reply::Rc(ESLURM_INVALID_NODE_NAME), "{list}");
+        assert_eq!(r, Reply::Err(StateError::InvalidNodeName), "{list}");
     }
     // A real list still works, repeats and all.
     id(submit(&mut c, 1000, |d| d.req_nodes = Some("n1,n1".into())).0);
@@ -275,7 +273,7 @@ fn constraints_are_bounded() {
     let mut c = ctrl();
     let long = vec!["f"; 3000].join("&");
     let (r, _) = submit(&mut c, 1000, |d| d.features = Some(long.clone()));
-    assert_eq!(r, Reply::Rc(ESLURM_INVALID_FEATURE));
+    assert_eq!(r, Reply::Err(StateError::InvalidFeature));
     assert_eq!(
         crate::constraint::Constraint::parse(&long),
         Err(crate::constraint::ParseError::TooLong)

@@ -3,6 +3,7 @@
 //! [`Effect`]s. A leaf: it names data types only, never the controller.
 
 use super::config::ClusterConf;
+use super::error::StateError;
 use super::job::UserInfo;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
@@ -252,8 +253,10 @@ impl Command {
 /// The synchronous answer to a command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
-    /// A plain return code (0 = success).
-    Rc(i32),
+    /// Done, nothing more to say (SLURM_SUCCESS).
+    Ok,
+    /// Refused or failed.
+    Err(StateError),
     Submitted {
         job_id: u32,
     },
@@ -268,6 +271,25 @@ pub enum Reply {
     },
     /// Return codes per group of array tasks (RESPONSE_JOB_ARRAY_ERRORS).
     ArrayErrors(Vec<TaskGroup>),
+}
+
+impl From<Result<(), StateError>> for Reply {
+    fn from(r: Result<(), StateError>) -> Self {
+        match r {
+            Ok(()) => Reply::Ok,
+            Err(e) => Reply::Err(e),
+        }
+    }
+}
+
+impl Reply {
+    /// The outcome of a reply that is not an error: success.
+    pub fn result(&self) -> Result<(), StateError> {
+        match self {
+            Reply::Err(e) => Err(*e),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Why an outbound RPC is sent; the agent reports failures back by this.
@@ -311,6 +333,6 @@ pub enum Effect {
 /// Tasks that got one return code (stock's `resp_array_struct_t`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskGroup {
-    pub rc: i32,
+    pub rc: Result<(), StateError>,
     pub tasks: BTreeSet<u32>,
 }

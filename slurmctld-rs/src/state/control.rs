@@ -3,10 +3,12 @@
 //! signals other than a plain cancel. Semantics follow stock's job_mgr.c
 //! (`_update_job`, `_job_requeue_op`, `job_signal`).
 
+use super::command::{Effect, Outbound, Purpose, Reply, Time};
+use super::controller::Controller;
+use super::error::StateError;
 use super::job::{reason, Job, JobState};
-use super::{msgs, Controller, Effect, Outbound, Purpose, Reply, Time};
+use super::msgs;
 use crate::sched::priority::BASIC_PRIORITY;
-use slurm_wire::errno::*;
 use slurm_wire::msg::common::SignalTasksMsg;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16};
@@ -199,25 +201,25 @@ impl Controller {
         // Ownership first, as stock's update_job: a stranger's Dependency=
         // is the same security violation as any other field.
         match self.jobs.get(&job_id) {
-            None => return Reply::Rc(ESLURM_INVALID_JOB_ID),
+            None => return Reply::Err(StateError::InvalidJobId),
             Some(j) if !self.conf.owner_or_operator(uid, j.user.uid) => {
                 tracing::error!(uid, job_id, "security violation: job update");
-                return Reply::Rc(ESLURM_USER_ID_MISSING);
+                return Reply::Err(StateError::InvalidUserId);
             }
             Some(_) => {}
         }
         let operator = self.conf.is_admin(uid);
         if let Some(dep) = d.dependency.as_deref() {
             let r = self.update_dependency(now, uid, job_id, dep, fx);
-            if r != Reply::Rc(SLURM_SUCCESS) {
+            if r != Reply::Ok {
                 return r;
             }
         }
         let Some(j) = self.jobs.get_mut(&job_id) else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
         if j.state.is_finished() {
-            return Reply::Rc(ESLURM_JOB_FINISHED);
+            return Reply::Err(StateError::JobFinished);
         }
         let cur_name = self.conf.partitions[j.part].name();
         let new_part = match d
@@ -225,22 +227,24 @@ impl Controller {
             .as_deref()
             .filter(|p| !p.is_empty() && *p != cur_name)
         {
-            Some(_) if j.state != JobState::Pending => return Reply::Rc(ESLURM_JOB_NOT_PENDING),
+            Some(_) if j.state != JobState::Pending => {
+                return Reply::Err(StateError::JobNotPending)
+            }
             Some(p) => match self.conf.partition_index(p) {
                 Some(i) => Some(i),
-                None => return Reply::Rc(ESLURM_INVALID_PARTITION_NAME),
+                None => return Reply::Err(StateError::InvalidPartitionName),
             },
             None => None,
         };
         let max_time = self.conf.partitions[new_part.unwrap_or(j.part)].max_time();
         let pending = j.state == JobState::Pending;
-        let mut rc = SLURM_SUCCESS;
+        let mut rc = Ok(());
 
         // Partition, then node count, then time limit, then priority: the
         // order stock checks them, stopping at the first refusal.
         if let Some(p) = new_part.filter(|&p| p != j.part) {
             if !pending {
-                return Reply::Rc(ESLURM_JOB_NOT_PENDING);
+                return Reply::Err(StateError::JobNotPending);
             }
             j.part = p;
             // Limits of the old partition no longer apply.
@@ -254,10 +258,10 @@ impl Controller {
         }
         if d.min_nodes != NO_VAL && d.min_nodes != INFINITE && d.min_nodes != j.min_nodes {
             if !pending {
-                return Reply::Rc(ESLURM_JOB_NOT_PENDING);
+                return Reply::Err(StateError::JobNotPending);
             }
             if d.min_nodes == 0 {
-                return Reply::Rc(ESLURM_INVALID_NODE_COUNT);
+                return Reply::Err(StateError::InvalidNodeCount);
             }
             // The CPUs the tasks then need may not wrap.
             let Some(task_cpus) = j
@@ -266,7 +270,7 @@ impl Controller {
                 .checked_mul(u32::from(j.cpus_per_task))
                 .filter(|&n| n < NO_VAL)
             else {
-                return Reply::Rc(ESLURM_BAD_TASK_COUNT);
+                return Reply::Err(StateError::BadTaskCount);
             };
             j.min_nodes = d.min_nodes;
             j.max_nodes = if d.max_nodes != NO_VAL && d.max_nodes != 0 {
@@ -309,7 +313,7 @@ impl Controller {
                 j.time_limit = d.time_limit;
             } else {
                 tracing::info!(job_id, uid, "attempt to increase time limit");
-                return Reply::Rc(ESLURM_ACCESS_DENIED);
+                return Reply::Err(StateError::AccessDenied);
             }
             j.req.time_limit = j.time_limit;
         }
@@ -331,7 +335,7 @@ impl Controller {
         // PartitionConfig (a held job keeps its hold reason).
         let conf = self.conf.clone();
         if let Some(j) = self.jobs.get_mut(&job_id) {
-            if rc == SLURM_SUCCESS
+            if rc.is_ok()
                 && j.state == JobState::Pending
                 && super::partition::access_held(&conf, &conf.partitions[j.part], j)
             {
@@ -339,12 +343,12 @@ impl Controller {
                     j.state_reason = reason::WAIT_PART_CONFIG;
                     j.state_desc = None;
                 }
-                rc = ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE;
+                rc = Err(StateError::PartConfigUnavailable);
             }
         }
         self.last_job_update = now;
         self.schedule(now, fx);
-        Reply::Rc(rc)
+        Reply::from(rc)
     }
 
     /// The priority part of `_update_job`: hold, uhold, release.
@@ -355,9 +359,9 @@ impl Controller {
         operator: bool,
         job_id: u32,
         d: &JobDescMsg,
-    ) -> i32 {
+    ) -> Result<(), StateError> {
         let Some(j) = self.jobs.get_mut(&job_id) else {
-            return ESLURM_INVALID_JOB_ID;
+            return Err(StateError::InvalidJobId);
         };
         let user_hold = d.alloc_sid == ALLOC_SID_USER_HOLD;
         if j.priority == d.priority {
@@ -369,7 +373,7 @@ impl Controller {
                     reason::WAIT_HELD
                 };
             }
-            return SLURM_SUCCESS;
+            return Ok(());
         }
         if j.priority == 0 && d.priority == INFINITE {
             if operator || j.state_reason == reason::WAIT_HELD_USER {
@@ -382,19 +386,19 @@ impl Controller {
                 j.state_desc = None;
                 j.exit_code = 0;
                 j.ctl.special_exit = false;
-                return SLURM_SUCCESS;
+                return Ok(());
             }
-            return ESLURM_ACCESS_DENIED;
+            return Err(StateError::AccessDenied);
         }
         if j.priority == 0 {
-            return ESLURM_JOB_HELD;
+            return Err(StateError::JobHeld);
         }
         if d.priority == INFINITE {
             // Already released.
-            return SLURM_SUCCESS;
+            return Ok(());
         }
         if !operator && d.priority > j.priority {
-            return ESLURM_ACCESS_DENIED;
+            return Err(StateError::AccessDenied);
         }
         if d.priority == 0 {
             tracing::info!(job_id, uid, "job held");
@@ -408,13 +412,13 @@ impl Controller {
                 reason::WAIT_HELD
             };
             j.state_desc = None;
-            SLURM_SUCCESS
+            Ok(())
         } else {
             j.priority = d.priority;
             if operator {
-                SLURM_SUCCESS
+                Ok(())
             } else {
-                ESLURM_PRIO_RESET_FAIL
+                Err(StateError::PriorityNotPersistent)
             }
         }
     }
@@ -430,7 +434,7 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> Reply {
         let r = self.requeue_unscheduled(now, uid, job_id, flags, fx);
-        if r == Reply::Rc(SLURM_SUCCESS) {
+        if r == Reply::Ok {
             self.schedule(now, fx);
         }
         r
@@ -447,19 +451,19 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> Reply {
         let Some(j) = self.jobs.get(&job_id) else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
         if !self.conf.owner_or_operator(uid, j.user.uid) {
-            return Reply::Rc(ESLURM_ACCESS_DENIED);
+            return Reply::Err(StateError::AccessDenied);
         }
         if !requeue_allowed(self, j) {
-            return Reply::Rc(ESLURM_DISABLED);
+            return Reply::Err(StateError::Disabled);
         }
         if !j.req.has_script() {
-            return Reply::Rc(ESLURM_BATCH_ONLY);
+            return Reply::Err(StateError::BatchOnly);
         }
         if j.state == JobState::Pending {
-            return Reply::Rc(ESLURM_JOB_PENDING);
+            return Reply::Err(StateError::JobPending);
         }
         // Stock applies the special exit hold, then the requeue hold: with
         // both flags (scontrol requeuehold State=SpecialExit) the second
@@ -480,7 +484,7 @@ impl Controller {
                 j.ctl.special_exit = true;
             }
         }
-        Reply::Rc(SLURM_SUCCESS)
+        Reply::Ok
     }
 
     fn nohold_on_prolog_fail(&self) -> bool {
@@ -640,20 +644,20 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> Reply {
         let Some(j) = self.jobs.get(&job_id) else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
         if !self.conf.owner_or_operator(uid, j.user.uid) {
-            return Reply::Rc(ESLURM_ACCESS_DENIED);
+            return Reply::Err(StateError::AccessDenied);
         }
         if j.state.is_finished() {
-            return Reply::Rc(ESLURM_ALREADY_DONE);
+            return Reply::Err(StateError::AlreadyDone);
         }
         if j.state != JobState::Running {
-            return Reply::Rc(ESLURM_TRANSITION_STATE_NO_UPDATE);
+            return Reply::Err(StateError::NotAlterableNow);
         }
         let batch = flags & KILL_JOB_BATCH != 0;
         if batch && !j.req.has_script() {
-            return Reply::Rc(ESLURM_JOB_SCRIPT_MISSING);
+            return Reply::Err(StateError::ScriptMissing);
         }
         let (targets, step_id, flags): (Vec<usize>, u32, u16) = if batch {
             (
@@ -687,7 +691,7 @@ impl Controller {
                 fx.push(Effect::Send(Box::new(o)));
             }
         }
-        Reply::Rc(SLURM_SUCCESS)
+        Reply::Ok
     }
 
     /// `scancel <job>.<step>`: REQUEST_SIGNAL_TASKS to the nodes of that
@@ -705,24 +709,24 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> Reply {
         let Some(j) = self.jobs.get(&job_id) else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
         if !self.conf.owner_or_operator(uid, j.user.uid) {
             tracing::error!(uid, job_id, "security violation: step cancel");
-            return Reply::Rc(if version >= ProtocolVersion::V26_05 {
-                ESLURM_ACCESS_DENIED
+            return Reply::Err(if version >= ProtocolVersion::V26_05 {
+                StateError::AccessDenied
             } else {
-                ESLURM_USER_ID_MISSING
+                StateError::InvalidUserId
             });
         }
         if j.state.is_finished() {
-            return Reply::Rc(ESLURM_ALREADY_DONE);
+            return Reply::Err(StateError::AlreadyDone);
         }
         if j.state != JobState::Running {
-            return Reply::Rc(ESLURM_TRANSITION_STATE_NO_UPDATE);
+            return Reply::Err(StateError::NotAlterableNow);
         }
         let Some(step) = self.steps.get(&job_id).and_then(|s| s.steps.get(&step_id)) else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
         tracing::info!(job_id, step_id, uid, signal, "signal step");
         for &i in &step.nodes {
@@ -740,7 +744,7 @@ impl Controller {
                 fx.push(Effect::Send(Box::new(o)));
             }
         }
-        Reply::Rc(SLURM_SUCCESS)
+        Reply::Ok
     }
 }
 

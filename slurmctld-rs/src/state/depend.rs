@@ -2,9 +2,11 @@
 //! parsed into a list per job, tested before each start attempt, shown as
 //! stock shows them (`afterok:12(unfulfilled)`, fulfilled ones dropped).
 
+use super::command::{Reply, Time};
+use super::controller::Controller;
+pub use super::deps::{Dep, DepState, DepType, Deps};
+use super::error::StateError;
 use super::job::JobState;
-use super::{Controller, Reply, Time};
-use slurm_wire::errno::*;
 use slurm_wire::pack::{Reader, Writer, INFINITE, NO_VAL};
 use std::collections::BTreeSet;
 
@@ -16,79 +18,6 @@ pub const WAIT_DEP_INVALID: u32 = 39;
 /// attempt, so a client may not make that list as long as it likes
 /// (a whole array is one element, `ID_*` or a plain `ID`).
 pub const MAX_DEPENDENCIES: usize = 10_000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DepType {
-    After,
-    AfterAny,
-    AfterNotOk,
-    AfterOk,
-    AfterCorr,
-    Singleton,
-}
-
-impl DepType {
-    fn name(self) -> &'static str {
-        match self {
-            DepType::After => "after",
-            DepType::AfterAny => "afterany",
-            DepType::AfterNotOk => "afternotok",
-            DepType::AfterOk => "afterok",
-            DepType::AfterCorr => "aftercorr",
-            DepType::Singleton => "singleton",
-        }
-    }
-    fn code(self) -> u8 {
-        self as u8
-    }
-    fn of(c: u8) -> Option<Self> {
-        [
-            DepType::After,
-            DepType::AfterAny,
-            DepType::AfterNotOk,
-            DepType::AfterOk,
-            DepType::AfterCorr,
-            DepType::Singleton,
-        ]
-        .get(usize::from(c))
-        .copied()
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DepState {
-    Unfulfilled,
-    Fulfilled,
-    Failed,
-}
-
-impl DepState {
-    fn name(self) -> &'static str {
-        match self {
-            DepState::Unfulfilled => "unfulfilled",
-            DepState::Fulfilled => "fulfilled",
-            DepState::Failed => "failed",
-        }
-    }
-}
-
-/// One dependency of a job.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dep {
-    pub ty: DepType,
-    /// 0 for singleton.
-    pub job_id: u32,
-    /// NO_VAL: a plain job; INFINITE: a whole array; else one array task.
-    pub task: u32,
-    /// `after:ID+MIN`, in seconds.
-    pub time: u32,
-    pub state: DepState,
-    /// Joined with `?` (any), not `,` (all).
-    pub or: bool,
-}
-
-/// Dependencies by job id, in a persistent map (O(1) to publish).
-pub type Deps = super::table::Table<u32, Vec<Dep>>;
 
 /// Result of testing a job's dependencies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,7 +82,7 @@ impl Controller {
 
     /// A dependency specification as a submit would parse it: the
     /// elements it holds, or the error code (for the fuzz targets).
-    pub fn dependency_elements(&self, spec: &str) -> Result<Vec<Dep>, i32> {
+    pub fn dependency_elements(&self, spec: &str) -> Result<Vec<Dep>, StateError> {
         self.parse_dependency(None, spec, true)
     }
 
@@ -166,7 +95,7 @@ impl Controller {
         me: Option<u32>,
         spec: &str,
         refuse_unknown: bool,
-    ) -> Result<Vec<Dep>, i32> {
+    ) -> Result<Vec<Dep>, StateError> {
         let spec = spec.trim();
         if spec.is_empty() || spec == "0" {
             return Ok(Vec::new());
@@ -175,11 +104,11 @@ impl Controller {
         let mut any_or = false;
         let max_task = self.max_array_size();
         let mut seen: std::collections::HashSet<(u8, u32, u32)> = Default::default();
-        let mut push = |deps: &mut Vec<Dep>, d: Dep| -> Result<(), i32> {
+        let mut push = |deps: &mut Vec<Dep>, d: Dep| -> Result<(), StateError> {
             if seen.insert((d.ty.code(), d.job_id, d.task)) {
                 if deps.len() >= MAX_DEPENDENCIES {
                     tracing::info!("dependency refused: more than {MAX_DEPENDENCIES} elements");
-                    return Err(ESLURM_DEPENDENCY);
+                    return Err(StateError::Dependency);
                 }
                 deps.push(d);
             }
@@ -205,7 +134,7 @@ impl Controller {
                 )?;
                 sep_after = t.chars().next();
                 if !matches!(sep_after, None | Some(',') | Some('?')) {
-                    return Err(ESLURM_DEPENDENCY);
+                    return Err(StateError::Dependency);
                 }
                 rest = t.get(1..).unwrap_or("");
             } else if !rest.contains(':') && rest.starts_with(|c: char| c.is_ascii_digit()) {
@@ -216,7 +145,7 @@ impl Controller {
                 };
                 for (job_id, mut task) in ids_of(tok, max_task)? {
                     if self.is_same_job(me, job_id, task) {
-                        return Err(ESLURM_DEPENDENCY);
+                        return Err(StateError::Dependency);
                     }
                     self.dep_target_exists(job_id, &mut task);
                     push(
@@ -249,7 +178,7 @@ impl Controller {
                 .into_iter()
                 .find(|(p, _)| lower.starts_with(p));
                 let Some((prefix, ty)) = ty else {
-                    return Err(ESLURM_DEPENDENCY);
+                    return Err(StateError::Dependency);
                 };
                 let mut t = &rest[prefix.len()..];
                 // job_id[_task][+time][(state)], joined by ':'.
@@ -260,9 +189,9 @@ impl Controller {
                     let mut time = 0u32;
                     if let Some(x) = t.strip_prefix('+') {
                         let n = x.find(|c: char| !c.is_ascii_digit()).unwrap_or(x.len());
-                        let m: u32 = x[..n].parse().map_err(|_| ESLURM_DEPENDENCY)?;
+                        let m: u32 = x[..n].parse().map_err(|_| StateError::Dependency)?;
                         if m == 0 {
-                            return Err(ESLURM_DEPENDENCY);
+                            return Err(StateError::Dependency);
                         }
                         time = m.saturating_mul(60);
                         t = &x[n..];
@@ -276,10 +205,10 @@ impl Controller {
                             && refuse_unknown
                             && matches!(ty, DepType::AfterOk | DepType::AfterNotOk)
                         {
-                            return Err(ESLURM_DEPENDENCY);
+                            return Err(StateError::Dependency);
                         }
                         if self.is_same_job(me, job_id, task) {
-                            return Err(ESLURM_DEPENDENCY);
+                            return Err(StateError::Dependency);
                         }
                         push(
                             &mut deps,
@@ -296,7 +225,7 @@ impl Controller {
                     match t.chars().next() {
                         Some(':') => t = &t[1..],
                         None | Some(',') | Some('?') => break,
-                        Some(_) => return Err(ESLURM_DEPENDENCY),
+                        Some(_) => return Err(StateError::Dependency),
                     }
                 }
                 sep_after = t.chars().next();
@@ -490,23 +419,23 @@ impl Controller {
         uid: u32,
         job_id: u32,
         spec: &str,
-        fx: &mut Vec<super::Effect>,
+        fx: &mut Vec<super::command::Effect>,
     ) -> Reply {
         let ids: Vec<u32> = if self.arrays.is_array_id(job_id) {
             self.arrays.members(job_id)
         } else if self.jobs.contains_key(&job_id) {
             vec![job_id]
         } else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
-        let mut rc = SLURM_SUCCESS;
+        let mut rc = Ok(());
         let mut any_pending = false;
         for id in ids {
             let Some(j) = self.jobs.get(&id) else {
                 continue;
             };
             if !self.conf.owner_or_operator(uid, j.user.uid) {
-                return Reply::Rc(ESLURM_ACCESS_DENIED);
+                return Reply::Err(StateError::AccessDenied);
             }
             if j.state != JobState::Pending {
                 continue;
@@ -515,12 +444,12 @@ impl Controller {
             let deps = match self.parse_dependency(Some(id), spec, true) {
                 Ok(d) => d,
                 Err(e) => {
-                    rc = e;
+                    rc = Err(e);
                     continue;
                 }
             };
             if self.leads_to(id, &deps) {
-                rc = ESLURM_CIRCULAR_DEPENDENCY;
+                rc = Err(StateError::CircularDependency);
                 continue;
             }
             if deps.is_empty() {
@@ -535,22 +464,22 @@ impl Controller {
             }
             tracing::info!(job_id = id, dependency = spec, "dependency updated");
         }
-        if !any_pending && rc == SLURM_SUCCESS {
-            return Reply::Rc(ESLURM_JOB_NOT_PENDING);
+        if !any_pending && rc.is_ok() {
+            return Reply::Err(StateError::JobNotPending);
         }
         self.last_job_update = now;
         self.schedule(now, fx);
-        Reply::Rc(rc)
+        Reply::from(rc)
     }
 }
 
 /// `(state)` after a dependency; `fulfilled` may not be asked for.
-fn take_state(t: &mut &str) -> Result<DepState, i32> {
+fn take_state(t: &mut &str) -> Result<DepState, StateError> {
     let Some(x) = t.strip_prefix('(') else {
         return Ok(DepState::Unfulfilled);
     };
     let Some(end) = x.find(')') else {
-        return Err(ESLURM_DEPENDENCY);
+        return Err(StateError::Dependency);
     };
     let state = if x[..end].eq_ignore_ascii_case("failed") {
         DepState::Failed
@@ -565,28 +494,28 @@ fn take_state(t: &mut &str) -> Result<DepState, i32> {
 /// task ids are below `max_task` (MaxArraySize; stock's _xlate_array_dep
 /// fits them in a bitmap that size): checked before it is expanded. A
 /// single task id needs no bound (it is looked up, not expanded).
-pub fn ids_of(tok: &str, max_task: u32) -> Result<Vec<(u32, u32)>, i32> {
+pub fn ids_of(tok: &str, max_task: u32) -> Result<Vec<(u32, u32)>, StateError> {
     let (id, task) = match tok.split_once('_') {
         Some((a, b)) => (a, Some(b)),
         None => (tok, None),
     };
-    let job_id: u32 = id.parse().map_err(|_| ESLURM_DEPENDENCY)?;
+    let job_id: u32 = id.parse().map_err(|_| StateError::Dependency)?;
     if job_id == 0 {
-        return Err(ESLURM_DEPENDENCY);
+        return Err(StateError::Dependency);
     }
     Ok(match task {
         None => vec![(job_id, NO_VAL)],
         Some("*") => vec![(job_id, INFINITE)],
         Some(t) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
-            let task: u32 = t.parse().map_err(|_| ESLURM_DEPENDENCY)?;
+            let task: u32 = t.parse().map_err(|_| StateError::Dependency)?;
             // NO_VAL and INFINITE mean "the job" and "the whole array".
             if task >= NO_VAL {
-                return Err(ESLURM_DEPENDENCY);
+                return Err(StateError::Dependency);
             }
             vec![(job_id, task)]
         }
         Some(t) => super::tasks::parse_tasks(t, max_task)
-            .map_err(|_| ESLURM_DEPENDENCY)?
+            .map_err(|_| StateError::Dependency)?
             .into_iter()
             .map(|t| (job_id, t))
             .collect(),

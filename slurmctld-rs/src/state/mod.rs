@@ -5,11 +5,15 @@
 
 pub mod array;
 pub mod array_ctl;
+pub mod arrays;
 pub mod command;
 pub mod config;
 pub mod control;
+pub mod controller;
 pub mod counters;
 pub mod depend;
+pub mod deps;
+pub mod error;
 pub mod job;
 pub mod mem_limit;
 pub mod msgs;
@@ -20,6 +24,7 @@ pub mod queue;
 pub mod refuse;
 pub mod req;
 pub mod step;
+pub mod steps;
 pub mod table;
 pub mod tasks;
 #[cfg(test)]
@@ -29,7 +34,7 @@ use crate::sched;
 use config::ClusterConf;
 use job::{Job, JobState, NodeAlloc, UserInfo};
 use node::{Base, DownCause, Node, Reported};
-use slurm_wire::errno::*;
+use slurm_wire::errno::ESLURMD_PROLOG_FAILED;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16, NO_VAL64};
@@ -40,31 +45,8 @@ use std::sync::Arc;
 pub use command::{
     Command, CommandMeta, Effect, Outbound, Purpose, Reply, Time, WhenLogDown, MEM_PER_CPU, SIGKILL,
 };
-
-/// The whole cluster. Cheap enough to clone into a read snapshot after each
-/// batch of commands (reads never wait on writes).
-#[derive(Debug, Clone)]
-pub struct Controller {
-    pub conf: Arc<ClusterConf>,
-    pub nodes: table::Nodes,
-    pub jobs: table::Jobs,
-    pub next_job_id: u32,
-    pub boot_time: Time,
-    pub last_node_update: Time,
-    pub last_part_update: Time,
-    pub last_job_update: Time,
-    pub last_ping: Time,
-    /// Steps and interactive-allocation callbacks, by job id.
-    pub steps: table::Table<u32, step::JobSteps>,
-    /// The scheduler's own state: the backfill plan and its cadence.
-    pub sched: sched::SchedState,
-    /// Event counts for sdiag (not saved: they restart with the daemon).
-    pub counters: counters::Counters,
-    /// Job arrays: task records and the meta records' pending tasks.
-    pub arrays: array::Arrays,
-    /// Dependencies of pending jobs, by job id.
-    pub deps: depend::Deps,
-}
+pub use controller::Controller;
+pub use error::StateError;
 
 impl Controller {
     /// Stamps the listings that changed since snapshot `prev` but whose
@@ -212,7 +194,7 @@ impl Controller {
         let reply = match cmd {
             Command::Tick => {
                 self.tick(now, &mut fx);
-                Reply::Rc(SLURM_SUCCESS)
+                Reply::Ok
             }
             Command::Register { msg, version, uid } => {
                 self.register(now, &msg, version, uid, &mut fx)
@@ -229,7 +211,7 @@ impl Controller {
                         self.last_node_update = now;
                     }
                 }
-                Reply::Rc(SLURM_SUCCESS)
+                Reply::Ok
             }
             Command::UpdateNode { uid, msg } => self.update_node(now, uid, &msg, &mut fx),
             Command::Submit {
@@ -240,7 +222,7 @@ impl Controller {
                 let admin = self.conf.is_admin(user.uid);
                 let r = match refuse::submit_identity(admin, &user, &desc, version) {
                     Ok(()) => self.submit(now, user, desc, version),
-                    Err(rc) => Reply::Rc(rc),
+                    Err(e) => Reply::Err(e),
                 };
                 if matches!(r, Reply::Submitted { .. }) {
                     self.schedule(now, &mut fx);
@@ -270,13 +252,13 @@ impl Controller {
                     self.epilog_done_on(now, job_id, i);
                     self.schedule(now, &mut fx);
                 }
-                Reply::Rc(SLURM_SUCCESS)
+                Reply::Ok
             }
             Command::LaunchFailed { job_id, node, rc } => {
                 tracing::warn!(job_id, node, rc, "batch launch failed");
                 if rc == ESLURMD_PROLOG_FAILED {
                     self.prolog_failed(now, job_id, Some(&node), &mut fx);
-                    return (Reply::Rc(SLURM_SUCCESS), fx);
+                    return (Reply::Ok, fx);
                 }
                 if let Some(j) = self.jobs.get_mut(&job_id) {
                     if j.state == JobState::Running {
@@ -285,12 +267,12 @@ impl Controller {
                         self.end_job(now, job_id, JobState::NodeFail, &mut fx);
                     }
                 }
-                Reply::Rc(SLURM_SUCCESS)
+                Reply::Ok
             }
             Command::Reconfigure(conf) => {
                 self.reconfigure(now, *conf);
                 self.schedule(now, &mut fx);
-                Reply::Rc(SLURM_SUCCESS)
+                Reply::Ok
             }
             Command::Allocate {
                 user,
@@ -301,10 +283,10 @@ impl Controller {
             Command::StepCreate { uid, req, version } => {
                 match self.step_create(now, uid, &req, version) {
                     Ok((job_id, step_id)) => Reply::Step { job_id, step_id },
-                    Err(rc) => Reply::Rc(rc),
+                    Err(e) => Reply::Err(e),
                 }
             }
-            Command::StepComplete { uid, msg } => Reply::Rc(self.step_complete(now, uid, &msg)),
+            Command::StepComplete { uid, msg } => Reply::from(self.step_complete(now, uid, &msg)),
             Command::CompleteAllocation {
                 uid,
                 job_id,
@@ -377,7 +359,7 @@ impl Controller {
             // before they are logged; this is for a log from elsewhere).
             Command::KillTasks { .. }
             | Command::UpdateArray { .. }
-            | Command::RequeueArray { .. } => Reply::Rc(ESLURM_INVALID_JOB_ID),
+            | Command::RequeueArray { .. } => Reply::Err(StateError::InvalidJobId),
         };
         (reply, fx)
     }
@@ -399,11 +381,11 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> Reply {
         if !self.conf.is_admin(uid) {
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
+            return Reply::Err(StateError::InvalidUserId);
         }
         let Some(i) = m.node_name.as_deref().and_then(|n| self.node_index(n)) else {
             tracing::error!(node = ?m.node_name, "registration from unknown node");
-            return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+            return Reply::Err(StateError::InvalidNodeName);
         };
         let overrides = self.conf.config_overrides;
         let rts = self.conf.raw.return_to_service;
@@ -573,7 +555,7 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> Reply {
         let Some(i) = self.node_index(name) else {
-            return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+            return Reply::Err(StateError::InvalidNodeName);
         };
         let n = &mut self.nodes[i];
         n.last_response = now;
@@ -593,7 +575,7 @@ impl Controller {
                 fx.push(Effect::Send(Box::new(o)));
             }
         }
-        Reply::Rc(SLURM_SUCCESS)
+        Reply::Ok
     }
 
     fn set_node_down(
@@ -631,19 +613,19 @@ impl Controller {
     ) -> Reply {
         if !self.conf.is_admin(uid) {
             tracing::error!(uid, "REQUEST_UPDATE_NODE from non-admin");
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
+            return Reply::Err(StateError::InvalidUserId);
         }
         let Some(names) = m.node_names.as_deref() else {
-            return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+            return Reply::Err(StateError::InvalidNodeName);
         };
         let Ok(names) = sched::client_hosts(&self.conf, names) else {
-            return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+            return Reply::Err(StateError::InvalidNodeName);
         };
         let mut idx = Vec::new();
         for n in &names {
             match self.node_index(n) {
                 Some(i) => idx.push(i),
-                None => return Reply::Rc(ESLURM_INVALID_NODE_NAME),
+                None => return Reply::Err(StateError::InvalidNodeName),
             }
         }
         let reason = m.reason.clone().filter(|r| !r.is_empty());
@@ -662,7 +644,7 @@ impl Controller {
             }
             if state & node::bits::DRAIN != 0 {
                 let Some(r) = reason.clone() else {
-                    return Reply::Rc(ESLURM_INVALID_NODE_STATE);
+                    return Reply::Err(StateError::InvalidNodeState);
                 };
                 let n = &mut self.nodes[i];
                 n.drain = true;
@@ -698,7 +680,7 @@ impl Controller {
                 n.set_reason(None, 0, now);
             } else if state & node::bits::BASE == node::bits::DOWN {
                 let Some(r) = reason.clone() else {
-                    return Reply::Rc(ESLURM_INVALID_NODE_STATE);
+                    return Reply::Err(StateError::InvalidNodeState);
                 };
                 self.set_node_down(now, i, DownCause::Admin, r, reason_uid, fx);
             } else if state & node::bits::BASE == node::bits::IDLE {
@@ -709,12 +691,12 @@ impl Controller {
                     n.set_reason(None, 0, now);
                 }
             } else {
-                return Reply::Rc(ESLURM_INVALID_NODE_STATE);
+                return Reply::Err(StateError::InvalidNodeState);
             }
         }
         self.last_node_update = now;
         self.schedule(now, fx);
-        Reply::Rc(SLURM_SUCCESS)
+        Reply::Ok
     }
 
     // ------------------------------------------------------------ jobs
@@ -729,18 +711,18 @@ impl Controller {
         let part = match desc.partition.as_deref() {
             Some(p) if !p.is_empty() => match self.conf.partition_index(p) {
                 Some(i) => i,
-                None => return Reply::Rc(ESLURM_INVALID_PARTITION_NAME),
+                None => return Reply::Err(StateError::InvalidPartitionName),
             },
             _ => match self.conf.default_partition {
                 Some(i) => i,
-                None => return Reply::Rc(ESLURM_DEFAULT_PARTITION_NOT_SET),
+                None => return Reply::Err(StateError::NoPartition),
             },
         };
         let pdef = &self.conf.partitions[part];
         if let Some(rc) =
             partition::access_refused(&self.conf, pdef, user.uid, desc.reservation.as_deref())
         {
-            return Reply::Rc(rc);
+            return Reply::Err(rc);
         }
         if let Some(rc) = partition::alloc_node_refused(pdef, desc.alloc_node.as_deref()) {
             tracing::info!(
@@ -748,12 +730,12 @@ impl Controller {
                 alloc_node = desc.alloc_node.as_deref(),
                 "job refused: submitting host not in AllocNodes"
             );
-            return Reply::Rc(rc);
+            return Reply::Err(rc);
         }
         if let Some(rc) =
             partition::refuses_submit(&self.conf, pdef, &user, desc.account.as_deref(), version)
         {
-            return Reply::Rc(rc);
+            return Reply::Err(rc);
         }
         // An empty --constraint is none. Nodes its counts need at least.
         let mut counted_nodes = 0;
@@ -763,7 +745,7 @@ impl Controller {
                 Ok(c) => counted_nodes = c.counted_nodes(),
                 Err(e) => {
                     tracing::info!(constraint = f, "job refused: {e}");
-                    return Reply::Rc(ESLURM_INVALID_FEATURE);
+                    return Reply::Err(StateError::InvalidFeature);
                 }
             }
         }
@@ -787,7 +769,7 @@ impl Controller {
         let mut reason = job::reason::WAIT_NO_REASON;
         if max_time != INFINITE && time_limit != INFINITE && time_limit > max_time {
             if enforce {
-                return Reply::Rc(ESLURM_INVALID_TIME_LIMIT);
+                return Reply::Err(StateError::InvalidTimeLimit);
             }
             reason = job::reason::WAIT_PART_TIME_LIMIT;
         }
@@ -819,7 +801,7 @@ impl Controller {
             if desc.ntasks_per_node != NO_VAL16 && desc.ntasks_per_node > 0 {
                 match u32::from(desc.ntasks_per_node).checked_mul(min_nodes) {
                     Some(n) if n < NO_VAL => n,
-                    _ => return Reply::Rc(ESLURM_BAD_TASK_COUNT),
+                    _ => return Reply::Err(StateError::BadTaskCount),
                 }
             } else {
                 min_nodes
@@ -832,7 +814,7 @@ impl Controller {
             .checked_mul(u32::from(cpus_per_task))
             .filter(|&n| n < NO_VAL)
         else {
-            return Reply::Rc(ESLURM_BAD_TASK_COUNT);
+            return Reply::Err(StateError::BadTaskCount);
         };
         let min_cpus = task_cpus.max(if desc.min_cpus == NO_VAL {
             1
@@ -870,7 +852,7 @@ impl Controller {
             Some(Ok(g)) => g,
             Some(Err(e)) => {
                 tracing::info!("submit refused: {e}");
-                return Reply::Rc(ESLURM_INVALID_GRES);
+                return Reply::Err(StateError::InvalidGres);
             }
         };
         // A GRES name no node in the cluster has is invalid (an unknown
@@ -882,7 +864,7 @@ impl Controller {
                 .iter()
                 .any(|d| d.gres_list.iter().any(|x| x.name == g.name))
             {
-                return Reply::Rc(ESLURM_INVALID_GRES);
+                return Reply::Err(StateError::InvalidGres);
             }
         }
         // A request no set of partition nodes could ever satisfy is refused.
@@ -924,7 +906,7 @@ impl Controller {
             && (counted_nodes > count_limit
                 || !sched::could_ever_fit(&self.conf, part, &sched::Request { features, ..req }))
         {
-            return Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+            return Reply::Err(StateError::NodeConfigUnavailable);
         }
         if !sched::could_ever_fit(&self.conf, part, &req) {
             // What no single node can hold (memory, GRES) is refused by
@@ -943,7 +925,7 @@ impl Controller {
             );
             let v24 = version >= ProtocolVersion::V24_05 && version < ProtocolVersion::V25_05;
             if !one_task || v24 {
-                return Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+                return Reply::Err(StateError::NodeConfigUnavailable);
             }
             reason = if version >= ProtocolVersion::V25_05 && min_nodes as usize > pdef.nodes.len()
             {
@@ -956,7 +938,7 @@ impl Controller {
             || min_nodes < pdef.conf.min_nodes
         {
             if enforce {
-                return Reply::Rc(ESLURM_INVALID_NODE_COUNT);
+                return Reply::Err(StateError::InvalidNodeCount);
             }
             reason = job::reason::WAIT_PART_NODE_LIMIT;
         }
@@ -966,13 +948,13 @@ impl Controller {
             if let Some(l) = list.as_deref().filter(|l| !l.is_empty()) {
                 if let Err(e) = sched::client_hosts(&self.conf, l) {
                     tracing::info!("job refused: node list: {e}");
-                    return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+                    return Reply::Err(StateError::InvalidNodeName);
                 }
             }
         }
         let ext = match self.submit_ext_check(&desc, version) {
             Ok(x) => x,
-            Err(rc) => return Reply::Rc(rc),
+            Err(e) => return Reply::Err(e),
         };
         let job_id = self.next_job_id;
         self.next_job_id = self.next_job_id.wrapping_add(1).max(1);
@@ -1164,24 +1146,24 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> Reply {
         let Some(j) = self.jobs.get_mut(&job_id) else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
         if !self.conf.owner_or_operator(uid, j.user.uid) {
             tracing::error!(uid, job_id, "kill refused: not the owner");
-            return Reply::Rc(ESLURM_ACCESS_DENIED);
+            return Reply::Err(StateError::AccessDenied);
         }
         if j.state.is_finished() {
-            return Reply::Rc(ESLURM_ALREADY_DONE);
+            return Reply::Err(StateError::AlreadyDone);
         }
         if signal != SIGKILL && j.state == JobState::Running {
             // Delivering other signals needs REQUEST_SIGNAL_TASKS (later).
-            return Reply::Rc(ESLURM_NOT_SUPPORTED);
+            return Reply::Err(StateError::NotSupported);
         }
         j.cancelled_by = Some(uid);
         tracing::info!(job_id, uid, "job cancelled");
         self.end_job(now, job_id, JobState::Cancelled, fx);
         self.schedule(now, fx);
-        Reply::Rc(SLURM_SUCCESS)
+        Reply::Ok
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1196,19 +1178,19 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> Reply {
         if !self.conf.is_admin(uid) {
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
+            return Reply::Err(StateError::InvalidUserId);
         }
         let Some(j) = self.jobs.get_mut(&job_id) else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
         if j.state != JobState::Running {
             // Already ended (cancelled, timed out): nothing more to do.
-            return Reply::Rc(SLURM_SUCCESS);
+            return Reply::Ok;
         }
         tracing::info!(job_id, job_rc, slurm_rc, node, "batch script complete");
         if slurm_rc == ESLURMD_PROLOG_FAILED as u32 {
             self.prolog_failed(now, job_id, node, fx);
-            return Reply::Rc(SLURM_SUCCESS);
+            return Reply::Ok;
         }
         j.exit_code = job_rc;
         let state = if slurm_rc != 0 {
@@ -1228,7 +1210,7 @@ impl Controller {
         };
         self.end_job(now, job_id, state, fx);
         self.schedule(now, fx);
-        Reply::Rc(SLURM_SUCCESS)
+        Reply::Ok
     }
 
     fn epilog_complete(
@@ -1241,10 +1223,10 @@ impl Controller {
         fx: &mut Vec<Effect>,
     ) -> Reply {
         if !self.conf.is_admin(uid) {
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
+            return Reply::Err(StateError::InvalidUserId);
         }
         let Some(i) = node.and_then(|n| self.node_index(n)) else {
-            return Reply::Rc(ESLURM_INVALID_NODE_NAME);
+            return Reply::Err(StateError::InvalidNodeName);
         };
         if rc != 0 {
             let n = &mut self.nodes[i];
@@ -1253,7 +1235,7 @@ impl Controller {
         }
         self.epilog_done_on(now, job_id, i);
         self.schedule(now, fx);
-        Reply::Rc(SLURM_SUCCESS)
+        Reply::Ok
     }
 
     fn epilog_done_on(&mut self, now: Time, job_id: u32, node: usize) {

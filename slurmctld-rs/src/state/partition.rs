@@ -5,11 +5,13 @@
 //! (without `ReconfigFlags=KeepPartState`), they last until the next
 //! reconfigure or restart, which take slurm.conf's values again.
 
+use super::command::{Effect, Reply, Time};
 use super::config::{ClusterConf, PartDef};
+use super::controller::Controller;
+use super::error::StateError;
+use super::job;
 use super::job::{Job, UserInfo};
-use super::{job, Controller, Effect, Reply, Time};
 use slurm_conf::{MemLimit, OverSubscribe, PartitionState, TimeLimit};
-use slurm_wire::errno::*;
 use slurm_wire::msg::update_part::{state, UpdatePartMsg};
 use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16};
 use slurm_wire::ProtocolVersion;
@@ -28,12 +30,12 @@ pub fn access_refused(
     p: &PartDef,
     uid: u32,
     reservation: Option<&str>,
-) -> Option<i32> {
+) -> Option<StateError> {
     if p.conf.req_resv && reservation.is_none_or(str::is_empty) {
-        return Some(ESLURM_ACCESS_DENIED);
+        return Some(StateError::AccessDenied);
     }
     if p.conf.root_only && !conf.is_admin(uid) {
-        return Some(ESLURM_ACCESS_DENIED);
+        return Some(StateError::AccessDenied);
     }
     let no_root = p.conf.disable_root_jobs.unwrap_or_else(|| {
         conf.raw
@@ -42,7 +44,7 @@ pub fn access_refused(
             .unwrap_or(false)
     });
     if uid == 0 && no_root {
-        return Some(ESLURM_USER_ID_MISSING);
+        return Some(StateError::InvalidUserId);
     }
     None
 }
@@ -51,12 +53,12 @@ pub fn access_refused(
 /// (or from no known host) is refused with ESLURM_ACCESS_DENIED, as stock's
 /// validate_alloc_node. `alloc_node` is the submitting host as the handler
 /// determined it from the connection, never the client's word.
-pub fn alloc_node_refused(p: &PartDef, alloc_node: Option<&str>) -> Option<i32> {
+pub fn alloc_node_refused(p: &PartDef, alloc_node: Option<&str>) -> Option<StateError> {
     let list = p.conf.alloc_nodes.as_deref()?;
     let allowed = alloc_node
         .filter(|h| !h.is_empty())
         .is_some_and(|h| slurm_conf::hostlist::Hostlist::parse(list).is_ok_and(|l| l.contains(h)));
-    (!allowed).then_some(ESLURM_ACCESS_DENIED)
+    (!allowed).then_some(StateError::AccessDenied)
 }
 
 /// Why a new job of `u` (charged to `account`, its `-A`) may not be
@@ -71,30 +73,30 @@ pub fn refuses_submit(
     u: &UserInfo,
     account: Option<&str>,
     version: ProtocolVersion,
-) -> Option<i32> {
+) -> Option<StateError> {
     if matches!(
         p.conf.state,
         PartitionState::Drain | PartitionState::Inactive
     ) {
-        return Some(ESLURM_PARTITION_NOT_AVAIL);
+        return Some(StateError::PartitionUnavailable);
     }
     let enforce = conf
         .raw
         .raw("EnforcePartLimits")
         .is_some_and(|s| !s.eq_ignore_ascii_case("NO"));
     if (version < ProtocolVersion::V23_02 || enforce) && !group_allowed(conf, p, u) {
-        return Some(ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP);
+        return Some(StateError::GroupNotPermitted);
     }
     if enforce && accounts_checked(version) {
         if p.conf.allow_accounts.is_some() {
             // 22.05 matches the association's account, which is unknown.
-            return Some(ESLURM_INVALID_ACCOUNT);
+            return Some(StateError::InvalidAccount);
         }
         // Its limits check then matches the job's own `-A` against the
         // deny list, and EnforcePartLimits turns that into a refusal.
         if let (Some(deny), Some(acct)) = (&p.conf.deny_accounts, account) {
             if deny.split(',').any(|d| d.eq_ignore_ascii_case(acct)) {
-                return Some(ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE);
+                return Some(StateError::PartConfigUnavailable);
             }
         }
     }
@@ -222,10 +224,10 @@ impl Controller {
     fn admin_partition(&self, uid: u32, name: Option<&str>, rpc: &str) -> Result<usize, Reply> {
         if !self.conf.is_admin(uid) {
             tracing::error!(uid, "Security violation, {rpc} RPC");
-            return Err(Reply::Rc(ESLURM_USER_ID_MISSING));
+            return Err(Reply::Err(StateError::InvalidUserId));
         }
         name.and_then(|n| self.conf.partition_index(n))
-            .ok_or(Reply::Rc(ESLURM_INVALID_PARTITION_NAME))
+            .ok_or(Reply::Err(StateError::InvalidPartitionName))
     }
 
     /// REQUEST_UPDATE_PARTITION (administrators only).
@@ -245,12 +247,12 @@ impl Controller {
         } else {
             match state_of(m.state_up) {
                 Some(s) => Some(s),
-                None => return Reply::Rc(SLURM_ERROR),
+                None => return Reply::Err(StateError::Unspecified),
             }
         };
         let conf = Arc::make_mut(&mut self.conf);
         let Some(p) = conf.partitions.get_mut(i) else {
-            return Reply::Rc(ESLURM_INVALID_PARTITION_NAME);
+            return Reply::Err(StateError::InvalidPartitionName);
         };
         let c = &mut p.conf;
         if let Some(s) = new_state {
@@ -285,7 +287,7 @@ impl Controller {
         tracing::info!(partition = %c.name, state = ?c.state, "partition updated");
         self.last_part_update = now;
         self.schedule(now, fx);
-        Reply::Rc(SLURM_SUCCESS)
+        Reply::Ok
     }
 }
 
@@ -311,7 +313,7 @@ impl Controller {
             .values()
             .any(|j| j.part == i && !j.state.is_finished())
         {
-            return Reply::Rc(ESLURM_PARTITION_IN_USE);
+            return Reply::Err(StateError::PartitionInUse);
         }
         let conf = Arc::make_mut(&mut self.conf);
         conf.partitions.remove(i);
@@ -340,7 +342,7 @@ impl Controller {
         self.last_part_update = now;
         self.last_job_update = now;
         self.schedule(now, fx);
-        Reply::Rc(SLURM_SUCCESS)
+        Reply::Ok
     }
 }
 
@@ -400,7 +402,7 @@ mod tests {
         let mut c = cluster();
         assert_eq!(
             set(&mut c, 1000, state::DOWN),
-            Reply::Rc(ESLURM_USER_ID_MISSING)
+            Reply::Err(StateError::InvalidUserId)
         );
         assert_eq!(c.conf.partitions[0].conf.state, PartitionState::Up);
         let msg = UpdatePartMsg {
@@ -409,28 +411,28 @@ mod tests {
             ..Default::default()
         };
         let r = update_part(&mut c, 1001, 0, msg);
-        assert_eq!(r, Reply::Rc(ESLURM_INVALID_PARTITION_NAME));
+        assert_eq!(r, Reply::Err(StateError::InvalidPartitionName));
     }
 
     #[test]
     fn down_queues_drain_and_inactive_refuse_up_runs() {
         let mut c = cluster();
-        assert_eq!(set(&mut c, 0, state::DOWN), Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(set(&mut c, 0, state::DOWN), Reply::Ok);
         let Reply::Submitted { job_id } = submit(&mut c) else {
             panic!("a DOWN partition still takes jobs")
         };
         assert_eq!(c.jobs[&job_id].state, JobState::Pending);
         assert_eq!(c.jobs[&job_id].state_reason, job::reason::WAIT_PART_DOWN);
 
-        assert_eq!(set(&mut c, 0, state::DRAIN), Reply::Rc(SLURM_SUCCESS));
-        assert_eq!(submit(&mut c), Reply::Rc(ESLURM_PARTITION_NOT_AVAIL));
+        assert_eq!(set(&mut c, 0, state::DRAIN), Reply::Ok);
+        assert_eq!(submit(&mut c), Reply::Err(StateError::PartitionUnavailable));
         // DRAIN still starts what it has.
         assert_eq!(c.jobs[&job_id].state, JobState::Running);
 
-        assert_eq!(set(&mut c, 0, state::INACTIVE), Reply::Rc(SLURM_SUCCESS));
-        assert_eq!(submit(&mut c), Reply::Rc(ESLURM_PARTITION_NOT_AVAIL));
+        assert_eq!(set(&mut c, 0, state::INACTIVE), Reply::Ok);
+        assert_eq!(submit(&mut c), Reply::Err(StateError::PartitionUnavailable));
 
-        assert_eq!(set(&mut c, 0, state::UP), Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(set(&mut c, 0, state::UP), Reply::Ok);
         assert!(matches!(submit(&mut c), Reply::Submitted { .. }));
     }
 
@@ -469,15 +471,23 @@ mod tests {
         let r = testkit::submit(&mut c, 1001, to("rootp")).0;
         assert_eq!(
             r,
-            Reply::Rc(ESLURM_ACCESS_DENIED),
+            Reply::Err(StateError::AccessDenied),
             "alice in a RootOnly partition"
         );
         let r = testkit::submit(&mut c, 1001, to("resv")).0;
-        assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED), "no reservation named");
+        assert_eq!(
+            r,
+            Reply::Err(StateError::AccessDenied),
+            "no reservation named"
+        );
         let root = testkit::user(0, 0);
         let v = ProtocolVersion::V24_11;
         let r = testkit::submit_desc(&mut c, 1001, root.clone(), v, testkit::wrap(to("debug"))).0;
-        assert_eq!(r, Reply::Rc(ESLURM_USER_ID_MISSING), "DisableRootJobs=YES");
+        assert_eq!(
+            r,
+            Reply::Err(StateError::InvalidUserId),
+            "DisableRootJobs=YES"
+        );
         let r = testkit::submit_desc(&mut c, 1001, root, v, testkit::wrap(to("rootp"))).0;
         assert!(
             matches!(r, Reply::Submitted { .. }),
@@ -501,7 +511,7 @@ mod tests {
         };
         for host in [Some("n1"), Some("login3"), Some(""), None] {
             let r = testkit::submit(&mut c, 1001, from("login", host)).0;
-            assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED), "from {host:?}");
+            assert_eq!(r, Reply::Err(StateError::AccessDenied), "from {host:?}");
         }
         let r = testkit::submit(&mut c, 1001, from("login", Some("login2"))).0;
         assert!(matches!(r, Reply::Submitted { .. }), "{r:?}");
@@ -511,7 +521,7 @@ mod tests {
         // An allocation (salloc, srun) is held to it too.
         let d = testkit::wrap(from("login", Some("elsewhere")));
         let (r, _) = testkit::allocate(&mut c, 1001, testkit::alice(), d);
-        assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED));
+        assert_eq!(r, Reply::Err(StateError::AccessDenied));
     }
 
     #[test]
@@ -532,11 +542,7 @@ mod tests {
             });
             // Stock keeps the change and answers that the job cannot run
             // there (its update_job ends with job_limits_check).
-            assert_eq!(
-                r,
-                Reply::Rc(ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE),
-                "{part}"
-            );
+            assert_eq!(r, Reply::Err(StateError::PartConfigUnavailable), "{part}");
             assert_eq!(c.jobs[&id].part, c.conf.partition_index(part).unwrap());
             assert_eq!(c.jobs[&id].state_reason, job::reason::WAIT_PART_CONFIG);
             c.apply(1003, reg_bare("n1", 4, 1000, ProtocolVersion::V24_11));
@@ -584,7 +590,7 @@ mod tests {
         let p = &c.conf.partitions[0];
         assert_eq!(
             refuses_submit(&c.conf, p, &u, None, ProtocolVersion::V22_05),
-            Some(ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP)
+            Some(StateError::GroupNotPermitted)
         );
         assert_eq!(
             refuses_submit(&c.conf, p, &u, None, ProtocolVersion::V23_02),
@@ -617,7 +623,7 @@ mod tests {
             ..Default::default()
         };
         let r = update_part(&mut c, 1001, 0, msg);
-        assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(r, Reply::Ok);
         let p = &c.conf.partitions[0];
         assert_eq!(p.max_time(), 30);
         assert_eq!(p.default_time(), NO_VAL);
@@ -851,7 +857,7 @@ mod tests {
         let mut c = sharing_cluster(&["n1"], &format!("EnforcePartLimits=ALL\n{LISTS}"));
         assert_eq!(
             submit_from(&mut c, "acc", ProtocolVersion::V22_05),
-            Reply::Rc(ESLURM_INVALID_ACCOUNT)
+            Reply::Err(StateError::InvalidAccount)
         );
         assert!(matches!(
             submit_from(&mut c, "acc", V24),
@@ -867,7 +873,7 @@ mod tests {
         let refused = |acct, v| refuses_submit(&c.conf, p, &u, Some(acct), v);
         assert_eq!(
             refused("Physics", ProtocolVersion::V22_05),
-            Some(ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE)
+            Some(StateError::PartConfigUnavailable)
         );
         assert_eq!(refused("chemistry", ProtocolVersion::V22_05), None);
         assert_eq!(refused("physics", V24), None);
@@ -893,18 +899,27 @@ mod tests {
         let run = submit_shared(&mut c, 1000, "b", 4, NO_VAL16, V24);
         let wait = submit_shared(&mut c, 1000, "b", 4, NO_VAL16, V24);
         let in_c = submit_shared(&mut c, 1000, "c", 1, NO_VAL16, V24);
-        assert_eq!(delete(&mut c, 1000, "b"), Reply::Rc(ESLURM_USER_ID_MISSING));
+        assert_eq!(
+            delete(&mut c, 1000, "b"),
+            Reply::Err(StateError::InvalidUserId)
+        );
         assert_eq!(
             delete(&mut c, 0, "nope"),
-            Reply::Rc(ESLURM_INVALID_PARTITION_NAME)
+            Reply::Err(StateError::InvalidPartitionName)
         );
         // A running and a pending job hold it.
-        assert_eq!(delete(&mut c, 0, "b"), Reply::Rc(ESLURM_PARTITION_IN_USE));
+        assert_eq!(
+            delete(&mut c, 0, "b"),
+            Reply::Err(StateError::PartitionInUse)
+        );
         cancel(&mut c, run);
-        assert_eq!(delete(&mut c, 0, "b"), Reply::Rc(ESLURM_PARTITION_IN_USE));
+        assert_eq!(
+            delete(&mut c, 0, "b"),
+            Reply::Err(StateError::PartitionInUse)
+        );
         cancel(&mut c, wait);
         // Only finished jobs left: it goes; they move to the default.
-        assert_eq!(delete(&mut c, 0, "b"), Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(delete(&mut c, 0, "b"), Reply::Ok);
         let names: Vec<&str> = c.conf.partitions.iter().map(|p| p.name()).collect();
         assert_eq!(names, ["a", "c"]);
         assert_eq!(c.jobs[&run].part, 0);
@@ -912,7 +927,7 @@ mod tests {
         assert_eq!(c.conf.partitions[c.jobs[&in_c].part].name(), "c");
         assert_eq!(
             submit_from(&mut c, "b", V24),
-            Reply::Rc(ESLURM_INVALID_PARTITION_NAME)
+            Reply::Err(StateError::InvalidPartitionName)
         );
         // The pending queue of "c" is still found under its new index.
         let more = submit_shared(&mut c, 1000, "c", 4, NO_VAL16, V24);
@@ -926,7 +941,7 @@ mod tests {
         let parts = "PartitionName=a Nodes=n1 Default=YES\nPartitionName=b Nodes=n1\n";
         let mut c = sharing_cluster(&["n1"], parts);
         let in_b = submit_shared(&mut c, 1000, "b", 4, NO_VAL16, V24);
-        assert_eq!(delete(&mut c, 0, "a"), Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(delete(&mut c, 0, "a"), Reply::Ok);
         assert_eq!(c.jobs[&in_b].part, 0, "b moved down");
         // The restarted controller reads the same slurm.conf: "a" is back,
         // and the running job is still b's (index 1 now).
@@ -950,11 +965,11 @@ mod tests {
             &["n1"],
             "PartitionName=a Nodes=n1\nPartitionName=b Nodes=n1 Default=YES\n",
         );
-        assert_eq!(delete(&mut c, 0, "a"), Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(delete(&mut c, 0, "a"), Reply::Ok);
         assert_eq!(c.conf.default_partition, Some(0), "b moved down");
-        assert_eq!(delete(&mut c, 0, "b"), Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(delete(&mut c, 0, "b"), Reply::Ok);
         assert_eq!(c.conf.default_partition, None);
-        assert_eq!(submit(&mut c), Reply::Rc(ESLURM_DEFAULT_PARTITION_NOT_SET));
+        assert_eq!(submit(&mut c), Reply::Err(StateError::NoPartition));
     }
 
     /// Submits as uid 1000 a job `cpus` one-CPU tasks to `part` with
@@ -1015,7 +1030,7 @@ mod tests {
             ..true_job()
         };
         let r = submit_desc(&mut c, 1002, UserInfo::default(), V24, d);
-        assert_eq!(r.0, Reply::Rc(ESLURM_INVALID_FEATURE));
+        assert_eq!(r.0, Reply::Err(StateError::InvalidFeature));
         // One no free node has waits.
         let busy = submit_with(&mut c, "d", 4, |d| d.features = Some("big".into()));
         assert_eq!(c.jobs[&busy].state, JobState::Pending);
@@ -1070,11 +1085,7 @@ mod tests {
                 ..true_job()
             };
             let r = submit_desc(&mut c, 1002, user(1000, 1000), v, d);
-            assert_eq!(
-                r.0,
-                Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE),
-                "{v:?}"
-            );
+            assert_eq!(r.0, Reply::Err(StateError::NodeConfigUnavailable), "{v:?}");
         }
         // One node is fine.
         let one = submit_with(&mut c, "d", 1, |d| d.features = Some("ib&[r1|r2]".into()));
@@ -1112,11 +1123,7 @@ mod tests {
                 ..true_job()
             };
             let r = submit_desc(&mut c, 1002, user(1000, 1000), V24, d);
-            assert_eq!(
-                r.0,
-                Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE),
-                "{f}"
-            );
+            assert_eq!(r.0, Reply::Err(StateError::NodeConfigUnavailable), "{f}");
         }
         // 26.05 takes -n2 without -N as at most two nodes.
         let n2 = || JobDescMsg {
@@ -1133,7 +1140,7 @@ mod tests {
             ProtocolVersion::V26_05,
             n2(),
         );
-        assert_eq!(r.0, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+        assert_eq!(r.0, Reply::Err(StateError::NodeConfigUnavailable));
         let r = submit_desc(&mut c, 1002, user(1000, 1000), V24, n2());
         assert!(matches!(r.0, Reply::Submitted { .. }), "{:?}", r.0);
         // The counted sets do not share nodes: r1*2 takes n1 and n2, so
@@ -1160,7 +1167,7 @@ mod tests {
                 ..true_job()
             };
             let r = submit_desc(&mut c, 1002, UserInfo::default(), V24, d);
-            assert_eq!(r.0, Reply::Rc(ESLURM_INVALID_FEATURE), "{f}");
+            assert_eq!(r.0, Reply::Err(StateError::InvalidFeature), "{f}");
         }
         // 22.05 took counts on several features outside brackets.
         let d = JobDescMsg {
@@ -1234,7 +1241,7 @@ mod tests {
             };
             f(&mut m);
             let r = update_part(c, 1003, 0, m);
-            assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
+            assert_eq!(r, Reply::Ok);
             c.conf.partitions[0].conf.clone()
         };
         let p = upd(&mut c, &|m| m.max_share = 0x8000 | 2);

@@ -16,11 +16,12 @@
 //!   the ones ahead of them, and keeps the plan for `squeue --start`.
 
 use super::array::Gate;
+use super::command::{Effect, Time};
 use super::control;
+use super::controller::Controller;
 use super::job::{self, JobState};
 use super::partition;
 use super::table::Table;
-use super::{Controller, Effect, Time};
 use crate::sched::backfill::{self, Planned, Planner};
 use crate::sched::params::{self, BF_MAX_JOB_TEST, MAIN_DEPTH};
 use crate::sched::priority::PriorityPolicy;

@@ -10,9 +10,10 @@
 //! changes while its record lives). Everything else stays in `apply`,
 //! which also keeps these checks (old logs are replayed through it).
 
+use super::command::{Command, Reply};
+use super::controller::Controller;
+use super::error::StateError;
 use super::job::UserInfo;
-use super::{Command, Controller, Reply};
-use slurm_wire::errno::*;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::ProtocolVersion;
@@ -50,14 +51,14 @@ pub fn submit_identity(
     user: &UserInfo,
     desc: &JobDescMsg,
     version: ProtocolVersion,
-) -> Result<(), i32> {
+) -> Result<(), StateError> {
     let old = version < ProtocolVersion::V23_02;
     // (22.05's own rule compares 99 literally; taking it as "the sender"
     // too only ever names the sender.)
     let unset = |id: u32| id == SLURM_AUTH_NOBODY || (old && id == NO_VAL);
     if !old && (desc.user_id == NO_VAL || desc.group_id == NO_VAL) {
         tracing::error!(uid = user.uid, "job refused: UID or GID NO_VAL");
-        return Err(ESLURM_USER_ID_MISSING);
+        return Err(StateError::InvalidUserId);
     }
     if version >= ProtocolVersion::V25_05
         && (user.uid == SLURM_AUTH_NOBODY || user.gid == SLURM_AUTH_NOBODY)
@@ -66,7 +67,7 @@ pub fn submit_identity(
             uid = user.uid,
             "job refused: sender authenticated as nobody"
         );
-        return Err(ESLURM_AUTH_NOBODY);
+        return Err(StateError::Nobody);
     }
     if admin {
         return Ok(());
@@ -77,7 +78,7 @@ pub fn submit_identity(
             body_uid = desc.user_id,
             "job refused: requested UID is not the sender's"
         );
-        return Err(ESLURM_USER_ID_MISSING);
+        return Err(StateError::InvalidUserId);
     }
     if !unset(desc.group_id) && desc.group_id != user.gid {
         tracing::error!(
@@ -85,7 +86,7 @@ pub fn submit_identity(
             body_gid = desc.group_id,
             "job refused: requested GID is not the sender's"
         );
-        return Err(ESLURM_GROUP_ID_MISSING);
+        return Err(StateError::InvalidGroupId);
     }
     Ok(())
 }
@@ -114,7 +115,7 @@ impl Controller {
             | Command::DeletePartition { uid, .. }
                 if !admin(*uid) =>
             {
-                ESLURM_USER_ID_MISSING
+                StateError::InvalidUserId
             }
             Command::Submit {
                 user,
@@ -131,10 +132,10 @@ impl Controller {
             }
             Command::StepCreate { uid, req, .. } => {
                 if req.user_id != SLURM_AUTH_NOBODY && req.user_id != *uid {
-                    ESLURM_USER_ID_MISSING
+                    StateError::InvalidUserId
                 } else if self.settled_owner(req.step_id.job_id, so_far)? != *uid {
                     // Only the owner runs steps, root and SlurmUser too.
-                    ESLURM_ACCESS_DENIED
+                    StateError::AccessDenied
                 } else {
                     return None;
                 }
@@ -146,7 +147,7 @@ impl Controller {
                 } else {
                     self.jobs.get(job_id)?.user.uid
                 };
-                self.not_owner(*uid, owner, ESLURM_ACCESS_DENIED)?
+                self.not_owner(*uid, owner, StateError::AccessDenied)?
             }
             // (A task list past MaxArraySize is apply's ESLURM_INVALID_JOB_ID.)
             Command::KillTasks {
@@ -154,37 +155,42 @@ impl Controller {
                 array_job_id,
                 tasks,
                 ..
-            } if self.tasks_in_bounds(tasks) => {
-                self.not_owner(*uid, self.array_owner(*array_job_id)?, ESLURM_ACCESS_DENIED)?
-            }
+            } if self.tasks_in_bounds(tasks) => self.not_owner(
+                *uid,
+                self.array_owner(*array_job_id)?,
+                StateError::AccessDenied,
+            )?,
             // A whole array is answered per group of tasks: left to apply.
             Command::UpdateJob { uid, job_id, .. } if !self.names_whole_array(*job_id) => self
                 .not_owner(
                     *uid,
                     self.jobs.get(job_id)?.user.uid,
-                    ESLURM_USER_ID_MISSING,
+                    StateError::InvalidUserId,
                 )?,
-            Command::Requeue { uid, job_id, .. } if !self.names_whole_array(*job_id) => {
-                self.not_owner(*uid, self.jobs.get(job_id)?.user.uid, ESLURM_ACCESS_DENIED)?
-            }
+            Command::Requeue { uid, job_id, .. } if !self.names_whole_array(*job_id) => self
+                .not_owner(
+                    *uid,
+                    self.jobs.get(job_id)?.user.uid,
+                    StateError::AccessDenied,
+                )?,
             Command::StepComplete { uid, msg } => self.not_owner(
                 *uid,
                 self.jobs.get(&msg.step_id.job_id)?.user.uid,
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             )?,
             Command::CompleteAllocation { uid, job_id, .. } => self.not_owner(
                 *uid,
                 self.jobs.get(job_id)?.user.uid,
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             )?,
             _ => return None,
         };
-        tracing::debug!(rc, "refused before logging: {}", command_name(cmd));
-        Some(Reply::Rc(rc))
+        tracing::debug!(?rc, "refused before logging: {}", command_name(cmd));
+        Some(Reply::Err(rc))
     }
 
     /// `rc` when `uid` is neither `owner` nor an administrator.
-    fn not_owner(&self, uid: u32, owner: u32, rc: i32) -> Option<i32> {
+    fn not_owner(&self, uid: u32, owner: u32, rc: StateError) -> Option<StateError> {
         (!self.conf.owner_or_operator(uid, owner)).then_some(rc)
     }
 
@@ -268,7 +274,7 @@ mod tests {
     }
 
     /// Commands a sender may not give, with stock's answer.
-    fn refused() -> Vec<(Command, i32)> {
+    fn refused() -> Vec<(Command, StateError)> {
         vec![
             (
                 Command::UpdateNode {
@@ -280,7 +286,7 @@ mod tests {
                         ..Default::default()
                     }),
                 },
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             (
                 Command::Register {
@@ -288,7 +294,7 @@ mod tests {
                     version: ProtocolVersion::V24_11,
                     uid: OTHER,
                 },
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             (
                 Command::BatchComplete {
@@ -298,7 +304,7 @@ mod tests {
                     slurm_rc: 0,
                     node: Some("n1".into()),
                 },
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             (
                 Command::EpilogComplete {
@@ -307,7 +313,7 @@ mod tests {
                     node: Some("n1".into()),
                     rc: 0,
                 },
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             (
                 Command::UpdatePartition {
@@ -317,23 +323,23 @@ mod tests {
                         ..Default::default()
                     }),
                 },
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             (
                 Command::DeletePartition {
                     uid: OWNER,
                     name: "debug".into(),
                 },
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
-            (kill_cmd(OTHER, 1), ESLURM_ACCESS_DENIED),
+            (kill_cmd(OTHER, 1), StateError::AccessDenied),
             (
                 update_job_cmd(OTHER, 1, |d| d.time_limit = 5),
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             (
                 update_job_cmd(OTHER, 1, |d| d.dependency = Some("afterok:7".into())),
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             (
                 Command::Requeue {
@@ -341,7 +347,7 @@ mod tests {
                     job_id: 1,
                     flags: 0,
                 },
-                ESLURM_ACCESS_DENIED,
+                StateError::AccessDenied,
             ),
             (
                 Command::StepComplete {
@@ -351,7 +357,7 @@ mod tests {
                         ..Default::default()
                     }),
                 },
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             (
                 Command::CompleteAllocation {
@@ -359,7 +365,7 @@ mod tests {
                     job_id: 1,
                     job_rc: 0,
                 },
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             (
                 Command::StepCreate {
@@ -367,7 +373,7 @@ mod tests {
                     req: Box::new(step_req(1, 1, 1)),
                     version: ProtocolVersion::V24_11,
                 },
-                ESLURM_ACCESS_DENIED,
+                StateError::AccessDenied,
             ),
             (
                 Command::StepCreate {
@@ -378,17 +384,20 @@ mod tests {
                     }),
                     version: ProtocolVersion::V24_11,
                 },
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             // Body identity of a submit (stock's _valid_id).
-            (v24(OWNER, OWNER, |d| d.user_id = 0), ESLURM_USER_ID_MISSING),
+            (
+                v24(OWNER, OWNER, |d| d.user_id = 0),
+                StateError::InvalidUserId,
+            ),
             (
                 v24(OWNER, OWNER, |d| d.group_id = 0),
-                ESLURM_GROUP_ID_MISSING,
+                StateError::InvalidGroupId,
             ),
             (
                 v24(OWNER, OWNER, |d| d.user_id = NO_VAL),
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             (
                 submit_cmd(
@@ -399,11 +408,11 @@ mod tests {
                     },
                     ProtocolVersion::V22_05,
                 ),
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
             (
                 submit_cmd(user(99, 99), true_job(), ProtocolVersion::V26_05),
-                ESLURM_AUTH_NOBODY,
+                StateError::Nobody,
             ),
             (
                 Command::Allocate {
@@ -415,7 +424,7 @@ mod tests {
                     version: ProtocolVersion::V22_05,
                     resp_host: "10.0.0.9".into(),
                 },
-                ESLURM_USER_ID_MISSING,
+                StateError::InvalidUserId,
             ),
         ]
     }
@@ -425,11 +434,11 @@ mod tests {
         let c = cluster();
         for (cmd, rc) in refused() {
             let pre = c.refuse_before_log(&cmd, &BatchSoFar::default());
-            assert_eq!(pre, Some(Reply::Rc(rc)), "{cmd:?}");
+            assert_eq!(pre, Some(Reply::Err(rc)), "{cmd:?}");
             // apply (replay, defence in depth) gives the same answer.
             let mut after = c.clone();
             let (reply, fx) = after.apply(1001, cmd.clone());
-            assert_eq!(reply, Reply::Rc(rc), "apply: {cmd:?}");
+            assert_eq!(reply, Reply::Err(rc), "apply: {cmd:?}");
             assert!(fx.is_empty(), "{cmd:?}");
             assert_eq!(after.jobs[&1].state, JobState::Pending);
             assert_eq!(after.next_job_id, 2, "{cmd:?}");
@@ -457,16 +466,16 @@ mod tests {
             signal: crate::state::SIGKILL,
         };
         let pre = c.refuse_before_log(&tasks(vec![2, 3]), &BatchSoFar::default());
-        assert_eq!(pre, Some(Reply::Rc(ESLURM_ACCESS_DENIED)));
+        assert_eq!(pre, Some(Reply::Err(StateError::AccessDenied)));
         assert_eq!(c.clone().apply(1001, tasks(vec![2, 3])).0, pre.unwrap());
         assert_eq!(
             c.refuse_before_log(&kill_cmd(OTHER, array), &BatchSoFar::default()),
-            Some(Reply::Rc(ESLURM_ACCESS_DENIED))
+            Some(Reply::Err(StateError::AccessDenied))
         );
         // A list past MaxArraySize gets apply's own answer.
         let huge = tasks(vec![u32::MAX - 1]);
         assert_eq!(c.refuse_before_log(&huge, &BatchSoFar::default()), None);
-        assert_eq!(c.apply(1001, huge).0, Reply::Rc(ESLURM_INVALID_JOB_ID));
+        assert_eq!(c.apply(1001, huge).0, Reply::Err(StateError::InvalidJobId));
     }
 
     #[test]
@@ -517,7 +526,7 @@ mod tests {
     fn a_body_naming_someone_else_is_refused_not_rewritten() {
         let mut c = cluster();
         let r = c.apply(1001, v24(OWNER, OWNER, |d| d.user_id = 0));
-        assert_eq!(r.0, Reply::Rc(ESLURM_USER_ID_MISSING));
+        assert_eq!(r.0, Reply::Err(StateError::InvalidUserId));
         assert_eq!(c.jobs.len(), 1, "no job for root was made");
         // 24.11's allocation ignores the body: the job is the sender's.
         let d = JobDescMsg {
@@ -541,7 +550,7 @@ mod tests {
         assert_eq!(c.refuse_before_log(&kill_cmd(OTHER, 1), &so_far), None);
         // Sender rules from the configuration still hold.
         let (cmd, rc) = refused().swap_remove(0);
-        assert_eq!(c.refuse_before_log(&cmd, &so_far), Some(Reply::Rc(rc)));
+        assert_eq!(c.refuse_before_log(&cmd, &so_far), Some(Reply::Err(rc)));
         so_far.note(&Command::Reconfigure(Box::new((*c.conf).clone())));
         assert_eq!(c.refuse_before_log(&cmd, &so_far), None);
     }

@@ -3,15 +3,16 @@
 //! layout, and the commands that change them. Pure, like the rest of
 //! `state`: the daemon signs the step credential and does the sending.
 
+use super::command::{Effect, Outbound, Purpose, Reply, Time, MEM_PER_CPU};
+use super::controller::Controller;
+use super::error::StateError;
 use super::job::{Job, JobState};
-use super::{Controller, Effect, Outbound, Purpose, Time};
-use slurm_wire::errno::*;
+pub use super::steps::{JobSteps, SrunAddr, Step};
 use slurm_wire::msg::job::ResourceAllocationResponseMsg;
 use slurm_wire::msg::step::{JobStepCreateRequestMsg, StepCompleteMsg};
 use slurm_wire::pack::{NO_VAL, NO_VAL16};
 use slurm_wire::types::StepId;
 use slurm_wire::{Message, ProtocolVersion};
-use std::collections::BTreeMap;
 
 use super::refuse::SLURM_AUTH_NOBODY;
 
@@ -24,54 +25,6 @@ pub mod dist {
     pub const UNKNOWN: u32 = 0x2000;
     /// The node-level part of a distribution (`SLURM_DIST_STATE_BASE`).
     pub const STATE_BASE: u32 = 0x00ff;
-}
-
-/// Where the srun that asked for an interactive allocation listens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SrunAddr {
-    pub host: String,
-    /// RESPONSE_RESOURCE_ALLOCATION goes here when the grant was deferred.
-    pub alloc_resp_port: u16,
-    /// SRUN_* callbacks (job complete, timeout) go here.
-    pub other_port: u16,
-    pub version: ProtocolVersion,
-    pub uid: u32,
-}
-
-/// One running step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    pub step_id: u32,
-    pub name: Option<String>,
-    /// Node indexes, in layout order (the step's node ids).
-    pub nodes: Vec<usize>,
-    /// Global task ids per node of `nodes`.
-    pub tids: Vec<Vec<u32>>,
-    pub num_tasks: u32,
-    pub task_dist: u32,
-    pub cpus_per_task: u16,
-    pub start_time: Time,
-    /// The protocol every party of the step can speak.
-    pub start_protocol_ver: ProtocolVersion,
-    /// srun's step callback address (host, port).
-    pub srun_host: Option<String>,
-    pub srun_port: u16,
-    pub srun_pid: u32,
-    pub submit_line: Option<String>,
-    /// Nodes (by node id) that reported REQUEST_STEP_COMPLETE.
-    pub done: Vec<bool>,
-    /// The largest step_rc reported.
-    pub exit_code: u32,
-}
-
-/// A job's steps and, for interactive allocations, its srun.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct JobSteps {
-    pub next_step_id: u32,
-    pub steps: BTreeMap<u32, Step>,
-    pub srun: Option<SrunAddr>,
-    /// The grant must be sent to srun when the job starts.
-    pub grant_pending: bool,
 }
 
 /// The task layout of a step: how many tasks on each node, and which.
@@ -252,12 +205,11 @@ impl Controller {
         version: ProtocolVersion,
         resp_host: String,
         fx: &mut Vec<Effect>,
-    ) -> super::Reply {
-        use super::Reply;
+    ) -> Reply {
         if super::refuse::allocate_checks_identity(version) {
             let admin = self.conf.is_admin(user.uid);
             if let Err(rc) = super::refuse::submit_identity(admin, &user, &desc, version) {
-                return Reply::Rc(rc);
+                return Reply::Err(rc);
             }
         }
         // An allocation has no script, whatever the request says.
@@ -291,7 +243,7 @@ impl Controller {
         if !running && immediate {
             self.jobs.remove(&job_id);
             self.last_job_update = now;
-            return Reply::Rc(ESLURM_CAN_NOT_START_IMMEDIATELY);
+            return Reply::Err(StateError::CannotStartNow);
         }
         self.note_interactive(job_id, srun);
         r
@@ -305,16 +257,16 @@ impl Controller {
         job_id: u32,
         job_rc: u32,
         fx: &mut Vec<Effect>,
-    ) -> super::Reply {
-        use super::{job, Reply};
+    ) -> Reply {
+        use super::job;
         let Some(j) = self.jobs.get_mut(&job_id) else {
-            return Reply::Rc(ESLURM_INVALID_JOB_ID);
+            return Reply::Err(StateError::InvalidJobId);
         };
         if !self.conf.owner_or_operator(uid, j.user.uid) {
-            return Reply::Rc(ESLURM_USER_ID_MISSING);
+            return Reply::Err(StateError::InvalidUserId);
         }
         if j.state.is_finished() {
-            return Reply::Rc(ESLURM_ALREADY_DONE);
+            return Reply::Err(StateError::AlreadyDone);
         }
         j.exit_code = job_rc;
         let state = if j.state == JobState::Pending {
@@ -329,7 +281,7 @@ impl Controller {
         tracing::info!(job_id, job_rc, "allocation complete");
         self.end_job(now, job_id, state, fx);
         self.schedule(now, fx);
-        Reply::Rc(SLURM_SUCCESS)
+        Reply::Ok
     }
 
     /// REQUEST_JOB_STEP_CREATE.
@@ -339,25 +291,25 @@ impl Controller {
         uid: u32,
         req: &JobStepCreateRequestMsg,
         version: ProtocolVersion,
-    ) -> Result<(u32, u32), i32> {
+    ) -> Result<(u32, u32), StateError> {
         let job_id = req.step_id.job_id;
         // Stock: the body names the sender (or nobody, meaning the
         // sender), and only the job's owner runs steps in it, root and
         // SlurmUser included.
         if req.user_id != SLURM_AUTH_NOBODY && req.user_id != uid {
-            return Err(ESLURM_USER_ID_MISSING);
+            return Err(StateError::InvalidUserId);
         }
-        let j = self.jobs.get(&job_id).ok_or(ESLURM_INVALID_JOB_ID)?;
+        let j = self.jobs.get(&job_id).ok_or(StateError::InvalidJobId)?;
         if j.user.uid != uid {
-            return Err(ESLURM_ACCESS_DENIED);
+            return Err(StateError::AccessDenied);
         }
         match j.state {
             JobState::Running => {}
-            JobState::Pending => return Err(ESLURM_JOB_PENDING),
-            _ => return Err(ESLURM_ALREADY_DONE),
+            JobState::Pending => return Err(StateError::JobPending),
+            _ => return Err(StateError::AlreadyDone),
         }
         if !j.completing.is_empty() {
-            return Err(ESLURM_ALREADY_DONE);
+            return Err(StateError::AlreadyDone);
         }
         // Which of the job's nodes: those named, else the first ones.
         let alloc: Vec<(usize, u32)> = j
@@ -369,14 +321,14 @@ impl Controller {
         {
             Some(list) => {
                 let names = crate::sched::client_hosts(&self.conf, list)
-                    .map_err(|_| ESLURM_INVALID_NODE_NAME)?;
+                    .map_err(|_| StateError::InvalidNodeName)?;
                 let mut out = Vec::new();
                 for n in names {
-                    let i = self.node_index(&n).ok_or(ESLURM_INVALID_NODE_NAME)?;
+                    let i = self.node_index(&n).ok_or(StateError::InvalidNodeName)?;
                     let a = alloc
                         .iter()
                         .find(|a| a.0 == i)
-                        .ok_or(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)?;
+                        .ok_or(StateError::NodeConfigUnavailable)?;
                     if !out.contains(a) {
                         out.push(*a);
                     }
@@ -393,7 +345,7 @@ impl Controller {
             }
         };
         if chosen.is_empty() {
-            return Err(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+            return Err(StateError::NodeConfigUnavailable);
         }
         let min_nodes = if req.min_nodes == NO_VAL || req.min_nodes == 0 {
             1
@@ -401,7 +353,7 @@ impl Controller {
             req.min_nodes
         } as usize;
         if min_nodes > chosen.len() {
-            return Err(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+            return Err(StateError::NodeConfigUnavailable);
         }
         let num_tasks = if req.num_tasks == NO_VAL || req.num_tasks == 0 {
             min_nodes as u32
@@ -410,7 +362,7 @@ impl Controller {
         };
         // Upstream's MaxTasksPerNode default; also bounds the layout's work.
         if num_tasks > 512u32.saturating_mul(chosen.len() as u32) {
-            return Err(ESLURM_BAD_TASK_COUNT);
+            return Err(StateError::BadTaskCount);
         }
         let cpt = if req.cpu_count != NO_VAL && req.cpu_count > 0 && num_tasks > 0 {
             (req.cpu_count / num_tasks).max(1)
@@ -467,19 +419,24 @@ impl Controller {
     }
 
     /// REQUEST_STEP_COMPLETE (from a slurmd, or srun for nodes that failed).
-    pub(super) fn step_complete(&mut self, now: Time, uid: u32, m: &StepCompleteMsg) -> i32 {
+    pub(super) fn step_complete(
+        &mut self,
+        now: Time,
+        uid: u32,
+        m: &StepCompleteMsg,
+    ) -> Result<(), StateError> {
         let job_id = m.step_id.job_id;
         let Some(j) = self.jobs.get(&job_id) else {
-            return ESLURM_INVALID_JOB_ID;
+            return Err(StateError::InvalidJobId);
         };
         if !self.conf.owner_or_operator(uid, j.user.uid) {
-            return ESLURM_USER_ID_MISSING;
+            return Err(StateError::InvalidUserId);
         }
         let Some(js) = self.steps.get_mut(&job_id) else {
-            return SLURM_SUCCESS; // the step is already gone
+            return Ok(()); // the step is already gone
         };
         let Some(st) = js.steps.get_mut(&m.step_id.step_id) else {
-            return SLURM_SUCCESS;
+            return Ok(());
         };
         let last = (m.range_last as usize).min(st.done.len().saturating_sub(1));
         for d in st
@@ -501,7 +458,7 @@ impl Controller {
             js.steps.remove(&m.step_id.step_id);
             self.last_job_update = now;
         }
-        SLURM_SUCCESS
+        Ok(())
     }
 }
 
@@ -537,7 +494,7 @@ pub fn alloc_response(
         cpu_count_reps: runs.iter().map(|r| r.1).collect(),
         partition: Some(c.conf.partitions[j.part].name().to_string()),
         pn_min_memory: if j.mem_per_cpu {
-            j.mem | super::MEM_PER_CPU
+            j.mem | MEM_PER_CPU
         } else {
             j.mem
         },
@@ -674,7 +631,7 @@ mod tests {
             version: ProtocolVersion::V24_11,
         };
         let (r, fx) = c.apply(1003, sig(1000, 0));
-        assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(r, Reply::Ok);
         let sent: Vec<_> = fx
             .iter()
             .map(|Effect::Send(o)| match &o.msg {
@@ -684,11 +641,11 @@ mod tests {
             .collect();
         assert_eq!(sent, [(c.nodes[on[0]].name().to_string(), 0, 15)]);
         for (uid, step, rc) in [
-            (1001, 0, ESLURM_USER_ID_MISSING),
-            (1000, 7, ESLURM_INVALID_JOB_ID),
+            (1001, 0, StateError::InvalidUserId),
+            (1000, 7, StateError::InvalidJobId),
         ] {
             let (r, fx) = c.apply(1004, sig(uid, step));
-            assert_eq!(r, Reply::Rc(rc), "uid {uid} step {step}");
+            assert_eq!(r, Reply::Err(rc), "uid {uid} step {step}");
             assert!(fx.is_empty());
         }
         // 26.05 checks access first, with another errno.
@@ -696,9 +653,9 @@ mod tests {
         if let Command::SignalStep { version, .. } = &mut new {
             *version = ProtocolVersion::V26_05;
         }
-        assert_eq!(c.apply(1004, new).0, Reply::Rc(ESLURM_ACCESS_DENIED));
+        assert_eq!(c.apply(1004, new).0, Reply::Err(StateError::AccessDenied));
         // root may; the job and its step are untouched.
-        assert_eq!(c.apply(1005, sig(0, 0)).0, Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(c.apply(1005, sig(0, 0)).0, Reply::Ok);
         assert_eq!(c.jobs[&job_id].state, JobState::Running);
         assert!(c.steps[&job_id].steps.contains_key(&0));
     }
@@ -728,9 +685,9 @@ mod tests {
         // A stranger may not create steps in it, nor root (stock's rule),
         // nor anyone naming another user in the body.
         for (uid, user_id, rc) in [
-            (1001, 99, ESLURM_ACCESS_DENIED),
-            (0, 99, ESLURM_ACCESS_DENIED),
-            (1000, 0, ESLURM_USER_ID_MISSING),
+            (1001, 99, StateError::AccessDenied),
+            (0, 99, StateError::AccessDenied),
+            (1000, 0, StateError::InvalidUserId),
         ] {
             let mut req = step_req(job_id, 2, 2);
             req.user_id = user_id;
@@ -739,7 +696,7 @@ mod tests {
                 req,
                 version: ProtocolVersion::V26_05,
             };
-            assert_eq!(c.apply(1002, cmd).0, Reply::Rc(rc), "uid {uid}");
+            assert_eq!(c.apply(1002, cmd).0, Reply::Err(rc), "uid {uid}");
         }
         let (r, _) = c.apply(
             1002,
@@ -785,7 +742,7 @@ mod tests {
                 job_rc: 0,
             },
         );
-        assert_eq!(r, Reply::Rc(SLURM_SUCCESS));
+        assert_eq!(r, Reply::Ok);
         assert_eq!(c.jobs[&job_id].state, JobState::Complete);
         let s = sends(&fx);
         assert!(
@@ -806,7 +763,7 @@ mod tests {
                 version: ProtocolVersion::V24_11,
             },
         );
-        assert_eq!(r, Reply::Rc(ESLURM_ALREADY_DONE));
+        assert_eq!(r, Reply::Err(StateError::AlreadyDone));
     }
 
     /// A pending allocation is granted later by a message to srun.

@@ -261,7 +261,7 @@ pub(crate) fn epilog(c: &mut Controller, now: Time, job_id: u32, node: &str) -> 
 pub(crate) fn finish(c: &mut Controller, now: Time, job_id: u32, rc: u32) -> Vec<Effect> {
     let node = batch_host(c, job_id);
     let (r, mut fx) = complete(c, now, job_id, rc, node);
-    assert_eq!(r, Reply::Rc(0));
+    assert_eq!(r, Reply::Ok);
     fx.extend(epilogs(c, now, job_id));
     fx
 }

@@ -1,6 +1,7 @@
 //! State machine tests with a virtual clock.
 
 use super::*;
+use crate::state::error::StateError;
 use slurm_wire::msg::kill::KillJobMsg;
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
 use testkit::{
@@ -66,9 +67,9 @@ fn job_lifecycle_submit_launch_complete_epilog() {
             node: Some("n1".into()),
         },
     );
-    assert_eq!(r, Reply::Rc(ESLURM_USER_ID_MISSING));
+    assert_eq!(r, Reply::Err(StateError::InvalidUserId));
     let (r, fx) = complete(&mut c, 1010, job_id, 0, Some("n1".into()));
-    assert_eq!(r, Reply::Rc(0));
+    assert_eq!(r, Reply::Ok);
     let out = sends(&fx);
     assert_eq!(out.len(), 1);
     let Message::RequestTerminateJob(KillJobMsg { job_state, .. }) = &out[0].msg else {
@@ -268,11 +269,11 @@ fn submit_errors_match_stock() {
     let mut c = ctrl("");
     c.apply(1001, reg("n1", 4, 1000));
     let r = submit(&mut c, 1002, |d| d.partition = Some("nosuch".into())).0;
-    assert_eq!(r, Reply::Rc(ESLURM_INVALID_PARTITION_NAME));
+    assert_eq!(r, Reply::Err(StateError::InvalidPartitionName));
     // More nodes or CPUs than the partition has: 24.x refuses, 22.05
     // and 26.05 queue with a partition reason.
     let r = submit_as(&mut c, 1002, ProtocolVersion::V24_11, |d| d.min_nodes = 3).0;
-    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    assert_eq!(r, Reply::Err(StateError::NodeConfigUnavailable));
     for (v, f, want) in [
         (ProtocolVersion::V22_05, 3, job::reason::WAIT_PART_CONFIG),
         (
@@ -297,7 +298,7 @@ fn submit_errors_match_stock() {
     }
     // A bigger node than any there is: refused by every release.
     let r = submit(&mut c, 1002, |d| d.pn_min_memory = 2000).0;
-    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    assert_eq!(r, Reply::Err(StateError::NodeConfigUnavailable));
     // Over MaxTime: pending with PartitionTimeLimit by default ...
     let job_id = submitted(&mut c, 1002, |d| d.time_limit = 61);
     assert_eq!(
@@ -308,7 +309,7 @@ fn submit_errors_match_stock() {
     let mut c = ctrl("EnforcePartLimits=ALL\n");
     assert_eq!(
         submit(&mut c, 1002, |d| d.time_limit = 61).0,
-        Reply::Rc(ESLURM_INVALID_TIME_LIMIT)
+        Reply::Err(StateError::InvalidTimeLimit)
     );
 }
 
@@ -317,15 +318,15 @@ fn cancel_is_owner_or_admin_only() {
     let mut c = ctrl("");
     let job_id = submitted(&mut c, 1002, |_| {});
     let (r, _) = testkit::kill(&mut c, 1003, 2000, job_id);
-    assert_eq!(r, Reply::Rc(ESLURM_ACCESS_DENIED));
+    assert_eq!(r, Reply::Err(StateError::AccessDenied));
     let (r, fx) = testkit::kill(&mut c, 1003, 1000, job_id);
-    assert_eq!(r, Reply::Rc(0));
+    assert_eq!(r, Reply::Ok);
     assert!(fx.is_empty(), "a pending job has no nodes to clean");
     assert_eq!(c.jobs[&job_id].state, JobState::Cancelled);
     let (r, _) = testkit::kill(&mut c, 1004, 0, job_id);
-    assert_eq!(r, Reply::Rc(ESLURM_ALREADY_DONE));
+    assert_eq!(r, Reply::Err(StateError::AlreadyDone));
     let (r, _) = testkit::kill(&mut c, 1004, 0, 999);
-    assert_eq!(r, Reply::Rc(ESLURM_INVALID_JOB_ID));
+    assert_eq!(r, Reply::Err(StateError::InvalidJobId));
 }
 
 #[test]
@@ -483,7 +484,7 @@ fn drain_and_resume_are_admin_only() {
         }),
     };
     let (r, _) = c.apply(1001, upd(1000, node::bits::DRAIN, Some("x")));
-    assert_eq!(r, Reply::Rc(ESLURM_USER_ID_MISSING));
+    assert_eq!(r, Reply::Err(StateError::InvalidUserId));
     c.apply(1001, upd(0, node::bits::DRAIN, Some("maint")));
     assert_eq!(state(&c, "n1"), node::bits::IDLE | node::bits::DRAIN);
     // A drained node gets no new work.
@@ -614,19 +615,19 @@ fn gres_that_can_never_run_is_refused_at_submit() {
         }
     };
     let (r, _) = submit(&mut c, 1002, with("gres/gpu:a100:5"));
-    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    assert_eq!(r, Reply::Err(StateError::NodeConfigUnavailable));
     // an unknown type is unsatisfiable, an unknown name invalid
     let (r, _) = submit(&mut c, 1002, with("gres/gpu:h100:1"));
-    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    assert_eq!(r, Reply::Err(StateError::NodeConfigUnavailable));
     let (r, _) = submit(&mut c, 1002, with("gres/foo:1"));
-    assert_eq!(r, Reply::Rc(ESLURM_INVALID_GRES));
+    assert_eq!(r, Reply::Err(StateError::InvalidGres));
     let (r, _) = submit(&mut c, 1002, with("gres/gpu:6"));
     assert!(matches!(r, Reply::Submitted { .. }), "{r:?}");
     // The debug partition's nodes have no GPUs at all.
     let (r, _) = submit(&mut c, 1002, |d| {
         d.tres_per_node = Some("gres/gpu:1".into())
     });
-    assert_eq!(r, Reply::Rc(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE));
+    assert_eq!(r, Reply::Err(StateError::NodeConfigUnavailable));
 }
 
 #[test]

@@ -1,12 +1,14 @@
 //! Job control with a virtual clock.
 
 use super::*;
+use crate::state::error::StateError;
 use crate::state::job::reason;
 use crate::state::testkit::{
     self, controller, epilog, job_id, msgs, node_msg, reg_msg, set_node, update_job, ALICE,
     SMALL_CLUSTER,
 };
 use crate::state::{Command, Controller, Time};
+use slurm_wire::errno::ESLURMD_PROLOG_FAILED;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
 use slurm_wire::ProtocolVersion;
 
@@ -64,7 +66,7 @@ fn release(c: &mut Controller, now: Time, uid: u32, job_id: u32) -> Reply {
 }
 
 fn ok() -> Reply {
-    Reply::Rc(SLURM_SUCCESS)
+    Reply::Ok
 }
 
 #[test]
@@ -98,13 +100,13 @@ fn admin_hold_needs_an_operator_to_release() {
     assert_eq!(c.jobs[&id].state_reason, reason::WAIT_HELD);
     assert_eq!(
         release(&mut c, 1003, ALICE, id),
-        Reply::Rc(ESLURM_ACCESS_DENIED)
+        Reply::Err(StateError::AccessDenied)
     );
     assert_eq!(c.jobs[&id].priority, 0);
     // Another priority than a release on a held job is refused.
     assert_eq!(
         update(&mut c, 1003, 0, id, |d| d.priority = 5),
-        Reply::Rc(ESLURM_JOB_HELD)
+        Reply::Err(StateError::JobHeld)
     );
     // root turns it into a user hold, which the owner may release.
     assert_eq!(uhold(&mut c, 1004, 0, id), ok());
@@ -120,7 +122,7 @@ fn users_hold_only_their_own_jobs_and_get_user_holds() {
     let id = submit(&mut c, 1001, |_| {});
     assert_eq!(
         hold(&mut c, 1002, BOB, id),
-        Reply::Rc(ESLURM_USER_ID_MISSING)
+        Reply::Err(StateError::InvalidUserId)
     );
     assert_eq!(c.jobs[&id].priority, BASIC_PRIORITY);
     // `scontrol hold` by a user is still a user hold.
@@ -128,7 +130,7 @@ fn users_hold_only_their_own_jobs_and_get_user_holds() {
     assert_eq!(c.jobs[&id].state_reason, reason::WAIT_HELD_USER);
     assert_eq!(
         update(&mut c, 1002, ALICE, 999, |d| d.priority = 0),
-        Reply::Rc(ESLURM_INVALID_JOB_ID)
+        Reply::Err(StateError::InvalidJobId)
     );
 }
 
@@ -143,7 +145,7 @@ fn time_limit_rules() {
     assert_eq!(c.jobs[&id].time_limit, 60);
     assert_eq!(
         update(&mut c, 1002, ALICE, id, |d| d.time_limit = 61),
-        Reply::Rc(ESLURM_ACCESS_DENIED)
+        Reply::Err(StateError::AccessDenied)
     );
     assert_eq!(c.jobs[&id].time_limit, 60);
     // root may go past MaxTime; the job then waits on the partition limit.
@@ -159,7 +161,7 @@ fn time_limit_rules() {
     assert_eq!(end, 1003 + 20 * 60);
     assert_eq!(
         update(&mut c, 1004, ALICE, id, |d| d.time_limit = 30),
-        Reply::Rc(ESLURM_ACCESS_DENIED)
+        Reply::Err(StateError::AccessDenied)
     );
     assert_eq!(update(&mut c, 1004, 0, id, |d| d.time_limit = 30), ok());
     assert_eq!(c.jobs[&id].end_time, end + 10 * 60);
@@ -174,7 +176,7 @@ fn partition_and_node_count_change_only_while_pending() {
     assert_eq!(
         update(&mut c, 1002, ALICE, id, |d| d.partition =
             Some("nope".into())),
-        Reply::Rc(ESLURM_INVALID_PARTITION_NAME)
+        Reply::Err(StateError::InvalidPartitionName)
     );
     assert_eq!(
         update(&mut c, 1002, ALICE, id, |d| d.partition =
@@ -204,11 +206,11 @@ fn partition_and_node_count_change_only_while_pending() {
     assert_eq!(
         update(&mut c, 1004, ALICE, id, |d| d.partition =
             Some("other".into())),
-        Reply::Rc(ESLURM_JOB_NOT_PENDING)
+        Reply::Err(StateError::JobNotPending)
     );
     assert_eq!(
         update(&mut c, 1004, ALICE, id, |d| d.min_nodes = 1),
-        Reply::Rc(ESLURM_JOB_NOT_PENDING)
+        Reply::Err(StateError::JobNotPending)
     );
 }
 
@@ -304,7 +306,7 @@ fn requeue_of_a_running_job() {
             }
         )
         .0,
-        Reply::Rc(ESLURM_JOB_PENDING)
+        Reply::Err(StateError::JobPending)
     );
     epilog(&mut c, 1012, id, "n1");
     // The epilog done: a new submission, waiting for its begin time
@@ -402,7 +404,7 @@ fn requeue_refusals_and_requeuehold() {
         )
         .0
     };
-    assert_eq!(rq(&mut c, ALICE, 0), Reply::Rc(ESLURM_DISABLED));
+    assert_eq!(rq(&mut c, ALICE, 0), Reply::Err(StateError::Disabled));
     let id2 = submit(&mut c, 1000, |_| {});
     assert_eq!(
         c.apply(
@@ -414,7 +416,7 @@ fn requeue_refusals_and_requeuehold() {
             }
         )
         .0,
-        Reply::Rc(ESLURM_ACCESS_DENIED)
+        Reply::Err(StateError::AccessDenied)
     );
     assert_eq!(
         c.apply(
@@ -573,7 +575,10 @@ fn signals_go_to_the_job_processes() {
         panic!()
     };
     assert_eq!(s.flags, KILL_STEPS_ONLY);
-    assert_eq!(sig(&mut c, BOB, 10, 0).0, Reply::Rc(ESLURM_ACCESS_DENIED));
+    assert_eq!(
+        sig(&mut c, BOB, 10, 0).0,
+        Reply::Err(StateError::AccessDenied)
+    );
     // A pending job cannot take a signal.
     let mut c2 = ctrl();
     let p = submit(&mut c2, 1000, |_| {});
@@ -586,7 +591,7 @@ fn signals_go_to_the_job_processes() {
             flags: 0,
         },
     );
-    assert_eq!(r, Reply::Rc(ESLURM_TRANSITION_STATE_NO_UPDATE));
+    assert_eq!(r, Reply::Err(StateError::NotAlterableNow));
     assert!(fx.is_empty());
 }
 
