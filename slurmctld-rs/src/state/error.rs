@@ -5,118 +5,81 @@
 use slurm_wire::errno::*;
 
 /// Why a command was refused or failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StateError {
     /// `ESLURM_USER_ID_MISSING`.
-    #[error("Invalid user id")]
     InvalidUserId,
     /// `ESLURM_ACCESS_DENIED`.
-    #[error("Access/permission denied")]
     AccessDenied,
     /// `ESLURM_INVALID_JOB_ID`.
-    #[error("Invalid job id specified")]
     InvalidJobId,
     /// `ESLURM_DEPENDENCY`.
-    #[error("Job dependency problem")]
     Dependency,
     /// `ESLURM_CIRCULAR_DEPENDENCY`.
-    #[error("Circular job dependency")]
     CircularDependency,
     /// `ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE`.
-    #[error("Requested node configuration is not available")]
     NodeConfigUnavailable,
     /// `ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE`.
-    #[error("Requested partition configuration not available now")]
     PartConfigUnavailable,
     /// `ESLURM_INVALID_NODE_NAME`.
-    #[error("Invalid node name specified")]
     InvalidNodeName,
     /// `ESLURM_INVALID_NODE_STATE`.
-    #[error("Invalid node state specified")]
     InvalidNodeState,
     /// `ESLURM_INVALID_NODE_COUNT`.
-    #[error("Node count specification invalid")]
     InvalidNodeCount,
     /// `ESLURM_ALREADY_DONE`.
-    #[error("Job/step already completing or completed")]
     AlreadyDone,
     /// `ESLURM_JOB_FINISHED`.
-    #[error("Job has already finished")]
     JobFinished,
     /// `ESLURM_JOB_NOT_PENDING`.
-    #[error("Job is no longer pending execution")]
     JobNotPending,
     /// `ESLURM_JOB_PENDING`.
-    #[error("Job is pending execution")]
     JobPending,
     /// `ESLURM_JOB_HELD`.
-    #[error("Job is in held state, pending scheduler release")]
     JobHeld,
     /// `ESLURM_TRANSITION_STATE_NO_UPDATE`.
-    #[error("Job can not be altered now, try again later")]
     NotAlterableNow,
     /// `ESLURM_INVALID_PARTITION_NAME`.
-    #[error("Invalid partition name specified")]
     InvalidPartitionName,
     /// `ESLURM_DEFAULT_PARTITION_NOT_SET`.
-    #[error("No partition specified or system default partition")]
     NoPartition,
     /// `ESLURM_PARTITION_IN_USE`.
-    #[error("Partition is in use")]
     PartitionInUse,
     /// `ESLURM_PARTITION_NOT_AVAIL`.
-    #[error("Required partition not available (inactive or drain)")]
     PartitionUnavailable,
     /// `ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP`.
-    #[error("User's group not permitted to use this partition")]
     GroupNotPermitted,
     /// `ESLURM_INVALID_FEATURE`.
-    #[error("Invalid feature specification")]
     InvalidFeature,
     /// `ESLURM_INVALID_GRES`.
-    #[error("Invalid generic resource (gres) specification")]
     InvalidGres,
     /// `ESLURM_BAD_TASK_COUNT`.
-    #[error("Task count specification invalid")]
     BadTaskCount,
     /// `ESLURM_INVALID_TIME_LIMIT`.
-    #[error("Requested time limit is invalid (missing or exceeds some limit)")]
     InvalidTimeLimit,
     /// `ESLURM_INVALID_ARRAY`.
-    #[error("Invalid job array specification")]
     InvalidArray,
     /// `ESLURM_INVALID_ACCOUNT`.
-    #[error("Invalid account or account/partition combination specified")]
     InvalidAccount,
     /// `ESLURM_GROUP_ID_MISSING`.
-    #[error("Invalid group id")]
     InvalidGroupId,
     /// `ESLURM_AUTH_NOBODY`.
-    #[error("Rejecting authentication of user nobody or group nobody")]
     Nobody,
     /// `ESLURM_DISABLED`.
-    #[error("Requested operation is presently disabled")]
     Disabled,
     /// `ESLURM_NOT_SUPPORTED`.
-    #[error("Requested operation not supported on this system")]
     NotSupported,
     /// `ESLURM_JOB_SCRIPT_MISSING`.
-    #[error("Job script not specified")]
     ScriptMissing,
     /// `ESLURM_BATCH_ONLY`.
-    #[error("Only batch jobs are accepted or processed")]
     BatchOnly,
     /// `ESLURM_CAN_NOT_START_IMMEDIATELY`.
-    #[error("Job can not start immediately")]
     CannotStartNow,
     /// `ESLURM_PRIO_RESET_FAIL`.
-    #[error("Changes to job priority are not persistent, change nice instead")]
     PriorityNotPersistent,
     /// `ESLURM_WRITING_TO_FILE`.
-    #[error("I/O error writing script/environment to file")]
     WriteFailed,
     /// `SLURM_ERROR`.
-    #[error("Unspecified error")]
     Unspecified,
 }
 
@@ -206,6 +169,15 @@ impl StateError {
     }
 }
 
+/// Shown as Slurm's symbolic name of the errno (clients print their own text for it).
+impl std::fmt::Display for StateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(slurm_wire::errno::name(self.errno()).unwrap_or("SLURM_ERROR"))
+    }
+}
+
+impl std::error::Error for StateError {}
+
 /// The wire value of an outcome: SLURM_SUCCESS or the error's errno.
 pub fn errno_of(r: Result<(), StateError>) -> i32 {
     r.err().map_or(SLURM_SUCCESS, StateError::errno)
@@ -225,6 +197,15 @@ pub fn worse(a: Result<(), StateError>, b: Result<(), StateError>) -> Result<(),
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+
+    #[test]
+    fn shown_by_the_errno_name() {
+        assert_eq!(
+            StateError::InvalidJobId.to_string(),
+            "ESLURM_INVALID_JOB_ID"
+        );
+        assert_eq!(StateError::Unspecified.to_string(), "SLURM_ERROR");
+    }
 
     /// The errno each variant stands for, by name (a match, so that a new
     /// variant must say which).
