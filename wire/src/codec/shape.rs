@@ -106,8 +106,12 @@ pub mod count16 {
         *f = x;
         Ok((r, ()))
     }
+    /// A list longer than a u16 can count is cut there, so that count and items agree.
     pub fn put<B: BufMut, T: Wire>(b: &mut B, v: ProtocolVersion, f: &[T]) {
-        b.put_u16(u16::try_from(f.len()).unwrap_or(u16::MAX));
+        let f = f
+            .get(..f.len().min(usize::from(u16::MAX)))
+            .unwrap_or_default();
+        b.put_u16(f.len() as u16);
         for x in f {
             x.put(b, v);
         }
@@ -162,5 +166,24 @@ pub mod step_num32 {
     }
     pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, f: &StepId) {
         b.put_u32(f.step_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count16_cuts_a_list_it_cannot_count() {
+        let v = ProtocolVersion::V24_11;
+        let long: Vec<u8> = (0..70_000u32).map(|x| x as u8).collect();
+        let mut b = Vec::new();
+        count16::put(&mut b, v, &long);
+        assert_eq!(b.len(), 2 + usize::from(u16::MAX));
+        assert_eq!(b.get(..2), Some(&[0xff, 0xff][..]));
+        let mut back = Vec::<u8>::new();
+        let (rest, ()) = count16::parse(&b, v, &mut back).unwrap();
+        assert!(rest.is_empty());
+        assert_eq!(back.as_slice(), long.get(..usize::from(u16::MAX)).unwrap());
     }
 }

@@ -137,17 +137,8 @@ mod prep_list {
         if v >= V::V25_05 {
             return f.put(b, v);
         }
-        put_count16(b, v, f.as_deref().unwrap_or_default());
+        shape::count16::put(b, v, f.as_deref().unwrap_or_default());
     }
-}
-
-/// A `u16` count (cut at u16::MAX) then the items.
-fn put_count16<B: BufMut, T: Wire>(b: &mut B, v: V, f: &[T]) {
-    let f = f
-        .get(..f.len().min(usize::from(u16::MAX)))
-        .unwrap_or_default();
-    b.put_u16(f.len() as u16);
-    f.iter().for_each(|x| x.put(b, v));
 }
 
 /// Upstream's `gres_build_id`: a GRES name's plugin id (bytes shifted by
@@ -416,7 +407,7 @@ mod job_states {
         shape::count16::parse_min(i, v, f, 60)
     }
     pub fn put<B: BufMut>(b: &mut B, v: V, f: &[GresJobState]) {
-        put_count16(b, v, f)
+        shape::count16::put(b, v, f)
     }
 }
 

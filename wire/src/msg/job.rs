@@ -1488,12 +1488,7 @@ mod het_job_allocs {
         count16::parse_min(i, v, f, 16)
     }
     pub fn put<B: BufMut>(b: &mut B, v: V, f: &[Msg]) {
-        count16::put(
-            b,
-            v,
-            f.get(..f.len().min(usize::from(u16::MAX)))
-                .unwrap_or_default(),
-        )
+        count16::put(b, v, f)
     }
 }
 
