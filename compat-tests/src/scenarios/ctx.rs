@@ -254,14 +254,16 @@ pub fn stock_state_mark(c: &mut Ctx) -> Result<(), String> {
 
 /// ... and before the kill, give a stock controller until its job_state
 /// file is newer than the mark (25 s at most: none comes when the change
-/// was saved before the mark).
+/// was saved before the mark), then 7 s more: a save packed before the
+/// change but written after the mark is followed by the change's own save
+/// within stock's 5 s save delay (CI once lost 20 cancels that way).
 pub fn wait_stock_state_saved(c: &mut Ctx) -> Result<(), String> {
     if stock_ctld(c) {
         c.ok_on(
             "ctl",
             "for i in $(seq 250); do \
              [ -n \"$(find /var/spool/slurmctld/job_state -newer /tmp/state-mark 2>/dev/null)\" ] \
-             && sleep 1 && exit 0; sleep 0.1; done; exit 0",
+             && sleep 7 && exit 0; sleep 0.1; done; exit 0",
         )?;
     }
     Ok(())
