@@ -284,3 +284,22 @@ fn constraints_are_bounded() {
         Err(crate::constraint::ParseError::TooManyFeatures)
     );
 }
+
+#[test]
+fn a_long_list_of_repeated_dependencies_parses_in_linear_time() {
+    let mut c = ctrl();
+    let j = id(submit(&mut c, 1000, |_| {}).0);
+    // Duplicates are dropped, so no element bound stops these; the hand
+    // parser re-read the rest of the list for every element (13 s for the
+    // first in a debug build, 0.1 s now).
+    for spec in [
+        format!("{j},").repeat(1 << 16) + &j.to_string(),
+        "singleton,".repeat(1 << 14) + "singleton",
+        format!("afterok:{j},").repeat(1 << 14) + &j.to_string(),
+    ] {
+        let (r, _) = quick("repeated dependencies", || {
+            submit(&mut c, 1000, |d| d.dependency = Some(spec.clone()))
+        });
+        assert!(matches!(r, Reply::Submitted { .. }), "{r:?}");
+    }
+}

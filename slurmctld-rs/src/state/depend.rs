@@ -4,6 +4,7 @@
 
 use super::command::{Reply, Time};
 use super::controller::Controller;
+use super::dep_syntax::{self, Clause, JobRef, Tasks};
 pub use super::deps::{Dep, DepState, DepType, Deps};
 use super::error::StateError;
 use super::job::JobState;
@@ -96,153 +97,64 @@ impl Controller {
         spec: &str,
         refuse_unknown: bool,
     ) -> Result<Vec<Dep>, StateError> {
-        let spec = spec.trim();
-        if spec.is_empty() || spec == "0" {
-            return Ok(Vec::new());
-        }
-        let mut deps: Vec<Dep> = Vec::new();
-        let mut any_or = false;
-        let max_task = self.max_array_size();
-        let mut seen: std::collections::HashSet<(u8, u32, u32)> = Default::default();
-        let mut push = |deps: &mut Vec<Dep>, d: Dep| -> Result<(), StateError> {
-            if seen.insert((d.ty.code(), d.job_id, d.task)) {
-                if deps.len() >= MAX_DEPENDENCIES {
-                    tracing::info!("dependency refused: more than {MAX_DEPENDENCIES} elements");
-                    return Err(StateError::Dependency);
+        let list = dep_syntax::parse(spec).map_err(|e| {
+            tracing::debug!("dependency {spec:?} refused: {e}");
+            StateError::Dependency
+        })?;
+        let mut deps = DepSet::default();
+        for clause in list.clauses {
+            match clause {
+                Clause::Singleton(state) => {
+                    deps.push(Dep::new(DepType::Singleton, 0, NO_VAL, 0, state))?
                 }
-                deps.push(d);
-            }
-            Ok(())
-        };
-        let mut rest = spec;
-        loop {
-            let lower = rest.to_ascii_lowercase();
-            let sep_after: Option<char>;
-            if lower.starts_with("singleton") {
-                let mut t = &rest[9..];
-                let state = take_state(&mut t)?;
-                push(
-                    &mut deps,
-                    Dep {
-                        ty: DepType::Singleton,
-                        job_id: 0,
-                        task: NO_VAL,
-                        time: 0,
-                        state,
-                        or: false,
-                    },
-                )?;
-                sep_after = t.chars().next();
-                if !matches!(sep_after, None | Some(',') | Some('?')) {
-                    return Err(StateError::Dependency);
+                Clause::Bare(job) => {
+                    self.add_deps(&mut deps, me, None, job, (0, DepState::Unfulfilled))?
                 }
-                rest = t.get(1..).unwrap_or("");
-            } else if !rest.contains(':') && rest.starts_with(|c: char| c.is_ascii_digit()) {
-                // The old form: a bare job id means afterany.
-                let (tok, tail) = match rest.find(',') {
-                    Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-                    None => (rest, None),
-                };
-                for (job_id, mut task) in ids_of(tok, max_task)? {
-                    if self.is_same_job(me, job_id, task) {
-                        return Err(StateError::Dependency);
-                    }
-                    self.dep_target_exists(job_id, &mut task);
-                    push(
-                        &mut deps,
-                        Dep {
-                            ty: DepType::AfterAny,
-                            job_id,
-                            task,
-                            time: 0,
-                            state: DepState::Unfulfilled,
-                            or: false,
-                        },
-                    )?;
-                }
-                match tail {
-                    Some(t) => {
-                        rest = t;
-                        continue;
-                    }
-                    None => break,
-                }
-            } else {
-                let ty = [
-                    ("afternotok:", DepType::AfterNotOk),
-                    ("aftercorr:", DepType::AfterCorr),
-                    ("afterany:", DepType::AfterAny),
-                    ("afterok:", DepType::AfterOk),
-                    ("after:", DepType::After),
-                ]
-                .into_iter()
-                .find(|(p, _)| lower.starts_with(p));
-                let Some((prefix, ty)) = ty else {
-                    return Err(StateError::Dependency);
-                };
-                let mut t = &rest[prefix.len()..];
-                // job_id[_task][+time][(state)], joined by ':'.
-                loop {
-                    let end = t.find([':', ',', '?', '+', '(']).unwrap_or(t.len());
-                    let ids = ids_of(&t[..end], max_task)?;
-                    t = &t[end..];
-                    let mut time = 0u32;
-                    if let Some(x) = t.strip_prefix('+') {
-                        let n = x.find(|c: char| !c.is_ascii_digit()).unwrap_or(x.len());
-                        let m: u32 = x[..n].parse().map_err(|_| StateError::Dependency)?;
-                        if m == 0 {
-                            return Err(StateError::Dependency);
-                        }
-                        time = m.saturating_mul(60);
-                        t = &x[n..];
-                    }
-                    let state = take_state(&mut t)?;
-                    for (job_id, mut task) in ids {
-                        let exists = self.dep_target_exists(job_id, &mut task);
-                        // Without the job, afterok/afternotok could never
-                        // be decided: stock refuses them.
-                        if !exists
-                            && refuse_unknown
-                            && matches!(ty, DepType::AfterOk | DepType::AfterNotOk)
-                        {
-                            return Err(StateError::Dependency);
-                        }
-                        if self.is_same_job(me, job_id, task) {
-                            return Err(StateError::Dependency);
-                        }
-                        push(
-                            &mut deps,
-                            Dep {
-                                ty,
-                                job_id,
-                                task,
-                                time,
-                                state,
-                                or: false,
-                            },
-                        )?;
-                    }
-                    match t.chars().next() {
-                        Some(':') => t = &t[1..],
-                        None | Some(',') | Some('?') => break,
-                        Some(_) => return Err(StateError::Dependency),
+                Clause::Typed { ty, items } => {
+                    // Without the job, afterok/afternotok could never be
+                    // decided: stock refuses them.
+                    let refuse =
+                        refuse_unknown && matches!(ty, DepType::AfterOk | DepType::AfterNotOk);
+                    for it in items {
+                        let when = (it.minutes.saturating_mul(60), it.state);
+                        self.add_deps(&mut deps, me, Some((ty, refuse)), it.job, when)?;
                     }
                 }
-                sep_after = t.chars().next();
-                rest = t.get(1..).unwrap_or("");
-            }
-            match sep_after {
-                Some('?') => any_or = true,
-                Some(',') => {}
-                _ => break,
             }
         }
-        if any_or {
+        let mut deps = deps.list;
+        if list.any_or {
             for d in &mut deps {
                 d.or = true;
             }
         }
         Ok(deps)
+    }
+
+    /// The jobs `job` names, as dependencies of `me`. `typed`: the type,
+    /// and whether a job that does not exist is refused; None for the old
+    /// form (afterany, whose self-check looks at the id as written).
+    fn add_deps(
+        &self,
+        deps: &mut DepSet,
+        me: Option<u32>,
+        typed: Option<(DepType, bool)>,
+        job: JobRef<'_>,
+        (time, state): (u32, DepState),
+    ) -> Result<(), StateError> {
+        let (ty, refuse_unknown) = typed.unwrap_or((DepType::AfterAny, false));
+        for (job_id, mut task) in expand(job, self.max_array_size())? {
+            let same_as_written = typed.is_none() && self.is_same_job(me, job_id, task);
+            let exists = self.dep_target_exists(job_id, &mut task);
+            if !exists && refuse_unknown {
+                return Err(StateError::Dependency);
+            }
+            if same_as_written || (typed.is_some() && self.is_same_job(me, job_id, task)) {
+                return Err(StateError::Dependency);
+            }
+            deps.push(Dep::new(ty, job_id, task, time, state))?;
+        }
+        Ok(())
     }
 
     fn target(&self, d: &Dep) -> Option<Target> {
@@ -473,53 +385,49 @@ impl Controller {
     }
 }
 
-/// `(state)` after a dependency; `fulfilled` may not be asked for.
-fn take_state(t: &mut &str) -> Result<DepState, StateError> {
-    let Some(x) = t.strip_prefix('(') else {
-        return Ok(DepState::Unfulfilled);
-    };
-    let Some(end) = x.find(')') else {
-        return Err(StateError::Dependency);
-    };
-    let state = if x[..end].eq_ignore_ascii_case("failed") {
-        DepState::Failed
-    } else {
-        DepState::Unfulfilled
-    };
-    *t = &x[end + 1..];
-    Ok(state)
+/// A job's dependencies as they are parsed: duplicates dropped, at most
+/// [`MAX_DEPENDENCIES`].
+#[derive(Default)]
+struct DepSet {
+    list: Vec<Dep>,
+    seen: std::collections::HashSet<(u8, u32, u32)>,
 }
 
-/// `12`, `12_3`, `12_*`, `12_[1-3]` -> (job id, task) pairs. A range's
-/// task ids are below `max_task` (MaxArraySize; stock's _xlate_array_dep
-/// fits them in a bitmap that size): checked before it is expanded. A
-/// single task id needs no bound (it is looked up, not expanded).
-pub fn ids_of(tok: &str, max_task: u32) -> Result<Vec<(u32, u32)>, StateError> {
-    let (id, task) = match tok.split_once('_') {
-        Some((a, b)) => (a, Some(b)),
-        None => (tok, None),
-    };
-    let job_id: u32 = id.parse().map_err(|_| StateError::Dependency)?;
-    if job_id == 0 {
-        return Err(StateError::Dependency);
-    }
-    Ok(match task {
-        None => vec![(job_id, NO_VAL)],
-        Some("*") => vec![(job_id, INFINITE)],
-        Some(t) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
-            let task: u32 = t.parse().map_err(|_| StateError::Dependency)?;
-            // NO_VAL and INFINITE mean "the job" and "the whole array".
-            if task >= NO_VAL {
+impl DepSet {
+    fn push(&mut self, d: Dep) -> Result<(), StateError> {
+        if self.seen.insert((d.ty.code(), d.job_id, d.task)) {
+            if self.list.len() >= MAX_DEPENDENCIES {
+                tracing::info!("dependency refused: more than {MAX_DEPENDENCIES} elements");
                 return Err(StateError::Dependency);
             }
-            vec![(job_id, task)]
+            self.list.push(d);
         }
-        Some(t) => super::tasks::parse_tasks(t, max_task)
+        Ok(())
+    }
+}
+
+/// The (job id, task) pairs a job reference names. A range's task ids are
+/// below `max_task` (MaxArraySize; stock's _xlate_array_dep fits them in a
+/// bitmap that size): checked before it is expanded. A single task id
+/// needs no bound (it is looked up, not expanded).
+fn expand(job: JobRef<'_>, max_task: u32) -> Result<Vec<(u32, u32)>, StateError> {
+    let id = job.job_id;
+    Ok(match job.tasks {
+        Tasks::Job => vec![(id, NO_VAL)],
+        Tasks::All => vec![(id, INFINITE)],
+        Tasks::One(task) => vec![(id, task)],
+        Tasks::List(t) => super::tasks::parse_tasks(t, max_task)
             .map_err(|_| StateError::Dependency)?
             .into_iter()
-            .map(|t| (job_id, t))
+            .map(|t| (id, t))
             .collect(),
     })
+}
+
+/// `12`, `12_3`, `12_*`, `12_[1-3]` -> (job id, task) pairs.
+pub fn ids_of(tok: &str, max_task: u32) -> Result<Vec<(u32, u32)>, StateError> {
+    let job = dep_syntax::job_ref(tok).map_err(|_| StateError::Dependency)?;
+    expand(job, max_task)
 }
 
 // ------------------------------------------------------------ persistence
@@ -583,3 +491,7 @@ pub(super) fn get_deps(r: &mut Reader<'_>) -> Result<Deps, slurm_wire::DecodeErr
     }
     Ok(out)
 }
+
+#[cfg(test)]
+#[path = "depend_tests.rs"]
+mod tests;

@@ -72,5 +72,19 @@ pub struct Dep {
     pub or: bool,
 }
 
+impl Dep {
+    /// A dependency, not yet joined with `?`.
+    pub fn new(ty: DepType, job_id: u32, task: u32, time: u32, state: DepState) -> Self {
+        Dep {
+            ty,
+            job_id,
+            task,
+            time,
+            state,
+            or: false,
+        }
+    }
+}
+
 /// Dependencies by job id, in a persistent map (O(1) to publish).
 pub type Deps = super::table::Table<u32, Vec<Dep>>;

@@ -11,6 +11,7 @@ pub mod config;
 pub mod control;
 pub mod controller;
 pub mod counters;
+pub mod dep_syntax;
 pub mod depend;
 pub mod deps;
 pub mod error;
