@@ -22,7 +22,7 @@ fn s(x: &str) -> Option<String> {
 }
 
 /// `u16 number | body` with its length prefix.
-fn frame(number: u16, body: &[u8]) -> Vec<u8> {
+pub(super) fn frame(number: u16, body: &[u8]) -> Vec<u8> {
     let mut p = Vec::new();
     be16(&mut p, number);
     p.extend_from_slice(body);
@@ -30,7 +30,7 @@ fn frame(number: u16, body: &[u8]) -> Vec<u8> {
 }
 
 /// The frame of `number` and `body` decodes to `want` in `v`, and `want` encodes to it.
-fn check(v: V, number: u16, body: &[u8], want: &DbdMessage) {
+pub(super) fn check(v: V, number: u16, body: &[u8], want: &DbdMessage) {
     let f = frame(number, body);
     let got = DbdMessage::decode_framed(v, &f).unwrap_or_else(|e| panic!("{v}: {e}"));
     assert_eq!(&got, want, "{v}");
@@ -794,7 +794,7 @@ fn mult_msg_is_bounded_by_the_bytes_left() {
 /// One message of any type that may be an item of a multiple-message list.
 fn any_item(u: &mut Unstructured<'_>) -> arbitrary::Result<DbdMessage> {
     use DbdMessage as M;
-    Ok(match u.int_in_range(0..=14u8)? {
+    Ok(match u.int_in_range(0..=22u8)? {
         0 => M::PersistRc(u.arbitrary()?),
         1 => M::Fini(u.arbitrary()?),
         2 => M::RegisterCtld(u.arbitrary()?),
@@ -809,7 +809,15 @@ fn any_item(u: &mut Unstructured<'_>) -> arbitrary::Result<DbdMessage> {
         11 => M::StepStart(u.arbitrary()?),
         12 => M::StepComplete(u.arbitrary()?),
         13 => M::SendMultJobStart(u.arbitrary()?),
-        _ => M::GotMultJobStart(u.arbitrary()?),
+        14 => M::GotMultJobStart(u.arbitrary()?),
+        15 => M::GetJobsCond(u.arbitrary()?),
+        16 => M::GotJobs(u.arbitrary()?),
+        17 => M::GetTres(u.arbitrary()?),
+        18 => M::GotTres(u.arbitrary()?),
+        19 => M::GetQos(u.arbitrary()?),
+        20 => M::GotQos(u.arbitrary()?),
+        21 => M::GetFederations(u.arbitrary()?),
+        _ => M::GotFederations(u.arbitrary()?),
     })
 }
 

@@ -10,12 +10,18 @@ use super::acct::{
 };
 use super::body::{DbdFiniMsg, PersistInitReqMsg, PersistRcMsg};
 use super::error::EncodeError;
+use super::list::DbdListMsg;
 use super::msg_type::DbdMsgType;
 use super::persist::{self, RawMsg};
+use super::query::DbdQosCondMsg;
 use crate::auth::AuthBlob;
 use crate::codec::{prim, BufMut};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::header::{flags, Header};
+use crate::msg::slurmdb::{
+    OptFederationRec, SlurmdbFederationCond, SlurmdbJobCond, SlurmdbJobRec, SlurmdbQosRec,
+    SlurmdbTresCond, SlurmdbTresRec,
+};
 use crate::pack::{decode_exact, encode_to_vec, Reader, Wire, NO_VAL};
 use crate::{Frame, ProtocolVersion};
 
@@ -212,6 +218,14 @@ dbd_messages! {
     StepComplete(Box<DbdStepCompMsg>),
     SendMultJobStart(DbdMultJobStartMsg),
     GotMultJobStart(DbdMultIdRcMsg),
+    GetJobsCond(Box<SlurmdbJobCond>),
+    GotJobs(DbdListMsg<SlurmdbJobRec>),
+    GetTres(SlurmdbTresCond),
+    GotTres(DbdListMsg<SlurmdbTresRec>),
+    GetQos(DbdQosCondMsg),
+    GotQos(DbdListMsg<SlurmdbQosRec>),
+    GetFederations(SlurmdbFederationCond),
+    GotFederations(DbdListMsg<OptFederationRec>),
 }
 
 impl DbdMessage {

@@ -11,7 +11,7 @@
 //! the body packed for that release ([`message`]); DBD_FINI ends it.
 //!
 //! The handshake and DBD_FINI are in [`body`], the controller's accounting
-//! messages in [`acct`], the generic list body in [`list`]. The
+//! messages in [`acct`], the query bodies in [`query`], the generic list body in [`list`]. The
 //! `slurmdb_*_rec_t` records they carry live in `crate::msg::slurmdb`.
 
 pub mod acct;
@@ -21,6 +21,7 @@ pub mod list;
 pub mod message;
 pub mod msg_type;
 pub mod persist;
+pub mod query;
 
 pub use acct::{
     DbdClusterTresMsg, DbdIdRcMsg, DbdJobCompMsg, DbdJobHeavyMsg, DbdJobStartMsg, DbdJobSuspendMsg,
@@ -33,8 +34,11 @@ pub use list::DbdListMsg;
 pub use message::{DbdMessage, DbdMultMsg, PersistInit};
 pub use msg_type::DbdMsgType;
 pub use persist::RawMsg;
+pub use query::DbdQosCondMsg;
 
 #[cfg(test)]
 mod acct_tests;
+#[cfg(test)]
+mod query_tests;
 #[cfg(test)]
 mod tests;
