@@ -880,6 +880,38 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 400,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Damaged encodings never panic the decoder; what still decodes re-encodes to exactly the
+    /// damaged bytes (the fuzz target's property, here over well-formed starting points).
+    #[test]
+    fn damaged_encodings_fail_cleanly_or_round_trip(
+        data in prop::collection::vec(any::<u8>(), 0..2000),
+        v in prop::sample::select(V::ALL.to_vec()),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), 0..8u8), 1..4),
+    ) {
+        let mut u = Unstructured::new(&data);
+        let Ok(m) = any_message(&mut u) else { return Ok(()) };
+        let mut bytes = m.encode(v).unwrap();
+        let n = bytes.len() - 6;
+        if n == 0 {
+            return Ok(());
+        }
+        for (at, bit) in &flips {
+            bytes[6 + at.index(n)] ^= 1 << bit;
+        }
+        let raw = RawMsg { msg_type: u16::from_be_bytes([bytes[4], bytes[5]]), body: &bytes[6..] };
+        if let Ok(back) = DbdMessage::decode(v, raw) {
+            prop_assert_eq!(back.encode(v).unwrap(), bytes);
+        }
+    }
+}
+
 #[test]
 fn the_generator_reaches_every_accounting_type() {
     let mut seen = BTreeSet::new();
