@@ -78,6 +78,41 @@ pub mod flag_ff {
     }
 }
 
+/// `Option<T>` with no presence flag: always on the wire, a missing record going out as the default
+/// record's bytes (a NULL cond before upstream gave it a flag); it decodes as `Some`.
+pub mod some {
+    use super::*;
+    pub fn parse<'a, T: Wire>(
+        i: &'a [u8],
+        v: ProtocolVersion,
+        f: &mut Option<T>,
+    ) -> PResult<'a, ()> {
+        let (i, x) = T::parse(i, v)?;
+        *f = Some(x);
+        Ok((i, ()))
+    }
+    pub fn put<B: BufMut, T: Wire + Default>(b: &mut B, v: ProtocolVersion, f: &Option<T>) {
+        match f {
+            Some(x) => x.put(b, v),
+            None => T::default().put(b, v),
+        }
+    }
+}
+
+/// A `u32` that went out as a `u16` before a release widened it (`=> field` under the older gate);
+/// a value above `u16::MAX` is cut, as upstream's cast did.
+pub mod low16 {
+    use super::*;
+    pub fn parse<'a>(i: &'a [u8], _: ProtocolVersion, f: &mut u32) -> PResult<'a, ()> {
+        let (i, x) = prim::u16(i)?;
+        *f = u32::from(x);
+        Ok((i, ()))
+    }
+    pub fn put<B: BufMut>(b: &mut B, _: ProtocolVersion, f: &u32) {
+        b.put_u16(*f as u16)
+    }
+}
+
 fn counted<'a, T: Wire>(
     at: &'a [u8],
     rest: &'a [u8],

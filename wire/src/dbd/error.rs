@@ -11,4 +11,7 @@ pub enum EncodeError {
     /// Larger than the receiver accepts (see `persist::MAX_PERSIST_MSG`).
     #[error("message of {0} bytes exceeds the persistent-connection limit")]
     TooLarge(usize),
+    /// An init or a multiple-message list cannot be an item of a multiple-message list.
+    #[error("{0} cannot be an item of DBD_SEND_MULT_MSG or DBD_GOT_MULT_MSG")]
+    NotAnItem(&'static str),
 }

@@ -3,14 +3,26 @@
 //! Decoding is by (release, number), like RPCs. A known type without a
 //! codec yet is `UnsupportedBody`, an unknown number `UnknownMsgType`.
 
+use super::acct::{
+    DbdClusterTresMsg, DbdIdRcMsg, DbdJobCompMsg, DbdJobHeavyMsg, DbdJobStartMsg, DbdJobSuspendMsg,
+    DbdMultIdRcMsg, DbdMultJobStartMsg, DbdNodeStateMsg, DbdRegisterCtldMsg, DbdStepCompMsg,
+    DbdStepStartMsg,
+};
 use super::body::{DbdFiniMsg, PersistInitReqMsg, PersistRcMsg};
 use super::error::EncodeError;
+use super::list::DbdListMsg;
 use super::msg_type::DbdMsgType;
 use super::persist::{self, RawMsg};
+use super::query::DbdQosCondMsg;
 use crate::auth::AuthBlob;
+use crate::codec::{prim, BufMut};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::header::{flags, Header};
-use crate::pack::{decode_exact, encode_to_vec};
+use crate::msg::slurmdb::{
+    OptFederationRec, SlurmdbFederationCond, SlurmdbJobCond, SlurmdbJobRec, SlurmdbQosRec,
+    SlurmdbTresCond, SlurmdbTresRec,
+};
+use crate::pack::{decode_exact, encode_to_vec, Reader, Wire, NO_VAL};
 use crate::{Frame, ProtocolVersion};
 
 /// The opening REQUEST_PERSIST_INIT (or its TLS form, 24.05+).
@@ -92,27 +104,139 @@ fn init_type(tls: bool) -> DbdMsgType {
     }
 }
 
-/// A DBD message with a codec.
-#[derive(Debug, Clone, PartialEq)]
-pub enum DbdMessage {
-    PersistInit(PersistInit),
+/// Where a message is being decoded: on the connection, or as an item of a
+/// DBD_SEND_MULT_MSG / DBD_GOT_MULT_MSG (which may carry neither another such
+/// list nor an init, so nesting stops at one level).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    Top,
+    Item,
+}
+
+macro_rules! dbd_messages {
+    ($($(#[doc = $doc:literal])* $variant:ident($body:ty),)*) => {
+        /// A DBD message with a codec.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum DbdMessage {
+            /// REQUEST_PERSIST_INIT or its TLS form.
+            PersistInit(PersistInit),
+            /// DBD_SEND_MULT_MSG: queued messages sent as one.
+            SendMultMsg(DbdMultMsg),
+            /// DBD_GOT_MULT_MSG: their answers, in order.
+            GotMultMsg(DbdMultMsg),
+            $($(#[doc = $doc])* $variant($body),)*
+        }
+
+        impl DbdMessage {
+            /// The types that have a body codec.
+            pub const SUPPORTED: &'static [DbdMsgType] = &[
+                DbdMsgType::PersistInit,
+                DbdMsgType::PersistInitTls,
+                DbdMsgType::SendMultMsg,
+                DbdMsgType::GotMultMsg,
+                $(DbdMsgType::$variant,)*
+            ];
+
+            pub fn msg_type(&self) -> DbdMsgType {
+                match self {
+                    Self::PersistInit(p) => init_type(p.tls),
+                    Self::SendMultMsg(_) => DbdMsgType::SendMultMsg,
+                    Self::GotMultMsg(_) => DbdMsgType::GotMultMsg,
+                    $(Self::$variant(_) => DbdMsgType::$variant,)*
+                }
+            }
+
+            fn decode_typed(
+                v: ProtocolVersion,
+                ty: DbdMsgType,
+                raw: RawMsg<'_>,
+                depth: Depth,
+            ) -> Result<Self> {
+                match ty {
+                    DbdMsgType::PersistInit | DbdMsgType::PersistInitTls
+                    | DbdMsgType::SendMultMsg | DbdMsgType::GotMultMsg
+                        if depth == Depth::Item =>
+                    {
+                        Err(DecodeError::new(
+                            DecodeErrorKind::BadValue {
+                                what: "message type inside a multiple-message list",
+                                value: raw.msg_type.into(),
+                            },
+                            0,
+                        ))
+                    }
+                    DbdMsgType::PersistInit | DbdMsgType::PersistInitTls => {
+                        let tls = ty == DbdMsgType::PersistInitTls;
+                        PersistInit::decode(raw.msg_type, tls, raw.body).map(Self::PersistInit)
+                    }
+                    DbdMsgType::SendMultMsg => {
+                        DbdMultMsg::decode(v, raw.body).map(Self::SendMultMsg)
+                    }
+                    DbdMsgType::GotMultMsg => {
+                        DbdMultMsg::decode(v, raw.body).map(Self::GotMultMsg)
+                    }
+                    $(DbdMsgType::$variant => decode_exact(raw.body, v).map(Self::$variant),)*
+                    other => Err(DecodeError::new(
+                        DecodeErrorKind::UnsupportedBody(other.name(), v),
+                        0,
+                    )),
+                }
+            }
+
+            fn put_body(
+                &self,
+                out: &mut Vec<u8>,
+                v: ProtocolVersion,
+            ) -> std::result::Result<(), EncodeError> {
+                match self {
+                    Self::PersistInit(p) => {
+                        out.extend_from_slice(p.frame.encode().get(4..).unwrap_or_default())
+                    }
+                    Self::SendMultMsg(m) | Self::GotMultMsg(m) => m.put(out, v)?,
+                    $(Self::$variant(m) => m.put(out, v),)*
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
+dbd_messages! {
     PersistRc(PersistRcMsg),
     Fini(DbdFiniMsg),
+    RegisterCtld(DbdRegisterCtldMsg),
+    ClusterTres(DbdClusterTresMsg),
+    FlushJobs(DbdClusterTresMsg),
+    NodeState(DbdNodeStateMsg),
+    JobStart(Box<DbdJobStartMsg>),
+    /// The answer to DBD_JOB_START.
+    IdRc(DbdIdRcMsg),
+    JobHeavy(DbdJobHeavyMsg),
+    JobComplete(Box<DbdJobCompMsg>),
+    JobSuspend(DbdJobSuspendMsg),
+    StepStart(Box<DbdStepStartMsg>),
+    StepComplete(Box<DbdStepCompMsg>),
+    SendMultJobStart(DbdMultJobStartMsg),
+    GotMultJobStart(DbdMultIdRcMsg),
+    GetJobsCond(Box<SlurmdbJobCond>),
+    GotJobs(DbdListMsg<SlurmdbJobRec>),
+    GetTres(SlurmdbTresCond),
+    GotTres(DbdListMsg<SlurmdbTresRec>),
+    GetQos(DbdQosCondMsg),
+    GotQos(DbdListMsg<SlurmdbQosRec>),
+    GetFederations(SlurmdbFederationCond),
+    GotFederations(DbdListMsg<OptFederationRec>),
 }
 
 impl DbdMessage {
-    pub fn msg_type(&self) -> DbdMsgType {
-        match self {
-            Self::PersistInit(p) => init_type(p.tls),
-            Self::PersistRc(_) => DbdMsgType::PersistRc,
-            Self::Fini(_) => DbdMsgType::Fini,
-        }
-    }
-
     /// Decodes a message split by [`persist::next_msg`], in release `v` (for
     /// the opening message: the receiver's own release).
     pub fn decode(v: ProtocolVersion, raw: RawMsg<'_>) -> Result<Self> {
-        let unknown = || {
+        Self::decode_at(v, raw, Depth::Top)
+    }
+
+    fn decode_at(v: ProtocolVersion, raw: RawMsg<'_>, depth: Depth) -> Result<Self> {
+        let ty = DbdMsgType::from_wire(v, raw.msg_type).ok_or_else(|| {
             DecodeError::new(
                 DecodeErrorKind::UnknownMsgType {
                     version: v,
@@ -120,25 +244,8 @@ impl DbdMessage {
                 },
                 0,
             )
-        };
-        let ty = DbdMsgType::from_wire(v, raw.msg_type).ok_or_else(unknown)?;
-        let within = |e: DecodeError| e.within(ty.name());
-        match ty {
-            DbdMsgType::PersistInit | DbdMsgType::PersistInitTls => {
-                let tls = ty == DbdMsgType::PersistInitTls;
-                PersistInit::decode(raw.msg_type, tls, raw.body)
-                    .map(Self::PersistInit)
-                    .map_err(within)
-            }
-            DbdMsgType::PersistRc => decode_exact(raw.body, v)
-                .map(Self::PersistRc)
-                .map_err(within),
-            DbdMsgType::Fini => decode_exact(raw.body, v).map(Self::Fini).map_err(within),
-            other => Err(DecodeError::new(
-                DecodeErrorKind::UnsupportedBody(other.name(), v),
-                0,
-            )),
-        }
+        })?;
+        Self::decode_typed(v, ty, raw, depth).map_err(|e| e.within(ty.name()))
     }
 
     /// Decodes exactly one whole message, length prefix included.
@@ -147,20 +254,110 @@ impl DbdMessage {
     }
 
     /// The body as it follows the `u16` type.
-    pub fn encode_body(&self, v: ProtocolVersion) -> Vec<u8> {
-        match self {
-            Self::PersistInit(p) => p.frame.encode().get(4..).unwrap_or_default().to_vec(),
-            Self::PersistRc(m) => encode_to_vec(m, v),
-            Self::Fini(m) => encode_to_vec(m, v),
-        }
+    pub fn encode_body(&self, v: ProtocolVersion) -> std::result::Result<Vec<u8>, EncodeError> {
+        let mut out = Vec::new();
+        self.put_body(&mut out, v)?;
+        Ok(out)
+    }
+
+    /// The type's number in release `v`.
+    fn number(&self, v: ProtocolVersion) -> std::result::Result<u16, EncodeError> {
+        let ty = self.msg_type();
+        ty.to_wire(v).ok_or(EncodeError::NotInRelease(ty.name(), v))
+    }
+
+    /// `u16 type | body`, an item of a multiple-message list.
+    fn payload(&self, v: ProtocolVersion) -> std::result::Result<Vec<u8>, EncodeError> {
+        let mut out = self.number(v)?.to_be_bytes().to_vec();
+        self.put_body(&mut out, v)?;
+        Ok(out)
     }
 
     /// `u32 length | u16 type | body` for release `v`.
     pub fn encode(&self, v: ProtocolVersion) -> std::result::Result<Vec<u8>, EncodeError> {
-        let ty = self.msg_type();
-        let number = ty
-            .to_wire(v)
-            .ok_or(EncodeError::NotInRelease(ty.name(), v))?;
-        persist::encode(number, &self.encode_body(v))
+        persist::encode(self.number(v)?, &self.encode_body(v)?)
+    }
+}
+
+/// `dbd_list_msg_t` of packed messages (`_pack_buffer` items), the body of
+/// DBD_SEND_MULT_MSG and DBD_GOT_MULT_MSG: each item is `packmem` of
+/// `u16 type | body` in the connection's release.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DbdMultMsg {
+    /// `None`: NO_VAL, no list.
+    pub my_list: Option<Vec<DbdMessage>>,
+    pub return_code: u32,
+}
+
+/// The least bytes of an item: its `packmem` length and its type.
+const ITEM_MIN: usize = 4 + persist::MIN_PERSIST_MSG;
+
+// irregular: the items are whole DBD messages, typed by number in the release and decoded
+// recursively (one level deep), and encoding one can fail.
+impl DbdMultMsg {
+    fn decode(v: ProtocolVersion, body: &[u8]) -> Result<Self> {
+        let mut r = Reader::new(body);
+        let my_list = Self::decode_items(v, &mut r).map_err(|e| e.within("my_list"))?;
+        let return_code = r.u32().map_err(|e| e.within("return_code"))?;
+        r.finish()?;
+        Ok(Self {
+            my_list,
+            return_code,
+        })
+    }
+
+    fn decode_items(v: ProtocolVersion, r: &mut Reader<'_>) -> Result<Option<Vec<DbdMessage>>> {
+        let at = r.position();
+        let n = r.u32()?;
+        if n == NO_VAL {
+            return Ok(None);
+        }
+        if n > NO_VAL {
+            return Err(DecodeError::new(
+                DecodeErrorKind::BadValue {
+                    what: "list count",
+                    value: n.into(),
+                },
+                at,
+            ));
+        }
+        let n = r.check_count(n, ITEM_MIN, at)?;
+        let mut items = prim::vec_n(n);
+        for _ in 0..n {
+            let item = r.mem()?;
+            // Offsets inside an item count from this message's body.
+            let base = r.position() - item.len();
+            let shift = |mut e: DecodeError, by: usize| {
+                e.offset += by;
+                e
+            };
+            let raw = persist::split_payload(item).map_err(|e| shift(e, base))?;
+            let m = DbdMessage::decode_at(v, raw, Depth::Item)
+                .map_err(|e| shift(e, base + persist::MIN_PERSIST_MSG))?;
+            items.push(m);
+        }
+        Ok(Some(items))
+    }
+
+    fn put(&self, out: &mut Vec<u8>, v: ProtocolVersion) -> std::result::Result<(), EncodeError> {
+        match &self.my_list {
+            None => out.put_u32(NO_VAL),
+            Some(items) => {
+                prim::put_count(out, items.len());
+                for m in items {
+                    if matches!(
+                        m,
+                        DbdMessage::PersistInit(_)
+                            | DbdMessage::SendMultMsg(_)
+                            | DbdMessage::GotMultMsg(_)
+                    ) {
+                        return Err(EncodeError::NotAnItem(m.msg_type().name()));
+                    }
+                    prim::put_mem(out, &m.payload(v)?);
+                }
+            }
+        }
+        out.put_u32(self.return_code);
+        Ok(())
     }
 }

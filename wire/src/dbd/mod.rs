@@ -10,21 +10,35 @@
 //! upstream's `slurmdbd_msg_type_t` by `scripts/dev/gen-dbd-msg-types.py`),
 //! the body packed for that release ([`message`]); DBD_FINI ends it.
 //!
-//! Only the handshake and DBD_FINI have bodies here; the accounting
-//! messages (issue 13) add theirs to [`DbdMessage`]. The `slurmdb_*_rec_t`
-//! records they carry live in `crate::msg::slurmdb`.
+//! The handshake and DBD_FINI are in [`body`], the controller's accounting
+//! messages in [`acct`], the query bodies in [`query`], the generic list body in [`list`]. The
+//! `slurmdb_*_rec_t` records they carry live in `crate::msg::slurmdb`.
 
+pub mod acct;
 pub mod body;
 pub mod error;
+pub mod list;
 pub mod message;
 pub mod msg_type;
 pub mod persist;
+pub mod query;
 
+pub use acct::{
+    DbdClusterTresMsg, DbdIdRcMsg, DbdJobCompMsg, DbdJobHeavyMsg, DbdJobStartMsg, DbdJobSuspendMsg,
+    DbdMultIdRcMsg, DbdMultJobStartMsg, DbdNodeStateMsg, DbdRegisterCtldMsg, DbdStepCompMsg,
+    DbdStepStartMsg,
+};
 pub use body::{DbdFiniMsg, PersistInitReqMsg, PersistRcMsg};
 pub use error::EncodeError;
-pub use message::{DbdMessage, PersistInit};
+pub use list::DbdListMsg;
+pub use message::{DbdMessage, DbdMultMsg, PersistInit};
 pub use msg_type::DbdMsgType;
 pub use persist::RawMsg;
+pub use query::DbdQosCondMsg;
 
+#[cfg(test)]
+mod acct_tests;
+#[cfg(test)]
+mod query_tests;
 #[cfg(test)]
 mod tests;

@@ -9,18 +9,22 @@ use crate::header::flags;
 use crate::{DecodeErrorKind, ProtocolVersion as V};
 use proptest::prelude::*;
 
-fn be16(b: &mut Vec<u8>, v: u16) {
+pub(super) fn be16(b: &mut Vec<u8>, v: u16) {
     b.extend_from_slice(&v.to_be_bytes());
 }
-fn be32(b: &mut Vec<u8>, v: u32) {
+pub(super) fn be32(b: &mut Vec<u8>, v: u32) {
     b.extend_from_slice(&v.to_be_bytes());
 }
-fn packstr(b: &mut Vec<u8>, s: &str) {
+/// `pack64`, and `pack_time` (a signed 64-bit value) through `as u64`.
+pub(super) fn be64(b: &mut Vec<u8>, v: u64) {
+    b.extend_from_slice(&v.to_be_bytes());
+}
+pub(super) fn packstr(b: &mut Vec<u8>, s: &str) {
     be32(b, s.len() as u32 + 1);
     b.extend_from_slice(s.as_bytes());
     b.push(0);
 }
-fn prefixed(payload: Vec<u8>) -> Vec<u8> {
+pub(super) fn prefixed(payload: Vec<u8>) -> Vec<u8> {
     let mut b = Vec::new();
     be32(&mut b, payload.len() as u32);
     b.extend(payload);
@@ -176,13 +180,13 @@ fn unknown_and_unimplemented_types_are_typed_errors() {
     let e = DbdMessage::decode(V::V24_11, raw).unwrap_err();
     assert!(matches!(e.kind, DecodeErrorKind::UnknownMsgType { .. }));
     let raw = RawMsg {
-        msg_type: 1425, // DBD_JOB_START: no codec yet
+        msg_type: 1445, // DBD_GET_TXN: no codec yet
         body: &[],
     };
     let e = DbdMessage::decode(V::V24_11, raw).unwrap_err();
     assert_eq!(
         e.kind,
-        DecodeErrorKind::UnsupportedBody("DBD_JOB_START", V::V24_11)
+        DecodeErrorKind::UnsupportedBody("DBD_GET_TXN", V::V24_11)
     );
 }
 

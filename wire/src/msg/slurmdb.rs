@@ -1,5 +1,8 @@
-//! Accounting records (`slurmdb_*_rec_t`) that also travel in controller RPCs.
+//! Accounting records (`slurmdb_*_rec_t`, `slurmdb_pack.c`) and the conditions (`slurmdb_*_cond_t`)
+//! that select them; some also travel in controller RPCs.
 
+use crate::codec::shape;
+use crate::types::{BitStr, Double, StepId};
 use crate::wire;
 
 wire! {
@@ -12,4 +15,406 @@ wire! {
         pub name: Option<String>,
         pub r#type: Option<String>,
     }
+}
+
+/// A `List` of strings (`slurm_pack_list` of `packstr_func`): NO_VAL for no list.
+pub type StrList = Option<Vec<Option<String>>>;
+
+wire! {
+    /// `slurm_selected_step_t` (`slurm_pack_selected_step`): a job, step or array task to select.
+    pub struct SlurmSelectedStep {
+        pub step_id: StepId,
+        pub array_task_id: u32,
+        pub het_job_offset: u32,
+        [V24_11..] pub array_bitmap: Option<BitStr>,
+    }
+}
+
+wire! {
+    /// `slurmdb_job_cond_t` (`slurmdb_pack_job_cond`), what sacct asks for. Upstream packs a NULL
+    /// cond as one with no lists, `db_flags` SLURMDB_JOB_FLAG_NOTSET and zeros.
+    pub struct SlurmdbJobCond {
+        pub acct_list: StrList,
+        pub associd_list: StrList,
+        pub cluster_list: StrList,
+        pub constraint_list: StrList,
+        pub cpus_max: u32,
+        pub cpus_min: u32,
+        pub db_flags: u32,
+        pub exitcode: u32,
+        /// `JOBCOND_FLAG_*`.
+        pub flags: u32,
+        pub format_list: StrList,
+        pub groupid_list: StrList,
+        pub jobname_list: StrList,
+        pub nodes_max: u32,
+        pub nodes_min: u32,
+        pub partition_list: StrList,
+        pub qos_list: StrList,
+        pub reason_list: StrList,
+        pub resv_list: StrList,
+        pub resvid_list: StrList,
+        pub step_list: Option<Vec<SlurmSelectedStep>>,
+        pub state_list: StrList,
+        pub timelimit_max: u32,
+        pub timelimit_min: u32,
+        pub usage_end: i64,
+        pub usage_start: i64,
+        pub used_nodes: Option<String>,
+        pub userid_list: StrList,
+        pub wckey_list: StrList,
+    }
+}
+
+wire! {
+    /// `slurmdb_stats_t` (`_pack_slurmdb_stats`): a step's usage as TRES strings.
+    pub struct SlurmdbStats {
+        pub act_cpufreq: Double,
+        pub consumed_energy: u64,
+        pub tres_usage_in_ave: Option<String>,
+        pub tres_usage_in_max: Option<String>,
+        pub tres_usage_in_max_nodeid: Option<String>,
+        pub tres_usage_in_max_taskid: Option<String>,
+        pub tres_usage_in_min: Option<String>,
+        pub tres_usage_in_min_nodeid: Option<String>,
+        pub tres_usage_in_min_taskid: Option<String>,
+        pub tres_usage_in_tot: Option<String>,
+        pub tres_usage_out_ave: Option<String>,
+        pub tres_usage_out_max: Option<String>,
+        pub tres_usage_out_max_nodeid: Option<String>,
+        pub tres_usage_out_max_taskid: Option<String>,
+        pub tres_usage_out_min: Option<String>,
+        pub tres_usage_out_min_nodeid: Option<String>,
+        pub tres_usage_out_min_taskid: Option<String>,
+        pub tres_usage_out_tot: Option<String>,
+    }
+}
+
+wire! {
+    /// `slurmdb_step_rec_t` (`slurmdb_pack_step_rec`), a step of a [`SlurmdbJobRec`].
+    pub struct SlurmdbStepRec {
+        pub container: Option<String>,
+        pub elapsed: u32,
+        pub end: i64,
+        pub exitcode: u32,
+        pub nnodes: u32,
+        pub nodes: Option<String>,
+        pub ntasks: u32,
+        pub req_cpufreq_min: u32,
+        pub req_cpufreq_max: u32,
+        pub req_cpufreq_gov: u32,
+        pub requid: u32,
+        pub stats: SlurmdbStats,
+        pub start: i64,
+        pub state: u16,
+        pub step_id: StepId,
+        pub stepname: Option<String>,
+        [V25_05..] pub cwd: Option<String>,
+        [V25_05..] pub std_err: Option<String>,
+        [V25_05..] pub std_in: Option<String>,
+        [V25_05..] pub std_out: Option<String>,
+        pub submit_line: Option<String>,
+        pub suspended: u32,
+        pub sys_cpu_sec: u64,
+        pub sys_cpu_usec: u32,
+        pub task_dist: u32,
+        [V25_05..] pub timelimit: u32,
+        pub tot_cpu_sec: u64,
+        pub tot_cpu_usec: u32,
+        pub tres_alloc_str: Option<String>,
+        pub user_cpu_sec: u64,
+        pub user_cpu_usec: u32,
+    }
+}
+
+wire! {
+    /// `slurmdb_job_rec_t` (`slurmdb_pack_job_rec`), a job as sacct shows it.
+    pub struct SlurmdbJobRec {
+        pub account: Option<String>,
+        pub admin_comment: Option<String>,
+        pub alloc_nodes: u32,
+        pub array_job_id: u32,
+        pub array_max_tasks: u32,
+        pub array_task_id: u32,
+        pub array_task_str: Option<String>,
+        pub associd: u32,
+        pub blockid: Option<String>,
+        pub cluster: Option<String>,
+        pub constraints: Option<String>,
+        pub container: Option<String>,
+        pub db_index: u64,
+        pub derived_ec: u32,
+        pub derived_es: Option<String>,
+        pub elapsed: u32,
+        pub eligible: i64,
+        pub end: i64,
+        pub env: Option<String>,
+        [V26_05..] pub exclusive: Option<String>,
+        pub exitcode: u32,
+        [V23_02..] pub extra: Option<String>,
+        [V23_02..] pub failed_node: Option<String>,
+        pub flags: u32,
+        pub gid: u32,
+        pub jobid: u32,
+        pub jobname: Option<String>,
+        [..V23_11] pub lft: u32,
+        [V23_02..] pub licenses: Option<String>,
+        [V23_11..] pub lineage: Option<String>,
+        pub mcs_label: Option<String>,
+        pub nodes: Option<String>,
+        pub het_job_id: u32,
+        pub het_job_offset: u32,
+        [V26_05..] pub oversubscribe: Option<String>,
+        pub partition: Option<String>,
+        pub priority: u32,
+        pub qosid: u32,
+        [V24_11..] pub qos_req: Option<String>,
+        pub req_cpus: u32,
+        pub req_mem: u64,
+        pub requid: u32,
+        [V24_11..] pub restart_cnt: u16,
+        pub resv_name: Option<String>,
+        pub resvid: u32,
+        [V25_05..] pub resv_req: Option<String>,
+        pub script: Option<String>,
+        [V26_05..] pub sluid: u64,
+        pub show_full: u32,
+        pub start: i64,
+        pub state: u32,
+        pub state_reason_prev: u32,
+        /// A plain count (0 for none), then the steps.
+        #[wire(with = shape::count32, min = 4)]
+        pub steps: Vec<SlurmdbStepRec>,
+        [V25_05..] pub segment_size: u16,
+        [V24_05..] pub std_err: Option<String>,
+        [V24_05..] pub std_in: Option<String>,
+        [V24_05..] pub std_out: Option<String>,
+        pub submit: i64,
+        pub submit_line: Option<String>,
+        pub suspended: u32,
+        pub system_comment: Option<String>,
+        pub sys_cpu_sec: u64,
+        pub sys_cpu_usec: u64,
+        pub timelimit: u32,
+        pub tot_cpu_sec: u64,
+        pub tot_cpu_usec: u64,
+        pub tres_alloc_str: Option<String>,
+        pub tres_req_str: Option<String>,
+        pub uid: u32,
+        pub user: Option<String>,
+        pub user_cpu_sec: u64,
+        pub user_cpu_usec: u64,
+        pub wckey: Option<String>,
+        pub wckeyid: u32,
+        pub work_dir: Option<String>,
+    }
+}
+
+wire! {
+    /// `slurmdb_tres_cond_t` (`slurmdb_pack_tres_cond`). A NULL cond goes out as `count` NO_VAL
+    /// (in a u64), no lists and 0.
+    pub struct SlurmdbTresCond {
+        pub count: u64,
+        pub format_list: StrList,
+        pub id_list: StrList,
+        pub name_list: StrList,
+        pub type_list: StrList,
+        pub with_deleted: u16,
+    }
+}
+
+wire! {
+    /// `slurmdb_qos_cond_t` (`slurmdb_pack_qos_cond`, without the presence flag 24.11 put in
+    /// front: see `dbd::query::DbdQosCondMsg`). 24.11 replaced `with_deleted` by `flags`
+    /// (QOS_COND_FLAG_WITH_DELETED) and moved it.
+    pub struct SlurmdbQosCond {
+        pub description_list: StrList,
+        [V24_11..] pub flags: u16,
+        pub format_list: StrList,
+        pub id_list: StrList,
+        pub name_list: StrList,
+        pub preempt_mode: u16,
+        [..V24_11] pub with_deleted: u16,
+    }
+}
+
+wire! {
+    /// `slurmdb_qos_rec_t` (`slurmdb_pack_qos_rec`); the same in every release 22.05..26.05.
+    pub struct SlurmdbQosRec {
+        pub description: Option<String>,
+        pub id: u32,
+        /// `QOS_FLAG_*`.
+        pub flags: u32,
+        pub grace_time: u32,
+        pub grp_tres_mins: Option<String>,
+        pub grp_tres_run_mins: Option<String>,
+        pub grp_tres: Option<String>,
+        pub grp_jobs: u32,
+        pub grp_jobs_accrue: u32,
+        pub grp_submit_jobs: u32,
+        pub grp_wall: u32,
+        pub max_tres_mins_pj: Option<String>,
+        pub max_tres_run_mins_pa: Option<String>,
+        pub max_tres_run_mins_pu: Option<String>,
+        pub max_tres_pa: Option<String>,
+        pub max_tres_pj: Option<String>,
+        pub max_tres_pn: Option<String>,
+        pub max_tres_pu: Option<String>,
+        pub max_jobs_pa: u32,
+        pub max_jobs_pu: u32,
+        pub max_jobs_accrue_pa: u32,
+        pub max_jobs_accrue_pu: u32,
+        pub min_prio_thresh: u32,
+        pub max_submit_jobs_pa: u32,
+        pub max_submit_jobs_pu: u32,
+        pub max_wall_pj: u32,
+        pub min_tres_pj: Option<String>,
+        pub name: Option<String>,
+        pub preempt_bitstr: Option<BitStr>,
+        pub preempt_list: StrList,
+        pub preempt_mode: u16,
+        pub preempt_exempt_time: u32,
+        pub priority: u32,
+        pub usage_factor: Double,
+        pub usage_thres: Double,
+        pub limit_factor: Double,
+    }
+}
+
+wire! {
+    /// `slurmdb_federation_cond_t` (`slurmdb_pack_federation_cond`); the same 22.05..26.05.
+    pub struct SlurmdbFederationCond {
+        pub cluster_list: StrList,
+        pub federation_list: StrList,
+        pub format_list: StrList,
+        pub with_deleted: u16,
+    }
+}
+
+wire! {
+    /// `slurmdb_accounting_rec_t` (`slurmdb_pack_accounting_rec`): usage of one TRES in one period.
+    pub struct SlurmdbAccountingRec {
+        pub alloc_secs: u64,
+        pub tres_rec: SlurmdbTresRec,
+        pub id: u32,
+        [V24_11..] pub id_alt: u32,
+        pub period_start: i64,
+    }
+}
+
+wire! {
+    /// `slurmdb_assoc_rec_t` (`slurmdb_pack_assoc_rec`). Upstream packs a NULL association as one
+    /// with no lists, NO_VAL limits and zeros.
+    pub struct SlurmdbAssocRec {
+        pub accounting_list: Option<Vec<SlurmdbAccountingRec>>,
+        pub acct: Option<String>,
+        pub cluster: Option<String>,
+        [V23_02..] pub comment: Option<String>,
+        pub def_qos_id: u32,
+        /// `ASSOC_FLAG_*`; a `u16` before 24.05.
+        [V24_05..] pub flags: u32,
+        #[wire(with = shape::low16)] [..V24_05] => flags,
+        pub shares_raw: u32,
+        pub grp_tres_mins: Option<String>,
+        pub grp_tres_run_mins: Option<String>,
+        pub grp_tres: Option<String>,
+        pub grp_jobs: u32,
+        pub grp_jobs_accrue: u32,
+        pub grp_submit_jobs: u32,
+        pub grp_wall: u32,
+        pub id: u32,
+        pub is_def: u16,
+        [..V23_11] pub lft: u32,
+        [V23_11..] pub lineage: Option<String>,
+        pub max_tres_mins_pj: Option<String>,
+        pub max_tres_run_mins: Option<String>,
+        pub max_tres_pj: Option<String>,
+        pub max_tres_pn: Option<String>,
+        pub max_jobs: u32,
+        pub max_jobs_accrue: u32,
+        pub min_prio_thresh: u32,
+        pub max_submit_jobs: u32,
+        pub max_wall_pj: u32,
+        pub parent_acct: Option<String>,
+        pub parent_id: u32,
+        pub partition: Option<String>,
+        pub priority: u32,
+        pub qos_list: StrList,
+        [..V23_11] pub rgt: u32,
+        pub uid: u32,
+        pub user: Option<String>,
+    }
+}
+
+wire! {
+    /// `slurmdb_cluster_accounting_rec_t` (`slurmdb_pack_cluster_accounting_rec`).
+    pub struct SlurmdbClusterAccountingRec {
+        pub alloc_secs: u64,
+        pub tres_rec: SlurmdbTresRec,
+        pub down_secs: u64,
+        pub idle_secs: u64,
+        pub over_secs: u64,
+        pub pdown_secs: u64,
+        pub period_start: i64,
+        pub plan_secs: u64,
+    }
+}
+
+wire! {
+    /// `slurmdb_cluster_fed_t` as the cluster record carries it (its connections go separately).
+    pub struct SlurmdbClusterFed {
+        pub feature_list: StrList,
+        pub name: Option<String>,
+        pub id: u32,
+        pub state: u32,
+        pub sync_recvd: u8,
+        pub sync_sent: u8,
+    }
+}
+
+wire! {
+    /// `slurmdb_cluster_rec_t` (`slurmdb_pack_cluster_rec`; see [`OptClusterRec`] for the flag
+    /// 24.11 put in front). Before 24.05 a sender of 24.05+ packs `plugin_id_select` as NO_VAL.
+    pub struct SlurmdbClusterRec {
+        pub accounting_list: Option<Vec<SlurmdbClusterAccountingRec>>,
+        pub classification: u16,
+        pub control_host: Option<String>,
+        pub control_port: u32,
+        pub dimensions: u16,
+        pub fed: SlurmdbClusterFed,
+        pub flags: u32,
+        [V24_11..] pub id: u16,
+        pub name: Option<String>,
+        pub nodes: Option<String>,
+        [..V24_05] pub plugin_id_select: u32,
+        pub root_assoc: Box<SlurmdbAssocRec>,
+        pub rpc_version: u16,
+        /// 1 while the sender has a federation connection from / to this cluster.
+        pub fed_recv: u8,
+        pub fed_send: u8,
+        pub tres_str: Option<String>,
+    }
+}
+
+wire! {
+    /// A cluster record as `slurmdb_pack_cluster_rec` packs it: from 24.11 behind a presence flag
+    /// (`None`: NULL); before, a NULL record went out as an empty one and decodes as one.
+    pub struct OptClusterRec {
+        #[wire(with = shape::flag8)] [V24_11..] pub rec: Option<SlurmdbClusterRec>,
+        #[wire(with = shape::some)] [..V24_11] => rec,
+    }
+}
+
+wire! {
+    /// `slurmdb_federation_rec_t` (`slurmdb_pack_federation_rec`, after its presence flag).
+    pub struct SlurmdbFederationRec {
+        pub name: Option<String>,
+        pub flags: u32,
+        pub cluster_list: Option<Vec<OptClusterRec>>,
+    }
+}
+
+wire! {
+    /// `slurmdb_pack_federation_rec`: a `u8` presence flag, then the record.
+    pub struct OptFederationRec(#[wire(with = shape::flag8)] pub Option<SlurmdbFederationRec>);
 }
