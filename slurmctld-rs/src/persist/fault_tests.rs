@@ -9,6 +9,8 @@ use crate::state::error::StateError;
 use crate::state::job::{JobState, UserInfo};
 use crate::state::testkit::{complete_cmd, controller, reg_bare, submit_cmd};
 use crate::state::{Effect, Reply};
+use slurm_wire::msg::job_desc::JobDescMsg;
+use slurm_wire::ProtocolVersion;
 use std::io;
 use std::sync::{Arc, Mutex};
 
@@ -296,7 +298,7 @@ fn damage_in_the_middle_of_the_log_stops_the_start_and_is_not_cut() {
 }
 
 fn panic_on_kill(c: &mut Controller, t: Time, cmd: Command) -> (Reply, Vec<Effect>) {
-    if matches!(cmd, Command::Kill { .. }) {
+    if matches!(cmd, Command::Signal { .. }) {
         panic!("injected fault in apply");
     }
     c.apply(t, cmd)

@@ -15,6 +15,7 @@ pub mod depend;
 pub mod deps;
 pub mod error;
 pub mod job;
+pub mod kill_jobs;
 pub mod mem_limit;
 pub mod msgs;
 pub mod node;
@@ -23,6 +24,7 @@ pub mod partition;
 pub mod queue;
 pub mod refuse;
 pub mod req;
+pub mod signal;
 pub mod step;
 pub mod steps;
 pub mod table;
@@ -43,7 +45,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 pub use command::{
-    Command, CommandMeta, Effect, Outbound, Purpose, Reply, Time, WhenLogDown, MEM_PER_CPU, SIGKILL,
+    Command, CommandMeta, Effect, Meaning, Outbound, Purpose, Reply, RpcOutcome, SignalTarget,
+    Time, WhenLogDown, MEM_PER_CPU, SIGKILL,
 };
 pub use controller::Controller;
 pub use error::StateError;
@@ -199,20 +202,11 @@ impl Controller {
             Command::Register { msg, version, uid } => {
                 self.register(now, &msg, version, uid, &mut fx)
             }
-            Command::NodeResponded {
+            Command::RpcDone {
                 node,
-                cpu_load,
-                free_mem,
-            } => self.node_responded(now, &node, cpu_load, free_mem, &mut fx),
-            Command::NodeUnreachable { node } => {
-                if let Some(i) = self.node_index(&node) {
-                    if !self.nodes[i].no_respond {
-                        self.nodes[i].no_respond = true;
-                        self.last_node_update = now;
-                    }
-                }
-                Reply::Ok
-            }
+                purpose,
+                outcome,
+            } => self.rpc_done(now, &node, command::meaning(&purpose, &outcome), &mut fx),
             Command::UpdateNode { uid, msg } => self.update_node(now, uid, &msg, &mut fx),
             Command::Submit {
                 user,
@@ -229,11 +223,14 @@ impl Controller {
                 }
                 r
             }
-            Command::Kill {
+            Command::Signal {
                 uid,
-                job_id,
+                target,
                 signal,
-            } => self.kill_request(now, uid, job_id, signal, &mut fx),
+                flags,
+                version,
+            } => self.signal(now, uid, target, signal, flags, version, &mut fx),
+            Command::KillJobs { uid, filter } => self.kill_jobs(now, uid, &filter, &mut fx),
             Command::BatchComplete {
                 uid,
                 job_id,
@@ -247,28 +244,6 @@ impl Controller {
                 node,
                 rc,
             } => self.epilog_complete(now, uid, job_id, node.as_deref(), rc, &mut fx),
-            Command::TerminateDone { job_id, node } => {
-                if let Some(i) = self.node_index(&node) {
-                    self.epilog_done_on(now, job_id, i);
-                    self.schedule(now, &mut fx);
-                }
-                Reply::Ok
-            }
-            Command::LaunchFailed { job_id, node, rc } => {
-                tracing::warn!(job_id, node, rc, "batch launch failed");
-                if rc == ESLURMD_PROLOG_FAILED {
-                    self.prolog_failed(now, job_id, Some(&node), &mut fx);
-                    return (Reply::Ok, fx);
-                }
-                if let Some(j) = self.jobs.get_mut(&job_id) {
-                    if j.state == JobState::Running {
-                        j.launch_failed = true;
-                        j.state_reason = job::reason::FAIL_LAUNCH;
-                        self.end_job(now, job_id, JobState::NodeFail, &mut fx);
-                    }
-                }
-                Reply::Ok
-            }
             Command::Reconfigure(conf) => {
                 self.reconfigure(now, *conf);
                 self.schedule(now, &mut fx);
@@ -310,28 +285,6 @@ impl Controller {
                     self.requeue_request(now, uid, job_id, flags, &mut fx)
                 }
             }
-            Command::Signal {
-                uid,
-                job_id,
-                signal,
-                flags,
-            } => self.signal_job(uid, job_id, signal, flags, &mut fx),
-            Command::SignalStep {
-                uid,
-                job_id,
-                step_id,
-                signal,
-                version,
-            } => self.signal_step(uid, job_id, step_id, signal, version, &mut fx),
-            Command::KillTasks {
-                uid,
-                array_job_id,
-                tasks,
-                signal,
-            } if self.tasks_in_bounds(&tasks) => {
-                let tasks = tasks.into_iter().collect();
-                self.kill_tasks(now, uid, array_job_id, &tasks, signal, &mut fx)
-            }
             Command::UpdatePartition { uid, msg } => self.update_partition(now, uid, &msg, &mut fx),
             Command::UpdateArray {
                 uid,
@@ -357,15 +310,60 @@ impl Controller {
             }
             // Task lists past MaxArraySize (the handlers refuse them
             // before they are logged; this is for a log from elsewhere).
-            Command::KillTasks { .. }
-            | Command::UpdateArray { .. }
-            | Command::RequeueArray { .. } => Reply::Err(StateError::InvalidJobId),
+            Command::UpdateArray { .. } | Command::RequeueArray { .. } => {
+                Reply::Err(StateError::InvalidJobId)
+            }
         };
         (reply, fx)
     }
 
+    /// What an outbound RPC's outcome changes.
+    fn rpc_done(&mut self, now: Time, node: &str, m: Meaning, fx: &mut Vec<Effect>) -> Reply {
+        match m {
+            Meaning::Alive { load } => {
+                // A ping answered without a load keeps the last known.
+                let last = || {
+                    let n = &self.nodes[self.node_index(node)?];
+                    Some((n.cpu_load, n.free_mem))
+                };
+                let (cpu_load, free_mem) = load.or_else(last).unwrap_or((0, 0));
+                return self.node_responded(now, node, cpu_load, free_mem, fx);
+            }
+            Meaning::Unreachable => {
+                if let Some(i) = self.node_index(node) {
+                    if !self.nodes[i].no_respond {
+                        self.nodes[i].no_respond = true;
+                        self.last_node_update = now;
+                    }
+                }
+            }
+            Meaning::TerminateDone { job_id } => {
+                if let Some(i) = self.node_index(node) {
+                    self.epilog_done_on(now, job_id, i);
+                    self.schedule(now, fx);
+                }
+            }
+            Meaning::LaunchFailed { job_id, rc } => {
+                tracing::warn!(job_id, node, rc, "batch launch failed");
+                if rc == ESLURMD_PROLOG_FAILED {
+                    self.prolog_failed(now, job_id, Some(node), fx);
+                    return Reply::Ok;
+                }
+                if let Some(j) = self.jobs.get_mut(&job_id) {
+                    if j.state == JobState::Running {
+                        j.launch_failed = true;
+                        j.state_reason = job::reason::FAIL_LAUNCH;
+                        self.end_job(now, job_id, JobState::NodeFail, fx);
+                    }
+                }
+            }
+            Meaning::Nothing => {}
+        }
+        Reply::Ok
+    }
+
     /// Whether a task list from a client stays within MaxArraySize.
-    fn tasks_in_bounds(&self, tasks: &[u32]) -> bool {
+    pub(crate) fn tasks_in_bounds(&self, tasks: &[u32]) -> bool {
         let max = self.max_array_size();
         tasks.len() <= max as usize && tasks.iter().all(|&t| t < max)
     }
