@@ -46,7 +46,7 @@ pub fn build_info(c: &Controller, slurm_user_name: &str, now: i64, v: V) -> Slur
     let mut w = WireConf::with_defaults();
     let old = v < V::V23_11;
     w.last_update = now;
-    w.boot_time = c.boot_time;
+    w.boot_time = c.boot_time();
     w.accounting_storage_type = k
         .accounting_storage_type
         .clone()
@@ -78,7 +78,7 @@ pub fn build_info(c: &Controller, slurm_user_name: &str, now: i64, v: V) -> Slur
     w.epilog = scripts(&k.epilog);
     w.prolog = scripts(&k.prolog);
     w.first_job_id = k.first_job_id;
-    w.next_job_id = c.next_job_id;
+    w.next_job_id = c.next_job_id();
     w.hash_val = k.hash_val;
     w.hash_plugin = (v >= V::V24_05).then(|| some("hash/k12")).flatten();
     w.tls_type = (v >= V::V24_05).then(|| some("tls/none")).flatten();

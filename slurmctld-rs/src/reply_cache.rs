@@ -85,19 +85,19 @@ fn same_content(a: &Controller, b: &Controller, q: &Query) -> bool {
     Arc::ptr_eq(&a.conf, &b.conf)
         && match q {
             Query::Jobs { .. } => {
-                a.last_job_update == b.last_job_update
+                a.last_job_update() == b.last_job_update()
                     && a.jobs.same_records(&b.jobs)
                     // node names, states (ReqNodeNotAvail) and -d detail
                     && a.nodes.same_records(&b.nodes)
                     && a.arrays.recs().ptr_eq(b.arrays.recs())
                     && a.arrays.metas.ptr_eq(&b.arrays.metas)
                     && a.deps.ptr_eq(&b.deps)
-                    && a.sched.plan.ptr_eq(&b.sched.plan)
+                    && a.sched().plan.ptr_eq(&b.sched().plan)
             }
             Query::Nodes => {
-                a.last_node_update == b.last_node_update && a.nodes.same_records(&b.nodes)
+                a.last_node_update() == b.last_node_update() && a.nodes.same_records(&b.nodes)
             }
-            Query::Partitions => a.last_part_update == b.last_part_update,
+            Query::Partitions => a.last_part_update() == b.last_part_update(),
         }
 }
 

@@ -108,7 +108,7 @@ pub fn step_info_msg(
     now: i64,
     v: V,
 ) -> Result<JobStepInfoResponseMsg, i32> {
-    if req.last_update.saturating_sub(1) >= c.last_job_update {
+    if req.last_update.saturating_sub(1) >= c.last_job_update() {
         return Err(SLURM_NO_CHANGE_IN_DATA);
     }
     let want_job = req.step_id.job_id;
@@ -233,7 +233,7 @@ mod tests {
             Err(ESLURM_INVALID_JOB_ID)
         );
         let mut req = ask(NO_VAL, NO_VAL);
-        req.last_update = c.last_job_update + 1;
+        req.last_update = c.last_job_update() + 1;
         assert_eq!(
             step_info_msg(&c, &req, 1010, V::V24_11),
             Err(SLURM_NO_CHANGE_IN_DATA)

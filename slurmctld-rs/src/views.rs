@@ -170,7 +170,7 @@ pub fn node_info_msg(c: &Controller, v: V, visible: &Visible) -> NodeInfoMsg {
         b
     });
     NodeInfoMsg {
-        last_update: c.last_node_update,
+        last_update: c.last_node_update(),
         hidden_nodes,
         node_array: c
             .nodes
@@ -191,7 +191,7 @@ pub fn node_info_msg(c: &Controller, v: V, visible: &Visible) -> NodeInfoMsg {
 pub fn node_info_single(c: &Controller, name: &str, v: V) -> Option<NodeInfoMsg> {
     let n = &c.nodes[c.node_index(name)?];
     Some(NodeInfoMsg {
-        last_update: c.last_node_update,
+        last_update: c.last_node_update(),
         hidden_nodes: None,
         node_array: vec![node_info(n, &c.conf.tracked_gres, v)],
     })
@@ -293,7 +293,7 @@ pub fn partition_info_msg(c: &Controller, _v: V, visible: &Visible) -> Partition
         })
         .collect();
     PartitionInfoMsg {
-        last_update: c.last_part_update,
+        last_update: c.last_part_update(),
         partition_array,
     }
 }
@@ -531,7 +531,7 @@ pub fn job_listing(
         .map(|j| job_info(c, j, v, show_flags))
         .collect();
     JobInfoMsg {
-        last_update: c.last_job_update,
+        last_update: c.last_job_update(),
         last_backfill: 0,
         job_array,
     }
@@ -569,7 +569,7 @@ pub fn single_job_info(c: &Controller, job_id: u32, show_flags: u16, v: V) -> Op
         return None;
     }
     Some(JobInfoMsg {
-        last_update: c.last_job_update,
+        last_update: c.last_job_update(),
         last_backfill: 0,
         job_array: ids
             .iter()

@@ -38,7 +38,7 @@ pub fn stats(sh: &Shared, who: &Caller, command_id: u16) -> Message {
             );
             return rc_message(ESLURM_ACCESS_DENIED);
         }
-        sh.stats.reset(now(), snap.counters);
+        sh.stats.reset(now(), snap.counters());
         return rc_message(SLURM_SUCCESS);
     }
     Message::ResponseStatsInfo(sh.stats.response(&snap, now(), who.version))

@@ -234,16 +234,16 @@ fn ticks_are_not_applied_when_logging_them_failed() {
     // A time limit that a Tick would enforce.
     assert_eq!(before.state, JobState::Running);
     r.faults.full_after(0);
-    let ticks_before = r.ctrl.last_ping;
+    let ticks_before = r.ctrl.last_ping();
     r.t += 100_000;
     assert_eq!(r.one(Command::Tick), Reply::Err(StateError::WriteFailed));
-    assert_eq!(r.ctrl.last_ping, ticks_before, "the Tick was applied");
+    assert_eq!(r.ctrl.last_ping(), ticks_before, "the Tick was applied");
     assert_eq!(r.ctrl.jobs[&1].state, JobState::Running);
     assert_eq!(r.ctrl.nodes[0].base, crate::state::node::Base::Up);
     // Logged again, the Tick does its work.
     r.faults.space_back();
     assert_eq!(r.one(Command::Tick), Reply::Ok);
-    assert_ne!(r.ctrl.last_ping, ticks_before);
+    assert_ne!(r.ctrl.last_ping(), ticks_before);
 }
 
 #[test]

@@ -331,7 +331,7 @@ pub(super) struct Common {
 }
 
 pub(super) fn put_common(w: &mut Writer, c: &Controller, put_req: PutReq) {
-    w.u32(c.next_job_id);
+    w.u32(c.next_job_id());
     w.count(c.nodes.len());
     for n in &c.nodes {
         put_node(w, n);
@@ -366,7 +366,7 @@ pub(super) fn get_common(
 
 impl Common {
     pub(super) fn apply(self, c: &mut Controller) {
-        c.next_job_id = self.next_job_id;
+        c.set_next_job_id(self.next_job_id);
         for n in self.nodes {
             n.apply(c);
         }

@@ -75,7 +75,7 @@ fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
 
 /// Everything about jobs and nodes that must survive a crash.
 fn fingerprint(c: &Controller) -> String {
-    let mut s = format!("next={}\n", c.next_job_id);
+    let mut s = format!("next={}\n", c.next_job_id());
     for j in c.jobs.values() {
         s += &format!(
             "job {} {:?} word={} reason={} part={} alloc={:?} batch={:?} times={:?} user={:?} desc={:?} ver={:?}\n",
@@ -250,7 +250,7 @@ fn newer_formats_are_refused_and_clear_starts_fresh() {
         .contains("newer than this slurmctld-rs supports"));
     let (_, loaded) = Store::open(dir.path(), fresh(), true).unwrap();
     assert!(loaded.controller.jobs.is_empty());
-    assert_eq!(loaded.controller.next_job_id, 1);
+    assert_eq!(loaded.controller.next_job_id(), 1);
 }
 
 /// One command of each variant (and a few of some).
@@ -924,7 +924,7 @@ fn each_older_snapshot_format_loads_what_it_held() {
                 .collect::<Vec<_>>()
         };
         assert_eq!(jobs(&l), jobs(&c), "format {format}");
-        assert_eq!(l.next_job_id, c.next_job_id, "format {format}");
+        assert_eq!(l.next_job_id(), c.next_job_id(), "format {format}");
         if format >= 2 {
             assert!(l.steps.iter().eq(c.steps.iter()), "format {format}");
         } else {
@@ -1150,7 +1150,7 @@ fn a_format_6_log_of_cancels_and_rpc_outcomes_replays_as_intents() {
         1008,
         same(submit(1, None, ProtocolVersion::V24_11)),
     );
-    let x = c.next_job_id - 1;
+    let x = c.next_job_id() - 1;
     let nx = on(&c, x);
     let failed = Command::RpcDone {
         node: nx.clone(),

@@ -14,20 +14,68 @@ pub struct Controller {
     pub conf: Arc<ClusterConf>,
     pub nodes: table::Nodes,
     pub jobs: table::Jobs,
-    pub next_job_id: u32,
-    pub boot_time: Time,
-    pub last_node_update: Time,
-    pub last_part_update: Time,
-    pub last_job_update: Time,
-    pub last_ping: Time,
+    pub(super) next_job_id: u32,
+    pub(super) boot_time: Time,
+    pub(super) last_node_update: Time,
+    pub(super) last_part_update: Time,
+    pub(super) last_job_update: Time,
+    pub(super) last_ping: Time,
     /// Steps and interactive-allocation callbacks, by job id.
     pub steps: table::Table<u32, steps::JobSteps>,
     /// The scheduler's own state: the backfill plan and its cadence.
-    pub sched: sched::SchedState,
+    pub(super) sched: sched::SchedState,
     /// Event counts for sdiag (not saved: they restart with the daemon).
-    pub counters: counters::Counters,
+    pub(super) counters: counters::Counters,
     /// Job arrays: task records and the meta records' pending tasks.
     pub arrays: arrays::Arrays,
     /// Dependencies of pending jobs, by job id.
     pub deps: deps::Deps,
+}
+
+/// What the daemon, the listings and persistence read of the counters and
+/// stamps (only the state machine changes them).
+impl Controller {
+    /// The id the next job gets.
+    pub fn next_job_id(&self) -> u32 {
+        self.next_job_id
+    }
+
+    /// Restores the next job id from saved state.
+    pub(crate) fn set_next_job_id(&mut self, id: u32) {
+        self.next_job_id = id;
+    }
+
+    pub fn boot_time(&self) -> Time {
+        self.boot_time
+    }
+
+    /// When a node record last changed (`sinfo -i`, `scontrol show node`).
+    pub fn last_node_update(&self) -> Time {
+        self.last_node_update
+    }
+
+    /// When the partitions last changed.
+    pub fn last_part_update(&self) -> Time {
+        self.last_part_update
+    }
+
+    /// When a job, step, array or dependency record last changed.
+    pub fn last_job_update(&self) -> Time {
+        self.last_job_update
+    }
+
+    /// When the nodes were last pinged (a Tick that pinged).
+    pub fn last_ping(&self) -> Time {
+        self.last_ping
+    }
+
+    /// The scheduler's own state.
+    pub fn sched(&self) -> &sched::SchedState {
+        &self.sched
+    }
+
+    /// Event counts for sdiag.
+    pub fn counters(&self) -> counters::Counters {
+        self.counters
+    }
 }
