@@ -89,9 +89,9 @@ fn same_content(a: &Controller, b: &Controller, q: &Query) -> bool {
                     && a.jobs.same_records(&b.jobs)
                     // node names, states (ReqNodeNotAvail) and -d detail
                     && a.nodes.same_records(&b.nodes)
-                    && a.arrays.recs().ptr_eq(b.arrays.recs())
-                    && a.arrays.metas.ptr_eq(&b.arrays.metas)
-                    && a.deps.ptr_eq(&b.deps)
+                    && a.arrays().recs().ptr_eq(b.arrays().recs())
+                    && a.arrays().metas.ptr_eq(&b.arrays().metas)
+                    && a.deps().ptr_eq(b.deps())
                     && a.sched().plan.ptr_eq(&b.sched().plan)
             }
             Query::Nodes => {

@@ -30,7 +30,7 @@ fn node_bitmap(c: &Controller, idx: &[usize]) -> BitStr {
 
 /// The fields every step of `j` shares.
 fn base(c: &Controller, j: &Job, step_id: u32, now: i64, start: i64, v: V) -> JobStepInfo {
-    let (array_job_id, array_task_id) = match c.arrays.task_of(j.job_id) {
+    let (array_job_id, array_task_id) = match c.arrays().task_of(j.job_id) {
         Some(r) => (r.array_job_id, r.task_id),
         None => (0, NO_VAL),
     };
@@ -116,7 +116,7 @@ pub fn step_info_msg(
     let mut valid_job = false;
     let mut job_steps = Vec::new();
     for j in c.jobs.values() {
-        let array_job = c.arrays.task_of(j.job_id).map(|r| r.array_job_id);
+        let array_job = c.arrays().task_of(j.job_id).map(|r| r.array_job_id);
         if want_job != NO_VAL && want_job != j.job_id && Some(want_job) != array_job {
             continue;
         }
@@ -127,7 +127,7 @@ pub fn step_info_msg(
         if want_step == NO_VAL || want_step == BATCH_SCRIPT {
             job_steps.extend(batch_step(c, j, now, v));
         }
-        if let Some(js) = c.steps.get(&j.job_id) {
+        if let Some(js) = c.steps().get(&j.job_id) {
             for st in js.steps.values() {
                 if want_step == NO_VAL || want_step == st.step_id {
                     job_steps.push(srun_step(c, j, st, now, v));

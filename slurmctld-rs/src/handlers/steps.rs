@@ -203,7 +203,9 @@ async fn step_response(sh: &Shared, job_id: u32, step_id: u32, v: ProtocolVersio
     let snap = sh.snapshot();
     let (Some(j), Some(st)) = (
         snap.jobs.get(&job_id),
-        snap.steps.get(&job_id).and_then(|s| s.steps.get(&step_id)),
+        snap.steps()
+            .get(&job_id)
+            .and_then(|s| s.steps.get(&step_id)),
     ) else {
         return rc_message(ESLURM_ALREADY_DONE);
     };

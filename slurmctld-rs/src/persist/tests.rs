@@ -538,14 +538,14 @@ fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
 fn running_steps_survive_a_snapshot_and_a_crash() {
     let (dir, mut s, mut c) = new_store();
     let job_id = alloc_with_step(&mut s, &mut c);
-    assert_eq!(c.steps[&job_id].steps.len(), 1);
-    assert!(c.steps[&job_id].srun.is_some());
+    assert_eq!(c.steps()[&job_id].steps.len(), 1);
+    assert!(c.steps()[&job_id].srun.is_some());
     // Everything is now in the snapshot only; the log is empty.
     s.snapshot(&c).unwrap();
     drop(s);
     let (_, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 0);
-    assert!(loaded.controller.steps.iter().eq(c.steps.iter()));
+    assert!(loaded.controller.steps().iter().eq(c.steps().iter()));
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
 }
 
@@ -672,16 +672,19 @@ fn arrays_and_dependencies_survive_a_crash() {
             }),
         );
         assert_eq!(
-            c.arrays.task_of(2).map(|r| (r.array_job_id, r.task_id)),
+            c.arrays().task_of(2).map(|r| (r.array_job_id, r.task_id)),
             Some((1, 0))
         );
         assert_eq!(c.jobs[&4].state, JobState::Pending);
-        let before = (fingerprint(&c), c.arrays.clone(), c.deps.clone());
+        let before = (fingerprint(&c), c.arrays().clone(), c.deps().clone());
         drop(s);
         drop(c);
         let (mut s, loaded) = reopen(dir.path());
         let mut c = loaded.controller;
-        assert_eq!((fingerprint(&c), c.arrays.clone(), c.deps.clone()), before);
+        assert_eq!(
+            (fingerprint(&c), c.arrays().clone(), c.deps().clone()),
+            before
+        );
         assert_eq!(
             c.dependency_text(4).as_deref(),
             Some("afterany:1_*(unfulfilled)?afterok:2(unfulfilled)")
@@ -689,7 +692,7 @@ fn arrays_and_dependencies_survive_a_crash() {
         // The throttle still holds after the reload: when task 0 ends,
         // exactly one more task starts (task 2), and ids go on.
         step(&mut s, &mut c, 1010, complete_cmd(2, 0, Some("n1".into())));
-        assert_eq!(c.arrays.find_task(1, 2), Some(5));
+        assert_eq!(c.arrays().find_task(1, 2), Some(5));
         step(&mut s, &mut c, 1011, epilog_cmd(2, Some("n1".into())));
         // afterok:2 is met, and `?` needs only one.
         assert_eq!(c.jobs[&4].state, JobState::Running);
@@ -873,7 +876,7 @@ fn every_section() -> (tempfile::TempDir, Store, Controller) {
     };
     // Held in special exit (as a requeue with JOB_SPECIAL_EXIT leaves it).
     c.jobs.get_mut(&dep).unwrap().ctl.special_exit = true;
-    assert!(!c.steps.is_empty() && !c.arrays.metas.is_empty() && !c.deps.is_empty());
+    assert!(!c.steps().is_empty() && !c.arrays().metas.is_empty() && !c.deps().is_empty());
     (dir, s, c)
 }
 
@@ -926,19 +929,19 @@ fn each_older_snapshot_format_loads_what_it_held() {
         assert_eq!(jobs(&l), jobs(&c), "format {format}");
         assert_eq!(l.next_job_id(), c.next_job_id(), "format {format}");
         if format >= 2 {
-            assert!(l.steps.iter().eq(c.steps.iter()), "format {format}");
+            assert!(l.steps().iter().eq(c.steps().iter()), "format {format}");
         } else {
-            assert!(l.steps.is_empty(), "format {format}");
+            assert!(l.steps().is_empty(), "format {format}");
         }
         if format >= 3 {
             assert_eq!(
-                (&l.arrays, &l.deps),
-                (&c.arrays, &c.deps),
+                (&l.arrays(), &l.deps()),
+                (&c.arrays(), &c.deps()),
                 "format {format}"
             );
         } else {
             assert!(
-                l.arrays.metas.is_empty() && l.deps.is_empty(),
+                l.arrays().metas.is_empty() && l.deps().is_empty(),
                 "format {format}"
             );
         }
@@ -1175,7 +1178,7 @@ fn a_format_6_log_of_cancels_and_rpc_outcomes_replays_as_intents() {
     let l = loaded.controller;
     assert_eq!(loaded.replayed, 11);
     assert_eq!(fingerprint(&l), fingerprint(&c));
-    assert_eq!(l.arrays, c.arrays);
+    assert_eq!(l.arrays(), c.arrays());
     assert_eq!((n(&l, "n1").cpu_load, n(&l, "n1").free_mem), (7, 800));
     assert!(n(&l, "n2").no_respond);
     // Old records are read only as old formats, new ones only as new.

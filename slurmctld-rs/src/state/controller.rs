@@ -21,15 +21,15 @@ pub struct Controller {
     pub(super) last_job_update: Time,
     pub(super) last_ping: Time,
     /// Steps and interactive-allocation callbacks, by job id.
-    pub steps: table::Table<u32, steps::JobSteps>,
+    pub(super) steps: table::Table<u32, steps::JobSteps>,
     /// The scheduler's own state: the backfill plan and its cadence.
     pub(super) sched: sched::SchedState,
     /// Event counts for sdiag (not saved: they restart with the daemon).
     pub(super) counters: counters::Counters,
     /// Job arrays: task records and the meta records' pending tasks.
-    pub arrays: arrays::Arrays,
+    pub(super) arrays: arrays::Arrays,
     /// Dependencies of pending jobs, by job id.
-    pub deps: deps::Deps,
+    pub(super) deps: deps::Deps,
 }
 
 /// What the daemon, the listings and persistence read of the counters and
@@ -77,5 +77,30 @@ impl Controller {
     /// Event counts for sdiag.
     pub fn counters(&self) -> counters::Counters {
         self.counters
+    }
+
+    /// Steps and interactive-allocation callbacks, by job id.
+    pub fn steps(&self) -> &table::Table<u32, steps::JobSteps> {
+        &self.steps
+    }
+
+    /// Job arrays: task records and the meta records' pending tasks.
+    pub fn arrays(&self) -> &arrays::Arrays {
+        &self.arrays
+    }
+
+    /// Dependencies of pending jobs, by job id.
+    pub fn deps(&self) -> &deps::Deps {
+        &self.deps
+    }
+
+    /// Restores a job's steps from saved state.
+    pub(crate) fn restore_steps(&mut self, job_id: u32, js: steps::JobSteps) {
+        self.steps.insert(job_id, js);
+    }
+
+    /// Restores the arrays and dependencies from saved state.
+    pub(crate) fn restore_arrays(&mut self, arrays: arrays::Arrays, deps: deps::Deps) {
+        (self.arrays, self.deps) = (arrays, deps);
     }
 }
