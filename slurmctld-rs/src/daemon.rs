@@ -137,7 +137,7 @@ async fn shutdown_nodes(sh: &Arc<Shared>, agent: &Agent) {
     use crate::state::{msgs, Effect, Purpose};
     let snap = sh.snapshot();
     let fx: Vec<Effect> = snap
-        .nodes
+        .nodes()
         .iter()
         .filter_map(|n| {
             msgs::outbound(
@@ -229,7 +229,7 @@ pub async fn run_loaded(
     let server = {
         let sh = shared.clone();
         let limits =
-            slurm_rpc::daemon::conn_limits(&shared.snapshot().conf.raw.slurmctld_parameters);
+            slurm_rpc::daemon::conn_limits(&shared.snapshot().conf().raw.slurmctld_parameters);
         let opts = slurm_rpc::ServeOpts {
             timeout,
             forwarder: None,

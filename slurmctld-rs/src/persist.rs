@@ -305,7 +305,7 @@ impl Store {
             replayed = r.applied;
             seq = r.seq;
         }
-        let jobs = fresh.jobs.len();
+        let jobs = fresh.jobs().len();
         let mut store = Store {
             dir: dir.to_path_buf(),
             fs,

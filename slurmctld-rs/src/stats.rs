@@ -171,7 +171,7 @@ impl Stats {
         let g = self.lock();
         let c = snap.counters().since(&g.base);
         let (mut pending, mut running) = (0u32, 0u32);
-        for j in snap.jobs.values() {
+        for j in snap.jobs().values() {
             match j.state {
                 JobState::Pending => pending = pending.saturating_add(1),
                 JobState::Running => running = running.saturating_add(1),
@@ -306,8 +306,8 @@ mod tests {
         let a = submit(&mut c, 1002, 4);
         let b = submit(&mut c, 1003, 4);
         let x = submit(&mut c, 1003, 4);
-        assert_eq!(c.jobs[&a].state, JobState::Running);
-        assert_eq!(c.jobs[&b].state, JobState::Pending);
+        assert_eq!(c.jobs()[&a].state, JobState::Running);
+        assert_eq!(c.jobs()[&b].state, JobState::Pending);
         testkit::kill(&mut c, 1004, 1000, x);
         s.rpc(MsgType::RequestJobInfo, 1000, Duration::from_micros(7));
         let m = s.response(&c, 1005, ProtocolVersion::V24_11);

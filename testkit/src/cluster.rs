@@ -89,7 +89,7 @@ impl Cluster {
         let conf = ClusterConf::new(conf, 0).map_err(|e| ConfError(e.to_string()))?;
         let ctld = Controller::new(conf, now);
         let defs: Vec<(String, u16, u64)> = ctld
-            .nodes
+            .nodes()
             .iter()
             .map(|n| (n.name().to_string(), n.def.cpus, n.def.real_memory))
             .collect();
@@ -244,7 +244,7 @@ impl Cluster {
             }),
             (Message::RequestNodeRegistrationStatus(_), _) => {
                 if let Some(i) = self.ctld.node_index(&o.node) {
-                    let d = &self.ctld.nodes[i].def;
+                    let d = &self.ctld.nodes()[i].def;
                     after.push(Command::Register {
                         msg: Box::new(registration(&o.node, d.cpus, d.real_memory)),
                         version: o.version,
@@ -274,10 +274,10 @@ impl Cluster {
                 // Every node of the allocation runs the epilog, the batch
                 // host or not; a job never seen here is already complete.
                 let in_job = node.known.remove(job_id)
-                    || self.ctld.jobs.get(job_id).is_some_and(|j| {
+                    || self.ctld.jobs().get(job_id).is_some_and(|j| {
                         j.alloc
                             .iter()
-                            .any(|a| self.ctld.nodes[a.node].name() == o.node)
+                            .any(|a| self.ctld.nodes()[a.node].name() == o.node)
                     });
                 if in_job {
                     after.push(Command::EpilogComplete {

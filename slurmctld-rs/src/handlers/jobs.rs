@@ -22,7 +22,7 @@ use slurm_wire::Message;
 
 /// REQUEST_SUBMIT_BATCH_JOB (sbatch).
 pub async fn submit(sh: &Shared, who: &Caller, mut desc: JobDescMsg) -> Message {
-    crate::alloc_host::settle(&sh.snapshot().conf, who.peer.ip(), &mut desc);
+    crate::alloc_host::settle(sh.snapshot().conf(), who.peer.ip(), &mut desc);
     let user = lookup_user(who.uid, who.gid);
     let part = desc.partition.clone();
     let cmd = Command::Submit {

@@ -26,7 +26,7 @@ fn unchanged(last_update: i64, changed: i64) -> bool {
 
 fn visible(snap: &Controller, who: &Caller, show_flags: u16) -> Visible {
     let (uid, gid) = (who.uid, who.gid);
-    Visible::of(&snap.conf, uid, show_flags, || lookup_user(uid, gid))
+    Visible::of(snap.conf(), uid, show_flags, || lookup_user(uid, gid))
 }
 
 /// A large listing from the reply cache: encoded once per snapshot and
@@ -122,7 +122,7 @@ pub fn node_info_single(sh: &Shared, who: &Caller, m: NodeInfoSingleMsg) -> Mess
     if !privacy.nodes() {
         return privacy.refuse("REQUEST_NODE_INFO_SINGLE");
     }
-    let seen = visible(&snap, who, m.show_flags).nodes(&snap.conf);
+    let seen = visible(&snap, who, m.show_flags).nodes(snap.conf());
     match m
         .node_name
         .as_deref()
@@ -154,8 +154,11 @@ pub fn step_info(sh: &Shared, who: &Caller, m: JobStepInfoRequestMsg) -> Message
             }
             // Steps of jobs in partitions the requester does not see.
             let vis = visible(&snap, who, m.show_flags);
-            r.job_steps
-                .retain(|s| snap.jobs.get(&s.step_id.job_id).is_none_or(|j| vis.job(j)));
+            r.job_steps.retain(|s| {
+                snap.jobs()
+                    .get(&s.step_id.job_id)
+                    .is_none_or(|j| vis.job(j))
+            });
             Message::ResponseJobStepInfo(r)
         }
         Err(rc) => rc_message(rc),

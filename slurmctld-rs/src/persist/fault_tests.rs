@@ -155,7 +155,7 @@ impl Rig {
 }
 
 fn jobs(c: &Controller) -> Vec<(u32, JobState)> {
-    c.jobs.values().map(|j| (j.job_id, j.state)).collect()
+    c.jobs().values().map(|j| (j.job_id, j.state)).collect()
 }
 
 fn submit() -> Command {
@@ -230,7 +230,7 @@ fn ticks_are_not_applied_when_logging_them_failed() {
     let mut r = rig();
     r.one(reg("n1"));
     assert_eq!(r.one(submit()), Reply::Submitted { job_id: 1 });
-    let before = r.ctrl.jobs[&1].clone();
+    let before = r.ctrl.jobs()[&1].clone();
     // A time limit that a Tick would enforce.
     assert_eq!(before.state, JobState::Running);
     r.faults.full_after(0);
@@ -238,8 +238,8 @@ fn ticks_are_not_applied_when_logging_them_failed() {
     r.t += 100_000;
     assert_eq!(r.one(Command::Tick), Reply::Err(StateError::WriteFailed));
     assert_eq!(r.ctrl.last_ping(), ticks_before, "the Tick was applied");
-    assert_eq!(r.ctrl.jobs[&1].state, JobState::Running);
-    assert_eq!(r.ctrl.nodes[0].base, crate::state::node::Base::Up);
+    assert_eq!(r.ctrl.jobs()[&1].state, JobState::Running);
+    assert_eq!(r.ctrl.nodes()[0].base, crate::state::node::Base::Up);
     // Logged again, the Tick does its work.
     r.faults.space_back();
     assert_eq!(r.one(Command::Tick), Reply::Ok);
@@ -251,7 +251,7 @@ fn a_completion_that_cannot_be_logged_is_held_and_applied_once_space_returns() {
     let mut r = rig();
     r.one(reg("n1"));
     assert_eq!(r.one(submit()), Reply::Submitted { job_id: 1 });
-    assert_eq!(r.ctrl.jobs[&1].state, JobState::Running);
+    assert_eq!(r.ctrl.jobs()[&1].state, JobState::Running);
     r.faults.full_after(0);
     // The node's completion waits (no reply yet); a new job is refused.
     let replies = r.run(vec![
@@ -260,14 +260,14 @@ fn a_completion_that_cannot_be_logged_is_held_and_applied_once_space_returns() {
     ]);
     assert_eq!(replies, vec![(2, Reply::Err(StateError::WriteFailed))]);
     assert_eq!(r.pipe.held(), 1);
-    assert_eq!(r.ctrl.jobs[&1].state, JobState::Running);
+    assert_eq!(r.ctrl.jobs()[&1].state, JobState::Running);
     assert_eq!(r.restart(), vec![(1, JobState::Running)]);
     // Space returns: the next pass (a Tick) logs and applies it, answers.
     r.faults.space_back();
     let replies = r.run(vec![(Command::Tick, 3)]);
     assert_eq!(replies, vec![(1, Reply::Ok), (3, Reply::Ok)]);
     assert_eq!(r.pipe.held(), 0);
-    assert_eq!(r.ctrl.jobs[&1].state, JobState::Complete);
+    assert_eq!(r.ctrl.jobs()[&1].state, JobState::Complete);
     assert_eq!(r.restart(), vec![(1, JobState::Complete)]);
 }
 

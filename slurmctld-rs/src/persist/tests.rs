@@ -76,7 +76,7 @@ fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
 /// Everything about jobs and nodes that must survive a crash.
 fn fingerprint(c: &Controller) -> String {
     let mut s = format!("next={}\n", c.next_job_id());
-    for j in c.jobs.values() {
+    for j in c.jobs().values() {
         s += &format!(
             "job {} {:?} word={} reason={} part={} alloc={:?} batch={:?} times={:?} user={:?} desc={:?} ver={:?}\n",
             j.job_id,
@@ -92,7 +92,7 @@ fn fingerprint(c: &Controller) -> String {
             j.submit_version,
         );
     }
-    for n in &c.nodes {
+    for n in c.nodes().iter() {
         s += &format!(
             "node {} word={} cpus={} cores={:?} jobs={:?} completing={:?} gres={:?} reason={:?} drain={}\n",
             n.name(),
@@ -136,8 +136,8 @@ fn run_some(s: &mut Store, c: &mut Controller) {
 fn crash_then_reload_keeps_pending_and_running_jobs() {
     let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
-    assert_eq!(c.jobs[&1].state, JobState::Running);
-    assert_eq!(c.jobs[&3].state, JobState::Pending);
+    assert_eq!(c.jobs()[&1].state, JobState::Running);
+    assert_eq!(c.jobs()[&3].state, JobState::Pending);
     let before = fingerprint(&c);
     // crash: no snapshot, no shutdown
     drop(s);
@@ -150,7 +150,7 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
     // Every node registered before the crash is asked to register again.
     let asked = c.ask_nodes_to_register();
     let registered = c
-        .nodes
+        .nodes()
         .iter()
         .filter(|n| n.protocol_version.is_some())
         .count();
@@ -162,7 +162,7 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
     assert_eq!(r, Reply::Ok);
     let r = step(&mut s, &mut c, 1010, epilog_cmd(1, Some("n1".into())));
     assert_eq!(r, Reply::Ok);
-    assert_eq!(c.jobs[&3].state, JobState::Running);
+    assert_eq!(c.jobs()[&3].state, JobState::Running);
     // New jobs continue the id sequence.
     let r = step(
         &mut s,
@@ -189,7 +189,7 @@ fn snapshot_then_log_then_crash() {
     let (_, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 1);
     assert_eq!(fingerprint(&loaded.controller), before);
-    assert_eq!(loaded.controller.jobs[&2].state, JobState::Failed);
+    assert_eq!(loaded.controller.jobs()[&2].state, JobState::Failed);
 }
 
 #[test]
@@ -249,7 +249,7 @@ fn newer_formats_are_refused_and_clear_starts_fresh() {
         .to_string()
         .contains("newer than this slurmctld-rs supports"));
     let (_, loaded) = Store::open(dir.path(), fresh(), true).unwrap();
-    assert!(loaded.controller.jobs.is_empty());
+    assert!(loaded.controller.jobs().is_empty());
     assert_eq!(loaded.controller.next_job_id(), 1);
 }
 
@@ -409,7 +409,7 @@ fn one_of_each() -> Vec<Command> {
             purpose: Purpose::Signal { job_id: 3 },
             outcome: RpcOutcome::Failed,
         },
-        Command::Reconfigure(Box::new((*fresh().conf).clone())),
+        Command::Reconfigure(Box::new((**fresh().conf()).clone())),
     ]
 }
 
@@ -573,7 +573,7 @@ fn held_cores_survive_a_snapshot_and_a_crash() {
         submit(1, None, ProtocolVersion::V24_11),
     );
     let cores: Vec<Vec<u16>> = (2..=4)
-        .map(|id| c.jobs[&id].alloc[0].cores.clone())
+        .map(|id| c.jobs()[&id].alloc[0].cores.clone())
         .collect();
     assert_eq!(cores, vec![vec![2], vec![3], vec![0]]);
     let (_, loaded) = reopen(dir.path());
@@ -604,9 +604,9 @@ fn ping_answers_are_replayed_so_a_live_node_stays_up() {
         step(&mut s, &mut c, t, ping_done("n1", Some((0, 1000))));
         step(&mut s, &mut c, t + 1, Command::Tick);
     }
-    assert_eq!(c.jobs[&1].state, JobState::Running);
+    assert_eq!(c.jobs()[&1].state, JobState::Running);
     let (_, loaded) = reopen(dir.path());
-    assert_eq!(loaded.controller.jobs[&1].state, JobState::Running);
+    assert_eq!(loaded.controller.jobs()[&1].state, JobState::Running);
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
 }
 
@@ -675,7 +675,7 @@ fn arrays_and_dependencies_survive_a_crash() {
             c.arrays().task_of(2).map(|r| (r.array_job_id, r.task_id)),
             Some((1, 0))
         );
-        assert_eq!(c.jobs[&4].state, JobState::Pending);
+        assert_eq!(c.jobs()[&4].state, JobState::Pending);
         let before = (fingerprint(&c), c.arrays().clone(), c.deps().clone());
         drop(s);
         drop(c);
@@ -695,7 +695,7 @@ fn arrays_and_dependencies_survive_a_crash() {
         assert_eq!(c.arrays().find_task(1, 2), Some(5));
         step(&mut s, &mut c, 1011, epilog_cmd(2, Some("n1".into())));
         // afterok:2 is met, and `?` needs only one.
-        assert_eq!(c.jobs[&4].state, JobState::Running);
+        assert_eq!(c.jobs()[&4].state, JobState::Running);
     }
 }
 
@@ -731,7 +731,7 @@ fn a_deleted_partition_stays_deleted_when_the_log_is_replayed() {
     let (_s, loaded) = Store::open(dir.path(), fresh2(), false).unwrap();
     let c = loaded.controller;
     assert_eq!(loaded.replayed, 4);
-    let names: Vec<&str> = c.conf.partitions.iter().map(|p| p.name()).collect();
+    let names: Vec<&str> = c.conf().partitions.iter().map(|p| p.name()).collect();
     assert_eq!(names, ["debug"]);
     assert_eq!(fingerprint(&c), before);
 }
@@ -764,13 +764,13 @@ fn launch_contents_survive_a_snapshot_and_the_log() {
         step(&mut s, &mut c, 1001, submit_launch_only(versions[1], "two")),
         Reply::Submitted { job_id: 2 }
     );
-    let before: Vec<JobDescMsg> = [1, 2].map(|id| c.jobs[&id].req.to_desc().unwrap()).into();
+    let before: Vec<JobDescMsg> = [1, 2].map(|id| c.jobs()[&id].req.to_desc().unwrap()).into();
     drop(s);
     let (_, loaded) = reopen(dir.path());
     let mut c = loaded.controller;
     assert_eq!(loaded.replayed, 1);
     for (id, b) in [1, 2].into_iter().zip(&before) {
-        let back = c.jobs[&id].req.to_desc().unwrap();
+        let back = c.jobs()[&id].req.to_desc().unwrap();
         assert_eq!(
             (
                 &back.script,
@@ -830,9 +830,9 @@ fn a_format_4_snapshot_with_wire_requests_still_loads() {
     fs::write(&path, old).unwrap();
     let (_, loaded) = reopen(dir.path());
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
-    for (id, j) in c.jobs.iter() {
+    for (id, j) in c.jobs().iter() {
         assert_eq!(
-            loaded.controller.jobs[id].req.to_desc().unwrap().argv,
+            loaded.controller.jobs()[id].req.to_desc().unwrap().argv,
             j.req.to_desc().unwrap().argv
         );
     }
@@ -875,13 +875,13 @@ fn every_section() -> (tempfile::TempDir, Store, Controller) {
         panic!("dependent job refused")
     };
     // Held in special exit (as a requeue with JOB_SPECIAL_EXIT leaves it).
-    c.jobs.get_mut(&dep).unwrap().ctl.special_exit = true;
+    c.jobs_mut().get_mut(&dep).unwrap().ctl.special_exit = true;
     assert!(!c.steps().is_empty() && !c.arrays().metas.is_empty() && !c.deps().is_empty());
     (dir, s, c)
 }
 
 fn held_cores(c: &Controller) -> Vec<(u32, Vec<Vec<u16>>)> {
-    c.jobs
+    c.jobs()
         .values()
         .map(|j| (j.job_id, j.alloc.iter().map(|a| a.cores.clone()).collect()))
         .collect()
@@ -899,7 +899,7 @@ fn each_older_snapshot_format_loads_what_it_held() {
     let path = dir.path().join(SNAP_FILE);
     let head = fs::read(&path).unwrap()[..20].to_vec();
     let special: Vec<u32> = c
-        .jobs
+        .jobs()
         .values()
         .filter(|j| j.ctl.special_exit)
         .map(|j| j.job_id)
@@ -915,7 +915,7 @@ fn each_older_snapshot_format_loads_what_it_held() {
         let (_, loaded) = reopen(dir.path());
         let l = loaded.controller;
         let jobs = |c: &Controller| {
-            c.jobs
+            c.jobs()
                 .values()
                 .map(|j| {
                     (
@@ -946,7 +946,7 @@ fn each_older_snapshot_format_loads_what_it_held() {
             );
         }
         let l_special: Vec<u32> = l
-            .jobs
+            .jobs()
             .values()
             .filter(|j| j.ctl.special_exit)
             .map(|j| j.job_id)
@@ -1113,7 +1113,11 @@ fn a_format_6_log_of_cancels_and_rpc_outcomes_replays_as_intents() {
     );
     let a = submit_cmd(user(2001, 100), array, ProtocolVersion::V24_11);
     run(&mut c, &mut s, 1003, same(a));
-    let on = |c: &Controller, id: u32| c.nodes[c.jobs[&id].batch_host.unwrap()].name().to_string();
+    let on = |c: &Controller, id: u32| {
+        c.nodes()[c.jobs()[&id].batch_host.unwrap()]
+            .name()
+            .to_string()
+    };
     let n1 = on(&c, 1);
     let old = old_record(Old::Kill {
         uid: 2001,
@@ -1166,9 +1170,9 @@ fn a_format_6_log_of_cancels_and_rpc_outcomes_replays_as_intents() {
     run(&mut c, &mut s, 1011, (ping_done("n2", None), old));
     drop(s);
     // What the new commands did.
-    assert_eq!(c.jobs[&1].state, JobState::Cancelled);
-    assert_eq!(c.jobs[&x].state, JobState::NodeFail);
-    let n = |c: &Controller, name: &str| c.nodes[c.node_index(name).unwrap()].clone();
+    assert_eq!(c.jobs()[&1].state, JobState::Cancelled);
+    assert_eq!(c.jobs()[&x].state, JobState::NodeFail);
+    let n = |c: &Controller, name: &str| c.nodes()[c.node_index(name).unwrap()].clone();
     assert_eq!((n(&c, "n1").cpu_load, n(&c, "n1").free_mem), (7, 800));
     assert!(n(&c, "n2").no_respond);
     // The old log gives the same.

@@ -11,9 +11,9 @@ use std::sync::Arc;
 /// batch of commands (reads never wait on writes).
 #[derive(Debug, Clone)]
 pub struct Controller {
-    pub conf: Arc<ClusterConf>,
-    pub nodes: table::Nodes,
-    pub jobs: table::Jobs,
+    pub(super) conf: Arc<ClusterConf>,
+    pub(super) nodes: table::Nodes,
+    pub(super) jobs: table::Jobs,
     pub(super) next_job_id: u32,
     pub(super) boot_time: Time,
     pub(super) last_node_update: Time,
@@ -77,6 +77,37 @@ impl Controller {
     /// Event counts for sdiag.
     pub fn counters(&self) -> counters::Counters {
         self.counters
+    }
+
+    /// The configuration in force.
+    pub fn conf(&self) -> &Arc<ClusterConf> {
+        &self.conf
+    }
+
+    /// The nodes, in configuration order.
+    pub fn nodes(&self) -> &table::Nodes {
+        &self.nodes
+    }
+
+    /// Every job record, by id.
+    pub fn jobs(&self) -> &table::Jobs {
+        &self.jobs
+    }
+
+    /// The configuration, replaced in place by tests.
+    #[cfg(test)]
+    pub(crate) fn conf_mut(&mut self) -> &mut Arc<ClusterConf> {
+        &mut self.conf
+    }
+
+    /// The nodes, to restore saved state into (persist/) and for tests.
+    pub(crate) fn nodes_mut(&mut self) -> &mut table::Nodes {
+        &mut self.nodes
+    }
+
+    /// The jobs, to restore saved state into (persist/) and for tests.
+    pub(crate) fn jobs_mut(&mut self) -> &mut table::Jobs {
+        &mut self.jobs
     }
 
     /// Steps and interactive-allocation callbacks, by job id.
