@@ -15,7 +15,7 @@ pub fn controller() -> Controller {
 pub fn file(magic: &[u8; 8], data: &[u8]) -> Vec<u8> {
     let (v, body) = data.split_first().map(|(v, b)| (*v, b)).unwrap_or((0, &[][..]));
     let mut b = magic.to_vec();
-    b.extend_from_slice(&u32::from(1 + v % 6).to_be_bytes());
+    b.extend_from_slice(&u32::from(1 + v % 7).to_be_bytes());
     b.extend_from_slice(body);
     b
 }

@@ -11,6 +11,9 @@ fuzz_target!(|data: &[u8]| {
     let b = common::file(b"SRSWAL\0\0", data);
     let mut c = common::controller();
     let _ = slurmctld::persist::replay_log(Path::new("rs_state.wal"), &b, &mut c, 0);
-    // Whole records with any body: the command decoder alone.
-    let _ = slurmctld::persist::decode_command(data);
+    // Whole records with any body: the command decoder alone, as each
+    // format reads it.
+    for format in 1..=slurmctld::persist::FORMAT_VERSION {
+        let _ = slurmctld::persist::decode_record(format, data);
+    }
 });

@@ -1,6 +1,6 @@
 //! Carries out [`Effect`]s: outbound RPCs to slurmd, each on its own task,
-//! results fed back to the state machine as the commands
-//! [`outcome::command_for`] makes of them.
+//! results reported back to the state machine ([`outcome::report`]), which
+//! decides what they mean.
 
 use crate::shared::Shared;
 use crate::state::outcome::{self, Outcome};
@@ -125,13 +125,7 @@ impl Agent {
                 Outcome::Failed
             }
         };
-        let cmd = outcome::command_for(&o.node, &o.purpose, outcome, || {
-            let snap = sh.snapshot();
-            snap.node_index(&o.node)
-                .map(|i| (snap.nodes[i].cpu_load, snap.nodes[i].free_mem))
-                .unwrap_or((0, 0))
-        });
-        if let Some(cmd) = cmd {
+        if let Some(cmd) = outcome::report(&o.node, &o.purpose, outcome) {
             sh.exec(cmd).await;
         }
     }

@@ -42,11 +42,11 @@ fn scripts(v: &[String]) -> ScriptList {
 }
 
 pub fn build_info(c: &Controller, slurm_user_name: &str, now: i64, v: V) -> SlurmCtlConfInfoMsg {
-    let k = &c.conf.raw;
+    let k = &c.conf().raw;
     let mut w = WireConf::with_defaults();
     let old = v < V::V23_11;
     w.last_update = now;
-    w.boot_time = c.boot_time;
+    w.boot_time = c.boot_time();
     w.accounting_storage_type = k
         .accounting_storage_type
         .clone()
@@ -78,7 +78,7 @@ pub fn build_info(c: &Controller, slurm_user_name: &str, now: i64, v: V) -> Slur
     w.epilog = scripts(&k.epilog);
     w.prolog = scripts(&k.prolog);
     w.first_job_id = k.first_job_id;
-    w.next_job_id = c.next_job_id;
+    w.next_job_id = c.next_job_id();
     w.hash_val = k.hash_val;
     w.hash_plugin = (v >= V::V24_05).then(|| some("hash/k12")).flatten();
     w.tls_type = (v >= V::V24_05).then(|| some("tls/none")).flatten();
@@ -90,7 +90,7 @@ pub fn build_info(c: &Controller, slurm_user_name: &str, now: i64, v: V) -> Slur
     w.max_batch_requeue = 5;
     w.max_job_cnt = k.max_job_count;
     w.max_array_sz = k.max_array_size;
-    w.max_node_cnt = c.nodes.len() as u32;
+    w.max_node_cnt = c.nodes().len() as u32;
     w.min_job_age = k.min_job_age;
     w.mpi_default = k.mpi_default.clone();
     w.msg_timeout = k.message_timeout;
@@ -111,7 +111,7 @@ pub fn build_info(c: &Controller, slurm_user_name: &str, now: i64, v: V) -> Slur
     w.select_type = some(&k.select_type);
     w.select_type_param = select_type_param(&k.select_type_parameters);
     w.slurm_conf = Some(k.path.display().to_string());
-    w.slurm_user_id = c.conf.slurm_user_uid;
+    w.slurm_user_id = c.conf().slurm_user_uid;
     w.slurm_user_name = some(slurm_user_name);
     w.slurmd_user_name = some(&k.slurmd_user);
     w.slurmctld_addr = k.slurmctld_addr.clone();

@@ -137,7 +137,7 @@ async fn shutdown_nodes(sh: &Arc<Shared>, agent: &Agent) {
     use crate::state::{msgs, Effect, Purpose};
     let snap = sh.snapshot();
     let fx: Vec<Effect> = snap
-        .nodes
+        .nodes()
         .iter()
         .filter_map(|n| {
             msgs::outbound(
@@ -206,7 +206,7 @@ pub async fn run_loaded(
         ctl_tx.clone(),
         user_name,
         ctx.plugin.clone(),
-        crate::stats::Stats::new(now(), ctrl.counters),
+        crate::stats::Stats::new(now(), ctrl.counters()),
     ));
 
     agent.dispatch(&shared, ctrl.ask_nodes_to_register());
@@ -229,7 +229,7 @@ pub async fn run_loaded(
     let server = {
         let sh = shared.clone();
         let limits =
-            slurm_rpc::daemon::conn_limits(&shared.snapshot().conf.raw.slurmctld_parameters);
+            slurm_rpc::daemon::conn_limits(&shared.snapshot().conf().raw.slurmctld_parameters);
         let opts = slurm_rpc::ServeOpts {
             timeout,
             forwarder: None,
@@ -375,14 +375,14 @@ async fn actor(
         let done = slurm_rpc::blocking(|| {
             let t = now();
             let mut apply = |c: &mut Controller, t, cmd| {
-                let before = c.counters;
+                let before = c.counters();
                 let started = std::time::Instant::now();
                 let r = match apply_override {
                     Some(f) => f(c, t, cmd),
                     None => c.apply(t, cmd),
                 };
                 sh.stats
-                    .pass_time(&c.counters.since(&before), started.elapsed());
+                    .pass_time(&c.counters().since(&before), started.elapsed());
                 r
             };
             let out = pipeline.run(store.as_mut(), &mut ctrl, t, batch, &mut apply)?;
@@ -458,7 +458,7 @@ mod tests {
         let (ctrl, store) = open_state(cluster(dir), RunOptions::default()).unwrap();
         let mut store = store.unwrap();
         let mut ctrl = ctrl;
-        ctrl.next_job_id = 77;
+        ctrl.set_next_job_id(77);
         store.snapshot(&ctrl).unwrap();
     }
 
@@ -467,16 +467,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         with_one_job(dir.path());
         let (ctrl, _) = open_state(cluster(dir.path()), RunOptions::default()).unwrap();
-        assert_eq!(ctrl.next_job_id, 77);
+        assert_eq!(ctrl.next_job_id(), 77);
         let opts = RunOptions {
             clear_state: true,
             ..Default::default()
         };
         let (ctrl, _) = open_state(cluster(dir.path()), opts).unwrap();
-        assert_eq!(ctrl.next_job_id, 1);
+        assert_eq!(ctrl.next_job_id(), 1);
         // -c also removed it from disk.
         let (ctrl, _) = open_state(cluster(dir.path()), RunOptions::default()).unwrap();
-        assert_eq!(ctrl.next_job_id, 1);
+        assert_eq!(ctrl.next_job_id(), 1);
     }
 
     #[test]
@@ -497,7 +497,7 @@ mod tests {
             ..Default::default()
         };
         let (ctrl, store) = open_state(cluster(dir.path()), opts).unwrap();
-        assert_eq!(ctrl.next_job_id, 1);
+        assert_eq!(ctrl.next_job_id(), 1);
         assert!(store.is_some(), "-i still keeps state from now on");
     }
 

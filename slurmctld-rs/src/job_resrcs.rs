@@ -82,13 +82,17 @@ pub fn alloc_detail(c: &Controller, j: &Job, v: V) -> AllocDetail {
     if j.alloc.is_empty() || j.state.is_finished() {
         return AllocDetail::default();
     }
-    let mut alloc: Vec<_> = j.alloc.iter().filter(|a| a.node < c.nodes.len()).collect();
+    let mut alloc: Vec<_> = j
+        .alloc
+        .iter()
+        .filter(|a| a.node < c.nodes().len())
+        .collect();
     alloc.sort_by_key(|a| a.node);
     if alloc.is_empty() {
         return AllocDetail::default();
     }
-    let track_mem = crate::sched::memory_is_consumable(&c.conf);
-    let nodes: Vec<&Node> = alloc.iter().map(|a| &c.nodes[a.node]).collect();
+    let track_mem = crate::sched::memory_is_consumable(c.conf());
+    let nodes: Vec<&Node> = alloc.iter().map(|a| &c.nodes()[a.node]).collect();
     let cpus: Vec<u16> = alloc.iter().map(|a| a.cpus).collect();
     let (cpu_array_value, cpu_array_reps) = runs(cpus.iter().copied());
     let layout = |n: &Node| (n.def.sockets.max(1), n.def.cores.max(1));
@@ -109,7 +113,7 @@ pub fn alloc_detail(c: &Controller, j: &Job, v: V) -> AllocDetail {
         }
         base += u32::from(s) * u32::from(cores);
     }
-    let mut node_bitmap = BitStr::new(c.nodes.len() as u32);
+    let mut node_bitmap = BitStr::new(c.nodes().len() as u32);
     for a in &alloc {
         node_bitmap.set(a.node as u32, true);
     }
@@ -118,7 +122,7 @@ pub fn alloc_detail(c: &Controller, j: &Job, v: V) -> AllocDetail {
         ncpus: cpus.iter().map(|&x| u32::from(x)).sum(),
         next_step_node_inx: 0,
         node_req: 1,
-        nodes: Some(crate::state::msgs::job_nodelist(&c.nodes, j)),
+        nodes: Some(crate::state::msgs::job_nodelist(c.nodes(), j)),
         whole_node: 0,
         threads_per_core: nodes.first().map_or(1, |n| n.def.threads.max(1)),
         cr_type: CR_CORE_MEMORY,
@@ -193,7 +197,7 @@ pub fn share_value(c: &Controller, j: &Job) -> u16 {
         JOB_SHARED_NONE | JOB_SHARED_OK | JOB_SHARED_USER | JOB_SHARED_MCS => return j.req.shared,
         _ => {}
     }
-    let Some(p) = c.conf.partitions.get(j.part) else {
+    let Some(p) = c.conf().partitions.get(j.part) else {
         return slurm_wire::pack::NO_VAL16;
     };
     if p.conf.exclusive_user {
@@ -229,7 +233,7 @@ fn share_res(p: Option<&crate::state::config::PartDef>, j: &Job) -> Option<bool>
 /// 26.05's `oversubscribe` of a job record (JOB_OVERSUBSCRIBE_NO 0,
 /// YES 1, OK 2): whether it shares cores, or may as its partition allows.
 pub fn oversubscribe_value(c: &Controller, j: &Job) -> u16 {
-    let p = c.conf.partitions.get(j.part);
+    let p = c.conf().partitions.get(j.part);
     match share_res(p, j) {
         Some(true) => 1,
         Some(false) => 0,
@@ -249,7 +253,7 @@ pub fn oversubscribe_value(c: &Controller, j: &Job) -> u16 {
 /// partition's ExclusiveUser or OverSubscribe=EXCLUSIVE.
 pub fn exclusive_value(c: &Controller, j: &Job) -> u16 {
     use crate::sched::{JOB_SHARED_MCS, JOB_SHARED_USER};
-    let p = c.conf.partitions.get(j.part);
+    let p = c.conf().partitions.get(j.part);
     match share_res(p, j) {
         Some(true) => return 0,
         Some(false) => return 1,

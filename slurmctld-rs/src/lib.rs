@@ -23,7 +23,6 @@ pub mod daemon;
 pub mod gres;
 pub mod handlers;
 pub mod job_resrcs;
-pub mod kill_jobs;
 pub mod persist;
 pub mod private_data;
 pub mod reply_cache;

@@ -10,7 +10,8 @@
 //!   jobs in special exit; format 5 saves each job's request in the
 //!   controller's compact form instead of the wire encoding.
 //! * `rs_state.wal`: framed, checksummed records of `seq u64 | time i64 |
-//!   command` ([`wal`]; format 6 added the marker and the header checksum).
+//!   command` ([`wal`]; format 6 added the marker and the header checksum;
+//!   format 7 logs scancel's intent and RPC outcomes, [`commands`]).
 //!   A torn last record (crash or ENOSPC mid-write) is cut: its command was
 //!   never acknowledged. Damage with valid records after it stops the start
 //!   ([`PersistError::MidLog`]).
@@ -23,7 +24,8 @@
 //!
 //! Each older layout that differs is a type of its own, lifted to the next
 //! (`migrate`): the snapshot bodies of formats 1-4 in `snapshot_old`, the
-//! current one in `snapshot`, the log's two framings in [`wal`].
+//! current one in `snapshot`, the log's two framings in [`wal`], its
+//! records of formats 1-6 and 7 in [`commands`].
 //! Files are always written in the current format.
 //!
 //! Encoding uses the wire codec's primitives (and the wire encodings of
@@ -31,17 +33,13 @@
 
 use crate::state::{Command, Controller, Time};
 use fsio::{StateDir, WriteFile};
-use shared::{fnv1a, get_nested, get_user, put_nested, put_user, req_str, version, DecResult};
-use slurm_wire::msg::job_desc::JobDescMsg;
-use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
-use slurm_wire::pack::{Reader, Writer};
-use slurm_wire::ProtocolVersion;
+use shared::fnv1a;
 use std::fs::{self, File};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Version of the files' layout; bump on any change to it.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 const SNAP_MAGIC: &[u8; 8] = b"SRSSNAP\0";
 const WAL_MAGIC: &[u8; 8] = b"SRSWAL\0\0";
 pub const SNAP_FILE: &str = "rs_state.snap";
@@ -103,456 +101,6 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PersistError + '_ {
         path: path.to_path_buf(),
         err,
     }
-}
-
-// ------------------------------------------------------------ commands
-
-mod tag {
-    pub const TICK: u8 = 0;
-    pub const REGISTER: u8 = 1;
-    pub const NODE_UNREACHABLE: u8 = 3;
-    pub const UPDATE_NODE: u8 = 4;
-    pub const SUBMIT: u8 = 5;
-    pub const KILL: u8 = 6;
-    pub const BATCH_COMPLETE: u8 = 7;
-    pub const EPILOG_COMPLETE: u8 = 8;
-    pub const TERMINATE_DONE: u8 = 9;
-    pub const LAUNCH_FAILED: u8 = 10;
-    pub const ALLOCATE: u8 = 11;
-    pub const STEP_CREATE: u8 = 12;
-    pub const STEP_COMPLETE: u8 = 13;
-    pub const COMPLETE_ALLOCATION: u8 = 14;
-    pub const UPDATE_JOB: u8 = 15;
-    pub const REQUEUE: u8 = 16;
-    // Arrays and dependencies (high numbers: clear of others' additions).
-    pub const KILL_TASKS: u8 = 40;
-    // 41 was a dependency-only update (now part of UPDATE_JOB).
-    // 50..: operations (partitions, ...).
-    pub const UPDATE_PARTITION: u8 = 50;
-    // 60..64: job control of array tasks.
-    pub const UPDATE_ARRAY: u8 = 60;
-    pub const REQUEUE_ARRAY: u8 = 61;
-    // 65..69: partitions (deletion, ...).
-    pub const DELETE_PARTITION: u8 = 65;
-    // 70..: node liveness.
-    pub const NODE_RESPONDED: u8 = 70;
-}
-
-/// An optional task list: a flag, then the tasks.
-fn put_tasks(w: &mut Writer, tasks: &Option<Vec<u32>>) {
-    w.bool(tasks.is_some());
-    let t = tasks.as_deref().unwrap_or_default();
-    w.count(t.len());
-    for id in t {
-        w.u32(*id);
-    }
-}
-
-fn get_tasks(r: &mut Reader<'_>) -> DecResult<Option<Vec<u32>>> {
-    let some = r.bool()?;
-    let n = r.count(4)?;
-    let mut tasks = Vec::with_capacity(n);
-    for _ in 0..n {
-        tasks.push(r.u32()?);
-    }
-    Ok(some.then_some(tasks))
-}
-
-/// The version UpdatePartMsg is logged in (the newest: every field).
-const UPDATE_PART_V: ProtocolVersion = ProtocolVersion::V26_05;
-
-/// StepCompleteMsg carries no version of its own; the newest layout keeps
-/// every field.
-const STEP_COMPLETE_V: ProtocolVersion = ProtocolVersion::V26_05;
-
-/// The version UpdateNodeMsg is logged in (the one with `reason_uid`).
-const UPDATE_NODE_V: ProtocolVersion = ProtocolVersion::V22_05;
-
-/// The log form of a command; None for those not logged
-/// ([`crate::state::CommandMeta::logged`]).
-pub fn encode_command(cmd: &Command) -> Option<Vec<u8>> {
-    if !cmd.meta().logged {
-        return None;
-    }
-    let mut w = Writer::new();
-    match cmd {
-        Command::Tick => w.u8(tag::TICK),
-        Command::Register { msg, version, uid } => {
-            w.u8(tag::REGISTER);
-            w.u16(version.to_wire());
-            w.u32(*uid);
-            put_nested(&mut w, msg.as_ref(), *version);
-        }
-        Command::NodeUnreachable { node } => {
-            w.u8(tag::NODE_UNREACHABLE);
-            w.str(Some(node));
-        }
-        // Logged although it promises nothing: a replayed Tick decides
-        // "not responding" from the last response, and scheduling skips
-        // nodes marked so; without it a replay could down a node (and end
-        // its jobs) that was answering all along.
-        Command::NodeResponded {
-            node,
-            cpu_load,
-            free_mem,
-        } => {
-            w.u8(tag::NODE_RESPONDED);
-            w.str(Some(node));
-            w.u32(*cpu_load);
-            w.u64(*free_mem);
-        }
-        Command::UpdatePartition { uid, msg } => {
-            w.u8(tag::UPDATE_PARTITION);
-            w.u32(*uid);
-            put_nested(&mut w, msg.as_ref(), UPDATE_PART_V);
-        }
-        Command::DeletePartition { uid, name } => {
-            w.u8(tag::DELETE_PARTITION);
-            w.u32(*uid);
-            w.str(Some(name));
-        }
-        Command::UpdateNode { uid, msg } => {
-            w.u8(tag::UPDATE_NODE);
-            w.u32(*uid);
-            put_nested(&mut w, msg.as_ref(), UPDATE_NODE_V);
-        }
-        Command::Submit {
-            user,
-            desc,
-            version,
-        } => {
-            w.u8(tag::SUBMIT);
-            put_user(&mut w, user);
-            w.u16(version.to_wire());
-            put_nested(&mut w, desc.as_ref(), *version);
-        }
-        Command::Kill {
-            uid,
-            job_id,
-            signal,
-        } => {
-            w.u8(tag::KILL);
-            w.u32(*uid);
-            w.u32(*job_id);
-            w.u16(*signal);
-        }
-        Command::BatchComplete {
-            uid,
-            job_id,
-            job_rc,
-            slurm_rc,
-            node,
-        } => {
-            w.u8(tag::BATCH_COMPLETE);
-            w.u32(*uid);
-            w.u32(*job_id);
-            w.u32(*job_rc);
-            w.u32(*slurm_rc);
-            w.str(node.as_deref());
-        }
-        Command::EpilogComplete {
-            uid,
-            job_id,
-            node,
-            rc,
-        } => {
-            w.u8(tag::EPILOG_COMPLETE);
-            w.u32(*uid);
-            w.u32(*job_id);
-            w.str(node.as_deref());
-            w.u32(*rc);
-        }
-        Command::TerminateDone { job_id, node } => {
-            w.u8(tag::TERMINATE_DONE);
-            w.u32(*job_id);
-            w.str(Some(node));
-        }
-        Command::LaunchFailed { job_id, node, rc } => {
-            w.u8(tag::LAUNCH_FAILED);
-            w.u32(*job_id);
-            w.str(Some(node));
-            w.u32(*rc as u32);
-        }
-        Command::Allocate {
-            user,
-            desc,
-            version,
-            resp_host,
-        } => {
-            w.u8(tag::ALLOCATE);
-            put_user(&mut w, user);
-            w.u16(version.to_wire());
-            put_nested(&mut w, desc.as_ref(), *version);
-            w.str(Some(resp_host));
-        }
-        Command::StepCreate { uid, req, version } => {
-            w.u8(tag::STEP_CREATE);
-            w.u32(*uid);
-            w.u16(version.to_wire());
-            put_nested(&mut w, req.as_ref(), *version);
-        }
-        Command::StepComplete { uid, msg } => {
-            w.u8(tag::STEP_COMPLETE);
-            w.u32(*uid);
-            put_nested(&mut w, msg.as_ref(), STEP_COMPLETE_V);
-        }
-        Command::CompleteAllocation {
-            uid,
-            job_id,
-            job_rc,
-        } => {
-            w.u8(tag::COMPLETE_ALLOCATION);
-            w.u32(*uid);
-            w.u32(*job_id);
-            w.u32(*job_rc);
-        }
-        Command::UpdateJob {
-            uid,
-            job_id,
-            desc,
-            version,
-        } => {
-            w.u8(tag::UPDATE_JOB);
-            w.u32(*uid);
-            w.u32(*job_id);
-            w.u16(version.to_wire());
-            put_nested(&mut w, desc.as_ref(), *version);
-        }
-        Command::Requeue { uid, job_id, flags } => {
-            w.u8(tag::REQUEUE);
-            w.u32(*uid);
-            w.u32(*job_id);
-            w.u32(*flags);
-        }
-        // Not logged (above).
-        Command::Reconfigure(_) | Command::Signal { .. } | Command::SignalStep { .. } => {
-            return None
-        }
-        Command::UpdateArray {
-            uid,
-            array_job_id,
-            tasks,
-            desc,
-            version,
-        } => {
-            w.u8(tag::UPDATE_ARRAY);
-            w.u32(*uid);
-            w.u32(*array_job_id);
-            put_tasks(&mut w, tasks);
-            w.u16(version.to_wire());
-            put_nested(&mut w, desc.as_ref(), *version);
-        }
-        Command::RequeueArray {
-            uid,
-            array_job_id,
-            tasks,
-            flags,
-        } => {
-            w.u8(tag::REQUEUE_ARRAY);
-            w.u32(*uid);
-            w.u32(*array_job_id);
-            put_tasks(&mut w, tasks);
-            w.u32(*flags);
-        }
-        Command::KillTasks {
-            uid,
-            array_job_id,
-            tasks,
-            signal,
-        } => {
-            w.u8(tag::KILL_TASKS);
-            w.u32(*uid);
-            w.u32(*array_job_id);
-            w.u16(*signal);
-            w.count(tasks.len());
-            for t in tasks {
-                w.u32(*t);
-            }
-        }
-    }
-    Some(w.into_vec())
-}
-
-pub fn decode_command(b: &[u8]) -> DecResult<Command> {
-    let mut r = Reader::new(b);
-    let at = r.position();
-    let cmd = match r.u8()? {
-        tag::TICK => Command::Tick,
-        tag::REGISTER => {
-            let version = version(&mut r)?;
-            let uid = r.u32()?;
-            let msg: SlurmNodeRegistrationStatusMsg = get_nested(&mut r, version)?;
-            Command::Register {
-                msg: Box::new(msg),
-                version,
-                uid,
-            }
-        }
-        tag::NODE_UNREACHABLE => Command::NodeUnreachable {
-            node: req_str(&mut r)?,
-        },
-        tag::NODE_RESPONDED => Command::NodeResponded {
-            node: req_str(&mut r)?,
-            cpu_load: r.u32()?,
-            free_mem: r.u64()?,
-        },
-        tag::UPDATE_NODE => {
-            let uid = r.u32()?;
-            let msg: UpdateNodeMsg = get_nested(&mut r, UPDATE_NODE_V)?;
-            Command::UpdateNode {
-                uid,
-                msg: Box::new(msg),
-            }
-        }
-        tag::SUBMIT => {
-            let user = get_user(&mut r)?;
-            let version = version(&mut r)?;
-            let desc: JobDescMsg = get_nested(&mut r, version)?;
-            Command::Submit {
-                user,
-                desc: Box::new(desc),
-                version,
-            }
-        }
-        tag::UPDATE_JOB => {
-            let uid = r.u32()?;
-            let job_id = r.u32()?;
-            let version = version(&mut r)?;
-            let desc: JobDescMsg = get_nested(&mut r, version)?;
-            Command::UpdateJob {
-                uid,
-                job_id,
-                desc: Box::new(desc),
-                version,
-            }
-        }
-        tag::REQUEUE => Command::Requeue {
-            uid: r.u32()?,
-            job_id: r.u32()?,
-            flags: r.u32()?,
-        },
-        tag::KILL => Command::Kill {
-            uid: r.u32()?,
-            job_id: r.u32()?,
-            signal: r.u16()?,
-        },
-        tag::BATCH_COMPLETE => Command::BatchComplete {
-            uid: r.u32()?,
-            job_id: r.u32()?,
-            job_rc: r.u32()?,
-            slurm_rc: r.u32()?,
-            node: r.str()?,
-        },
-        tag::EPILOG_COMPLETE => Command::EpilogComplete {
-            uid: r.u32()?,
-            job_id: r.u32()?,
-            node: r.str()?,
-            rc: r.u32()?,
-        },
-        tag::TERMINATE_DONE => Command::TerminateDone {
-            job_id: r.u32()?,
-            node: req_str(&mut r)?,
-        },
-        tag::LAUNCH_FAILED => Command::LaunchFailed {
-            job_id: r.u32()?,
-            node: req_str(&mut r)?,
-            rc: r.u32()? as i32,
-        },
-        tag::ALLOCATE => {
-            let user = get_user(&mut r)?;
-            let version = version(&mut r)?;
-            let desc: JobDescMsg = get_nested(&mut r, version)?;
-            Command::Allocate {
-                user,
-                desc: Box::new(desc),
-                version,
-                resp_host: req_str(&mut r)?,
-            }
-        }
-        tag::STEP_CREATE => {
-            let uid = r.u32()?;
-            let version = version(&mut r)?;
-            let req: slurm_wire::msg::step::JobStepCreateRequestMsg = get_nested(&mut r, version)?;
-            Command::StepCreate {
-                uid,
-                req: Box::new(req),
-                version,
-            }
-        }
-        tag::STEP_COMPLETE => {
-            let uid = r.u32()?;
-            let msg: slurm_wire::msg::step::StepCompleteMsg = get_nested(&mut r, STEP_COMPLETE_V)?;
-            Command::StepComplete {
-                uid,
-                msg: Box::new(msg),
-            }
-        }
-        tag::UPDATE_PARTITION => {
-            let uid = r.u32()?;
-            let msg: slurm_wire::msg::update_part::UpdatePartMsg =
-                get_nested(&mut r, UPDATE_PART_V)?;
-            Command::UpdatePartition {
-                uid,
-                msg: Box::new(msg),
-            }
-        }
-        tag::DELETE_PARTITION => Command::DeletePartition {
-            uid: r.u32()?,
-            name: r.str()?.unwrap_or_default(),
-        },
-        tag::COMPLETE_ALLOCATION => Command::CompleteAllocation {
-            uid: r.u32()?,
-            job_id: r.u32()?,
-            job_rc: r.u32()?,
-        },
-        tag::UPDATE_ARRAY => {
-            let uid = r.u32()?;
-            let array_job_id = r.u32()?;
-            let tasks = get_tasks(&mut r)?;
-            let version = version(&mut r)?;
-            let desc: JobDescMsg = get_nested(&mut r, version)?;
-            Command::UpdateArray {
-                uid,
-                array_job_id,
-                tasks,
-                desc: Box::new(desc),
-                version,
-            }
-        }
-        tag::REQUEUE_ARRAY => Command::RequeueArray {
-            uid: r.u32()?,
-            array_job_id: r.u32()?,
-            tasks: get_tasks(&mut r)?,
-            flags: r.u32()?,
-        },
-        tag::KILL_TASKS => {
-            let uid = r.u32()?;
-            let array_job_id = r.u32()?;
-            let signal = r.u16()?;
-            let n = r.count(4)?;
-            let mut tasks = Vec::with_capacity(n);
-            for _ in 0..n {
-                tasks.push(r.u32()?);
-            }
-            Command::KillTasks {
-                uid,
-                array_job_id,
-                tasks,
-                signal,
-            }
-        }
-        t => {
-            return Err(slurm_wire::DecodeError::new(
-                slurm_wire::DecodeErrorKind::BadValue {
-                    what: "command tag",
-                    value: u64::from(t),
-                },
-                at,
-            ))
-        }
-    };
-    r.finish()?;
-    Ok(cmd)
 }
 
 // ------------------------------------------------------------ files
@@ -641,7 +189,7 @@ pub fn replay_log(
     })?;
     let mut applied = 0;
     for r in scan.records {
-        let cmd = decode_command(r.command).map_err(|e| PersistError::Corrupt {
+        let cmd = decode_record(format, r.command).map_err(|e| PersistError::Corrupt {
             path: path.to_path_buf(),
             offset: r.offset,
             what: format!("record {} does not decode: {e}", r.seq),
@@ -757,7 +305,7 @@ impl Store {
             replayed = r.applied;
             seq = r.seq;
         }
-        let jobs = fresh.jobs.len();
+        let jobs = fresh.jobs().len();
         let mut store = Store {
             dir: dir.to_path_buf(),
             fs,
@@ -970,6 +518,7 @@ fn read_opt(p: &Path) -> Result<Option<Vec<u8>>, PersistError> {
     }
 }
 
+mod commands;
 pub mod commit;
 pub mod fsio;
 mod migrate;
@@ -981,6 +530,7 @@ mod snapshot_old;
 mod steps;
 pub mod wal;
 
+pub use commands::{decode_command, decode_record, encode_command};
 pub use snapshot::{encode_state, restore_state};
 #[cfg(test)]
 pub(crate) use snapshot_old::encode_format;

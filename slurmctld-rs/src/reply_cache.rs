@@ -82,22 +82,22 @@ pub fn message(c: &Controller, key: &Key) -> Message {
 /// that listing reads (see `views`) is shared, unchanged, by both. A view
 /// that starts to read another part must add it here.
 fn same_content(a: &Controller, b: &Controller, q: &Query) -> bool {
-    Arc::ptr_eq(&a.conf, &b.conf)
+    Arc::ptr_eq(a.conf(), b.conf())
         && match q {
             Query::Jobs { .. } => {
-                a.last_job_update == b.last_job_update
-                    && a.jobs.same_records(&b.jobs)
+                a.last_job_update() == b.last_job_update()
+                    && a.jobs().same_records(b.jobs())
                     // node names, states (ReqNodeNotAvail) and -d detail
-                    && a.nodes.same_records(&b.nodes)
-                    && a.arrays.recs().ptr_eq(b.arrays.recs())
-                    && a.arrays.metas.ptr_eq(&b.arrays.metas)
-                    && a.deps.ptr_eq(&b.deps)
-                    && a.sched.plan.ptr_eq(&b.sched.plan)
+                    && a.nodes().same_records(b.nodes())
+                    && a.arrays().recs().ptr_eq(b.arrays().recs())
+                    && a.arrays().metas.ptr_eq(&b.arrays().metas)
+                    && a.deps().ptr_eq(b.deps())
+                    && a.sched().plan.ptr_eq(&b.sched().plan)
             }
             Query::Nodes => {
-                a.last_node_update == b.last_node_update && a.nodes.same_records(&b.nodes)
+                a.last_node_update() == b.last_node_update() && a.nodes().same_records(b.nodes())
             }
-            Query::Partitions => a.last_part_update == b.last_part_update,
+            Query::Partitions => a.last_part_update() == b.last_part_update(),
         }
 }
 
@@ -397,7 +397,7 @@ mod tests {
 
         // A node's record changes: job listings read node states, so the
         // entry is pruned and rebuilt, and the new bytes are the encoding.
-        c.nodes[0].cpu_load += 1;
+        c.nodes_mut()[0].cpu_load += 1;
         let s3 = Arc::new(c.clone());
         cache.prune(&s3, Instant::now());
         assert_eq!(cache.lock().len(), 0, "the changed snapshot prunes it");
@@ -406,8 +406,8 @@ mod tests {
         assert_eq!(&d[..], &encode(&s3, &k)[..]);
 
         // A job's record changes: rebuilt, and the change is in the bytes.
-        let id = *c.jobs.iter().next().unwrap().0;
-        c.jobs
+        let id = *c.jobs().iter().next().unwrap().0;
+        c.jobs_mut()
             .get_mut(&id)
             .unwrap()
             .req

@@ -169,9 +169,9 @@ impl Stats {
         v: ProtocolVersion,
     ) -> StatsInfoResponseMsg {
         let g = self.lock();
-        let c = snap.counters.since(&g.base);
+        let c = snap.counters().since(&g.base);
         let (mut pending, mut running) = (0u32, 0u32);
-        for j in snap.jobs.values() {
+        for j in snap.jobs().values() {
             match j.state {
                 JobState::Pending => pending = pending.saturating_add(1),
                 JobState::Running => running = running.saturating_add(1),
@@ -216,7 +216,7 @@ impl Stats {
             bf_depth_sum: c.bf_depth_sum,
             bf_depth_try_sum: c.bf_depth_sum,
             bf_queue_len: c.bf_queue_len,
-            bf_when_last_cycle: snap.sched.last_backfill,
+            bf_when_last_cycle: snap.sched().last_backfill,
             ..Default::default()
         };
         let mut m = StatsInfoResponseMsg {
@@ -302,12 +302,12 @@ mod tests {
     fn response_reports_job_counts_and_reset_starts_from_zero() {
         let mut c = controller();
         c.apply(1001, testkit::reg("n1", 4, 1000));
-        let s = Stats::new(1000, c.counters);
+        let s = Stats::new(1000, c.counters());
         let a = submit(&mut c, 1002, 4);
         let b = submit(&mut c, 1003, 4);
         let x = submit(&mut c, 1003, 4);
-        assert_eq!(c.jobs[&a].state, JobState::Running);
-        assert_eq!(c.jobs[&b].state, JobState::Pending);
+        assert_eq!(c.jobs()[&a].state, JobState::Running);
+        assert_eq!(c.jobs()[&b].state, JobState::Pending);
         testkit::kill(&mut c, 1004, 1000, x);
         s.rpc(MsgType::RequestJobInfo, 1000, Duration::from_micros(7));
         let m = s.response(&c, 1005, ProtocolVersion::V24_11);
@@ -329,7 +329,7 @@ mod tests {
         assert_eq!((m.rpc_user_size, m.rpc_user_id[0]), (1, 1000));
         assert_eq!(p.schedule_exit.len(), 6);
 
-        s.reset(1006, c.counters);
+        s.reset(1006, c.counters());
         let m = s.response(&c, 1007, ProtocolVersion::V22_05);
         assert_eq!(m.parts.jobs_submitted, 0);
         assert_eq!(m.parts.req_time_start, 1006);
@@ -341,9 +341,9 @@ mod tests {
         assert_eq!(m.parts.jobs_completed, 1);
 
         // A tick past bf_interval runs a backfill pass, timed by the shell.
-        let before = c.counters;
+        let before = c.counters();
         c.apply(1100, Command::Tick);
-        s.pass_time(&c.counters.since(&before), Duration::from_micros(30));
+        s.pass_time(&c.counters().since(&before), Duration::from_micros(30));
         let p = s.response(&c, 1101, ProtocolVersion::V26_05).parts;
         assert_eq!((p.bf_cycle_counter, p.bf_cycle_last), (1, 30));
         assert_eq!(p.bf_when_last_cycle, 1100);

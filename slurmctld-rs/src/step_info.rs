@@ -19,9 +19,9 @@ const DIST_BLOCK: u32 = 0x0002;
 const STEP_RUNNING: u32 = 1;
 
 fn node_bitmap(c: &Controller, idx: &[usize]) -> BitStr {
-    let mut b = BitStr::new(c.nodes.len() as u32);
+    let mut b = BitStr::new(c.nodes().len() as u32);
     for &i in idx {
-        if i < c.nodes.len() {
+        if i < c.nodes().len() {
             b.set(i as u32, true);
         }
     }
@@ -30,7 +30,7 @@ fn node_bitmap(c: &Controller, idx: &[usize]) -> BitStr {
 
 /// The fields every step of `j` shares.
 fn base(c: &Controller, j: &Job, step_id: u32, now: i64, start: i64, v: V) -> JobStepInfo {
-    let (array_job_id, array_task_id) = match c.arrays.task_of(j.job_id) {
+    let (array_job_id, array_task_id) = match c.arrays().task_of(j.job_id) {
         Some(r) => (r.array_job_id, r.task_id),
         None => (0, NO_VAL),
     };
@@ -51,8 +51,12 @@ fn base(c: &Controller, j: &Job, step_id: u32, now: i64, start: i64, v: V) -> Jo
         state: STEP_RUNNING,
         start_time: start,
         run_time: (now - start).max(0),
-        cluster: c.conf.raw.cluster_name.clone(),
-        partition: c.conf.partitions.get(j.part).map(|p| p.name().to_string()),
+        cluster: c.conf().raw.cluster_name.clone(),
+        partition: c
+            .conf()
+            .partitions
+            .get(j.part)
+            .map(|p| p.name().to_string()),
         start_protocol_ver: v.to_wire(),
         ..Default::default()
     }
@@ -60,7 +64,7 @@ fn base(c: &Controller, j: &Job, step_id: u32, now: i64, start: i64, v: V) -> Jo
 
 fn batch_step(c: &Controller, j: &Job, now: i64, v: V) -> Option<JobStepInfo> {
     j.req.has_script().then_some(())?;
-    let host = j.batch_host.filter(|&i| i < c.nodes.len())?;
+    let host = j.batch_host.filter(|&i| i < c.nodes().len())?;
     let cpus = j
         .alloc
         .iter()
@@ -70,7 +74,7 @@ fn batch_step(c: &Controller, j: &Job, now: i64, v: V) -> Option<JobStepInfo> {
     s.num_cpus = cpus;
     s.num_tasks = 1;
     s.task_dist = DIST_BLOCK;
-    s.nodes = Some(c.nodes[host].def.name.clone());
+    s.nodes = Some(c.nodes()[host].def.name.clone());
     s.name = Some("batch".into());
     s.node_inx = Some(node_bitmap(c, &[host]));
     s.tres_alloc_str = Some(format!("cpu={cpus},node=1"));
@@ -87,7 +91,7 @@ fn srun_step(c: &Controller, j: &Job, st: &Step, now: i64, v: V) -> JobStepInfo 
     s.task_dist = st.task_dist;
     s.srun_pid = st.srun_pid;
     s.srun_host = st.srun_host.clone();
-    s.nodes = Some(nodelist(&c.nodes, &st.nodes));
+    s.nodes = Some(nodelist(c.nodes(), &st.nodes));
     s.name = st.name.clone();
     s.node_inx = Some(node_bitmap(c, &st.nodes));
     s.tres_alloc_str = Some(format!("cpu={cpus},node={}", st.nodes.len()));
@@ -108,15 +112,15 @@ pub fn step_info_msg(
     now: i64,
     v: V,
 ) -> Result<JobStepInfoResponseMsg, i32> {
-    if req.last_update.saturating_sub(1) >= c.last_job_update {
+    if req.last_update.saturating_sub(1) >= c.last_job_update() {
         return Err(SLURM_NO_CHANGE_IN_DATA);
     }
     let want_job = req.step_id.job_id;
     let want_step = req.step_id.step_id;
     let mut valid_job = false;
     let mut job_steps = Vec::new();
-    for j in c.jobs.values() {
-        let array_job = c.arrays.task_of(j.job_id).map(|r| r.array_job_id);
+    for j in c.jobs().values() {
+        let array_job = c.arrays().task_of(j.job_id).map(|r| r.array_job_id);
         if want_job != NO_VAL && want_job != j.job_id && Some(want_job) != array_job {
             continue;
         }
@@ -127,7 +131,7 @@ pub fn step_info_msg(
         if want_step == NO_VAL || want_step == BATCH_SCRIPT {
             job_steps.extend(batch_step(c, j, now, v));
         }
-        if let Some(js) = c.steps.get(&j.job_id) {
+        if let Some(js) = c.steps().get(&j.job_id) {
             for st in js.steps.values() {
                 if want_step == NO_VAL || want_step == st.step_id {
                     job_steps.push(srun_step(c, j, st, now, v));
@@ -135,7 +139,7 @@ pub fn step_info_msg(
             }
         }
     }
-    if !c.jobs.is_empty() && !valid_job && job_steps.is_empty() {
+    if !c.jobs().is_empty() && !valid_job && job_steps.is_empty() {
         return Err(ESLURM_INVALID_JOB_ID);
     }
     Ok(JobStepInfoResponseMsg {
@@ -233,7 +237,7 @@ mod tests {
             Err(ESLURM_INVALID_JOB_ID)
         );
         let mut req = ask(NO_VAL, NO_VAL);
-        req.last_update = c.last_job_update + 1;
+        req.last_update = c.last_job_update() + 1;
         assert_eq!(
             step_info_msg(&c, &req, 1010, V::V24_11),
             Err(SLURM_NO_CHANGE_IN_DATA)
@@ -243,10 +247,10 @@ mod tests {
     #[test]
     fn a_running_batch_job_has_its_batch_step() {
         let (mut c, job_id) = running_step();
-        let host = c.jobs[&job_id].alloc[0].node;
+        let host = c.jobs()[&job_id].alloc[0].node;
         let m = step_info_msg(&c, &ask(job_id, BATCH_SCRIPT), 1010, V::V22_05).unwrap();
         assert!(m.job_steps.is_empty(), "an allocation has no batch step");
-        let j = c.jobs.get_mut(&job_id).unwrap();
+        let j = c.jobs_mut().get_mut(&job_id).unwrap();
         j.batch_host = Some(host);
         j.req
             .modify(|d| d.script = Some("#!/bin/sh\n".into()))

@@ -157,28 +157,28 @@ pub fn node_info(n: &Node, tracked: &[String], v: V) -> NodeInfo {
 /// (see [`Visible::nodes`]) keeps its slot, as stock's: a bit in
 /// `hidden_nodes` from 24.11, a blank record before.
 pub fn node_info_msg(c: &Controller, v: V, visible: &Visible) -> NodeInfoMsg {
-    let seen = visible.nodes(&c.conf);
+    let seen = visible.nodes(c.conf());
     let shown = |i: usize| {
         seen.as_ref()
             .is_none_or(|s| s.get(i).copied().unwrap_or(true))
     };
     let hidden_nodes = (v >= V::V24_11).then(|| {
-        let mut b = BitStr::new(c.nodes.len() as u32);
-        for i in (0..c.nodes.len()).filter(|&i| !shown(i)) {
+        let mut b = BitStr::new(c.nodes().len() as u32);
+        for i in (0..c.nodes().len()).filter(|&i| !shown(i)) {
             b.set(i as u32, true);
         }
         b
     });
     NodeInfoMsg {
-        last_update: c.last_node_update,
+        last_update: c.last_node_update(),
         hidden_nodes,
         node_array: c
-            .nodes
+            .nodes()
             .iter()
             .enumerate()
             .map(|(i, n)| {
                 if shown(i) {
-                    node_info(n, &c.conf.tracked_gres, v)
+                    node_info(n, &c.conf().tracked_gres, v)
                 } else {
                     NodeInfo::default()
                 }
@@ -189,17 +189,17 @@ pub fn node_info_msg(c: &Controller, v: V, visible: &Visible) -> NodeInfoMsg {
 
 /// RESPONSE_NODE_INFO for one node (REQUEST_NODE_INFO_SINGLE); None if unknown.
 pub fn node_info_single(c: &Controller, name: &str, v: V) -> Option<NodeInfoMsg> {
-    let n = &c.nodes[c.node_index(name)?];
+    let n = &c.nodes()[c.node_index(name)?];
     Some(NodeInfoMsg {
-        last_update: c.last_node_update,
+        last_update: c.last_node_update(),
         hidden_nodes: None,
-        node_array: vec![node_info(n, &c.conf.tracked_gres, v)],
+        node_array: vec![node_info(n, &c.conf().tracked_gres, v)],
     })
 }
 
 /// RESPONSE_PARTITION_INFO.
 pub fn partition_info_msg(c: &Controller, _v: V, visible: &Visible) -> PartitionInfoMsg {
-    let conf = &c.conf;
+    let conf = &c.conf();
     let partition_array = conf
         .partitions
         .iter()
@@ -293,7 +293,7 @@ pub fn partition_info_msg(c: &Controller, _v: V, visible: &Visible) -> Partition
         })
         .collect();
     PartitionInfoMsg {
-        last_update: c.last_part_update,
+        last_update: c.last_part_update(),
         partition_array,
     }
 }
@@ -311,7 +311,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
     } else {
         None
     };
-    let nodes = (!j.alloc.is_empty()).then(|| job_nodelist(&c.nodes, j));
+    let nodes = (!j.alloc.is_empty()).then(|| job_nodelist(c.nodes(), j));
     let alloc_cpus = j.alloc_cpus();
     let num_cpus = if j.alloc.is_empty() {
         j.min_cpus
@@ -323,8 +323,8 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
     } else {
         j.alloc.len() as u32
     };
-    let req_mem = crate::sched::requested_mem(&c.conf, j);
-    let track_mem = crate::sched::memory_is_consumable(&c.conf);
+    let req_mem = crate::sched::requested_mem(c.conf(), j);
+    let track_mem = crate::sched::memory_is_consumable(c.conf());
     let alloc_mem: u64 = if track_mem {
         j.alloc.iter().map(|a| a.mem).sum()
     } else {
@@ -333,7 +333,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
     let priority = if j.priority == 0 {
         0 // held
     } else if v < V::V23_02 {
-        let seq = j.job_id.saturating_sub(c.conf.raw.first_job_id.max(1)) + 1;
+        let seq = j.job_id.saturating_sub(c.conf().raw.first_job_id.max(1)) + 1;
         TOP_PRIORITY.saturating_sub(seq)
     } else {
         j.priority
@@ -347,7 +347,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
     let mut info = JobInfo {
         step_id: StepId {
             // 26.05's `scontrol show job -d` prints it (SLUID=).
-            sluid: crate::state::msgs::job_sluid(&c.conf, j),
+            sluid: crate::state::msgs::job_sluid(c.conf(), j),
             job_id: j.job_id,
             step_id: NO_VAL,
             step_het_comp: NO_VAL,
@@ -359,7 +359,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
         alloc_sid: d.alloc_sid,
         array_task_id: NO_VAL,
         batch_flag: u16::from(d.has_script()),
-        batch_host: j.batch_host.map(|i| c.nodes[i].def.name.clone()),
+        batch_host: j.batch_host.map(|i| c.nodes()[i].def.name.clone()),
         billable_tres: Double::from_value(f64::from(num_cpus)),
         comment: d.comment().map(str::to_string),
         exit_code: j.exit_code,
@@ -384,7 +384,7 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
                 (j.state == crate::state::job::JobState::Pending
                     && j.state_reason == crate::state::partition::WAIT_ACCOUNT)
                     .then(|| {
-                        crate::state::partition::wait_account_desc(&c.conf.partitions[j.part], j)
+                        crate::state::partition::wait_account_desc(&c.conf().partitions[j.part], j)
                     })
             })
         },
@@ -419,12 +419,16 @@ pub fn job_info(c: &Controller, j: &Job, v: V, show_flags: u16) -> JobInfo {
         time_limit: j.time_limit,
         // Pending: the backfill plan's expected start and nodes.
         start_time: planned.map(|p| p.start).unwrap_or(j.start_time),
-        sched_nodes: planned.map(|p| crate::state::step::nodelist(&c.nodes, &p.nodes)),
+        sched_nodes: planned.map(|p| crate::state::step::nodelist(c.nodes(), &p.nodes)),
         end_time: j.end_time,
-        cluster: c.conf.raw.cluster_name.clone(),
+        cluster: c.conf().raw.cluster_name.clone(),
         nodes,
-        partition: c.conf.partitions.get(j.part).map(|p| p.name().to_string()),
-        node_inx: Some(node_bitmap(c.nodes.len(), j.alloc.iter().map(|a| a.node))),
+        partition: c
+            .conf()
+            .partitions
+            .get(j.part)
+            .map(|p| p.name().to_string()),
+        node_inx: Some(node_bitmap(c.nodes().len(), j.alloc.iter().map(|a| a.node))),
         details: Some(JobDetails {
             accrue_time: j.submit_time,
             eligible_time: j.eligible_time,
@@ -522,16 +526,16 @@ pub fn job_listing(
             let mut uniq = ids.to_vec();
             uniq.sort_unstable();
             uniq.dedup();
-            Box::new(uniq.into_iter().filter_map(|id| c.jobs.get(&id)))
+            Box::new(uniq.into_iter().filter_map(|id| c.jobs().get(&id)))
         }
-        None => Box::new(c.jobs.values()),
+        None => Box::new(c.jobs().values()),
     };
     let job_array = picked
         .filter(|j| uid_filter.is_none_or(|u| j.user.uid == u) && visible.job(j))
         .map(|j| job_info(c, j, v, show_flags))
         .collect();
     JobInfoMsg {
-        last_update: c.last_job_update,
+        last_update: c.last_job_update(),
         last_backfill: 0,
         job_array,
     }
@@ -539,7 +543,7 @@ pub fn job_listing(
 
 /// RESPONSE_NODE_REGISTRATION: the cluster's TRES as the node should count them.
 pub fn registration_resp(c: &Controller, node: usize) -> NodeRegistrationRespMsg {
-    let n = &c.nodes[node];
+    let n = &c.nodes()[node];
     let t = |id: u32, ty: &str, name: Option<&str>, count: u64| SlurmdbTresRec {
         alloc_secs: 0,
         count,
@@ -569,11 +573,11 @@ pub fn single_job_info(c: &Controller, job_id: u32, show_flags: u16, v: V) -> Op
         return None;
     }
     Some(JobInfoMsg {
-        last_update: c.last_job_update,
+        last_update: c.last_job_update(),
         last_backfill: 0,
         job_array: ids
             .iter()
-            .filter_map(|id| c.jobs.get(id))
+            .filter_map(|id| c.jobs().get(id))
             .map(|j| job_info(c, j, v, show_flags))
             .collect(),
     })

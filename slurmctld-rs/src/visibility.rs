@@ -140,9 +140,9 @@ mod tests {
         use slurm_wire::msg::job_desc::JobDescMsg;
         use slurm_wire::ProtocolVersion as V;
         let mut c = controller(CONF);
-        let mut cc = (*c.conf).clone();
+        let mut cc = (**c.conf()).clone();
         cc.resolve_allow_groups(|n| (n == "wheel").then_some(10));
-        c.conf = Arc::new(cc);
+        *c.conf_mut() = Arc::new(cc);
         let mut ids = Vec::new();
         for part in ["open", "secret", "wheel"] {
             let d = JobDescMsg {
@@ -154,7 +154,7 @@ mod tests {
                 submit_desc(&mut c, 1000, user(0, 0), V::V24_11, d).0,
             ));
         }
-        let alice = Visible::of(&c.conf, 1000, 0, || user(1000, 1000));
+        let alice = Visible::of(c.conf(), 1000, 0, || user(1000, 1000));
         let names: Vec<_> = crate::views::partition_info_msg(&c, V::V24_11, &alice)
             .partition_array
             .into_iter()
@@ -180,7 +180,7 @@ mod tests {
             assert_eq!(names, ["n1"], "{v:?}");
         }
         // With SHOW_ALL (`sinfo -a`, `squeue -a`) everything is listed.
-        let all = Visible::of(&c.conf, 1000, SHOW_ALL, || user(1000, 1000));
+        let all = Visible::of(c.conf(), 1000, SHOW_ALL, || user(1000, 1000));
         let m = crate::views::partition_info_msg(&c, V::V24_11, &all);
         assert_eq!(m.partition_array.len(), 3);
         let m = crate::views::job_listing(&c, None, None, &all, SHOW_ALL, V::V24_11);

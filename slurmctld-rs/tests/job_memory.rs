@@ -115,7 +115,7 @@ fn pending_job_heap_cost() {
         submit(&mut c, &who, 1_000_200 + i);
     }
     let (b1, c1, n1) = snapshot();
-    assert!(c.jobs.values().all(|j| j.state == JobState::Pending));
+    assert!(c.jobs().values().all(|j| j.state == JobState::Pending));
     let (bytes, chunks, blocks) = ((b1 - b0) / N, (c1 - c0) / N, (n1 - n0) / N);
     println!("per pending job: {bytes} B requested, {chunks} B in malloc chunks, {blocks} blocks");
     println!(

@@ -156,7 +156,7 @@ impl Sim {
         let ended: Vec<(u32, Time)> = self
             .k
             .ctld
-            .jobs
+            .jobs()
             .values()
             .filter(|j| j.state.is_finished() && !self.ended.contains_key(&j.job_id))
             .map(|j| (j.job_id, j.end_time))
@@ -169,7 +169,7 @@ impl Sim {
         let fresh: Vec<(u32, Time, Vec<usize>)> = self
             .k
             .ctld
-            .jobs
+            .jobs()
             .values()
             .filter(|j| j.state != JobState::Pending && !self.started.contains_key(&j.job_id))
             .filter(|j| !j.alloc.is_empty())
@@ -186,7 +186,7 @@ impl Sim {
                 let done = self.ended.get(x).copied().or_else(|| {
                     self.k
                         .ctld
-                        .jobs
+                        .jobs()
                         .get(x)
                         .filter(|j| j.state.is_finished())
                         .map(|j| j.end_time)
@@ -206,11 +206,11 @@ impl Sim {
     /// No node holds more than it has; partition limits hold.
     fn check(&self) {
         let c = &self.k.ctld;
-        let mut cpus = vec![0u32; c.nodes.len()];
-        let mut mem = vec![0u64; c.nodes.len()];
+        let mut cpus = vec![0u32; c.nodes().len()];
+        let mut mem = vec![0u64; c.nodes().len()];
         let mut gres: BTreeMap<(usize, String, u32), u32> = BTreeMap::new();
-        for j in c.jobs.values().filter(|j| j.state == JobState::Running) {
-            let p = &c.conf.partitions[j.part];
+        for j in c.jobs().values().filter(|j| j.state == JobState::Running) {
+            let p = &c.conf().partitions[j.part];
             assert!(
                 j.alloc.len() as u32 >= j.min_nodes,
                 "job {} has too few nodes",
@@ -248,7 +248,7 @@ impl Sim {
                 }
             }
         }
-        for (i, n) in c.nodes.iter().enumerate() {
+        for (i, n) in c.nodes().iter().enumerate() {
             assert!(
                 cpus[i] <= u32::from(n.def.cpus),
                 "{} over-committed: {} CPUs",
@@ -270,7 +270,7 @@ impl Sim {
         }
         for ((node, name, idx), k) in gres {
             assert_eq!(k, 1, "{name} device {idx} of node {node} given {k} times");
-            let have: u64 = c.nodes[node]
+            let have: u64 = c.nodes()[node]
                 .def
                 .gres_list
                 .iter()
@@ -290,7 +290,7 @@ impl Sim {
         let mut now = self
             .k
             .ctld
-            .jobs
+            .jobs()
             .values()
             .map(|j| j.submit_time)
             .max()
@@ -311,7 +311,7 @@ impl Sim {
             let left = self
                 .k
                 .ctld
-                .jobs
+                .jobs()
                 .values()
                 .filter(|j| !j.state.is_finished())
                 .count();
@@ -319,7 +319,7 @@ impl Sim {
                 let running = self
                     .k
                     .ctld
-                    .jobs
+                    .jobs()
                     .values()
                     .filter(|j| j.state == JobState::Running)
                     .count();
@@ -337,7 +337,7 @@ impl Sim {
             "not done after {max_steps} steps: {} jobs left",
             self.k
                 .ctld
-                .jobs
+                .jobs()
                 .values()
                 .filter(|j| !j.state.is_finished())
                 .count()
@@ -430,7 +430,7 @@ fn job_info_cost() {
     }
     eprintln!(
         "job info over {} jobs: {:.1?} per reply, {bytes} bytes",
-        s.k.ctld.jobs.len(),
+        s.k.ctld.jobs().len(),
         t0.elapsed() / 5
     );
 }

@@ -4,7 +4,7 @@
 //! Each [`Effect`] the controller returns is delivered at once to the node
 //! it names. The node answers as a slurmd does (a ping with its load, a
 //! batch launch with success, a terminate with its epilog), and the answer
-//! goes back in through [`outcome::command_for`], as the daemon's agent
+//! goes back in through [`outcome::report`], as the daemon's agent
 //! feeds it. A launched batch script ends after the runtime the test gives
 //! it, as a REQUEST_COMPLETE_BATCH_SCRIPT at that virtual time. Time moves
 //! only when the test says ([`Cluster::advance_to`]), and the scheduler
@@ -89,7 +89,7 @@ impl Cluster {
         let conf = ClusterConf::new(conf, 0).map_err(|e| ConfError(e.to_string()))?;
         let ctld = Controller::new(conf, now);
         let defs: Vec<(String, u16, u64)> = ctld
-            .nodes
+            .nodes()
             .iter()
             .map(|n| (n.name().to_string(), n.def.cpus, n.def.real_memory))
             .collect();
@@ -221,12 +221,12 @@ impl Cluster {
             return Vec::new();
         }
         let Some(node) = self.nodes.get_mut(&o.node) else {
-            return outcome::command_for(&o.node, &o.purpose, Outcome::Failed, || (0, 0))
+            return outcome::report(&o.node, &o.purpose, Outcome::Failed)
                 .into_iter()
                 .collect();
         };
         if node.down {
-            return outcome::command_for(&o.node, &o.purpose, Outcome::Failed, || (0, 0))
+            return outcome::report(&o.node, &o.purpose, Outcome::Failed)
                 .into_iter()
                 .collect();
         }
@@ -244,7 +244,7 @@ impl Cluster {
             }),
             (Message::RequestNodeRegistrationStatus(_), _) => {
                 if let Some(i) = self.ctld.node_index(&o.node) {
-                    let d = &self.ctld.nodes[i].def;
+                    let d = &self.ctld.nodes()[i].def;
                     after.push(Command::Register {
                         msg: Box::new(registration(&o.node, d.cpus, d.real_memory)),
                         version: o.version,
@@ -274,10 +274,10 @@ impl Cluster {
                 // Every node of the allocation runs the epilog, the batch
                 // host or not; a job never seen here is already complete.
                 let in_job = node.known.remove(job_id)
-                    || self.ctld.jobs.get(job_id).is_some_and(|j| {
+                    || self.ctld.jobs().get(job_id).is_some_and(|j| {
                         j.alloc
                             .iter()
-                            .any(|a| self.ctld.nodes[a.node].name() == o.node)
+                            .any(|a| self.ctld.nodes()[a.node].name() == o.node)
                     });
                 if in_job {
                     after.push(Command::EpilogComplete {
@@ -293,16 +293,9 @@ impl Cluster {
             }
             _ => rc(0),
         };
-        let last = |c: &Controller, n: &str| {
-            c.node_index(n)
-                .map(|i| (c.nodes[i].cpu_load, c.nodes[i].free_mem))
-                .unwrap_or((0, 0))
-        };
-        let load = last(&self.ctld, &o.node);
-        let mut out: Vec<Command> =
-            outcome::command_for(&o.node, &o.purpose, Outcome::Reply(&answer), || load)
-                .into_iter()
-                .collect();
+        let mut out: Vec<Command> = outcome::report(&o.node, &o.purpose, Outcome::Reply(&answer))
+            .into_iter()
+            .collect();
         out.extend(after);
         out
     }

@@ -29,7 +29,7 @@ fn alice() -> UserInfo {
 }
 
 fn state(c: &Cluster, id: u32) -> JobState {
-    c.ctld.jobs.get(&id).map(|j| j.state).expect("job known")
+    c.ctld.jobs().get(&id).map(|j| j.state).expect("job known")
 }
 
 fn sent(c: &Cluster, ty: MsgType, node: &str) -> usize {
@@ -47,7 +47,7 @@ fn a_batch_job_is_launched_runs_its_time_and_its_node_is_freed() {
     let id = c.submit(&alice(), job).unwrap();
     c.tick();
     assert_eq!(state(&c, id), JobState::Running);
-    let host = c.ctld.nodes[c.ctld.jobs[&id].batch_host.unwrap()]
+    let host = c.ctld.nodes()[c.ctld.jobs()[&id].batch_host.unwrap()]
         .name()
         .to_string();
     assert_eq!(sent(&c, MsgType::RequestBatchJobLaunch, &host), 1);
@@ -57,13 +57,17 @@ fn a_batch_job_is_launched_runs_its_time_and_its_node_is_freed() {
     assert_eq!(state(&c, id), JobState::Running, "not before its runtime");
     c.advance_to(T0 + 90);
     assert_eq!(state(&c, id), JobState::Complete);
-    assert_eq!(c.ctld.jobs[&id].end_time, T0 + 90, "ended at its own time");
+    assert_eq!(
+        c.ctld.jobs()[&id].end_time,
+        T0 + 90,
+        "ended at its own time"
+    );
     // The controller terminated it on its node, the node ran its epilog,
     // and nothing is left allocated.
     assert_eq!(sent(&c, MsgType::RequestTerminateJob, &host), 1);
     assert!(c.running_on(&host).is_empty());
-    assert!(c.ctld.jobs[&id].completing.is_empty(), "epilog reported");
-    assert!(c.ctld.nodes.iter().all(|n| n.alloc_cpus == 0));
+    assert!(c.ctld.jobs()[&id].completing.is_empty(), "epilog reported");
+    assert!(c.ctld.nodes().iter().all(|n| n.alloc_cpus == 0));
 }
 
 #[test]
@@ -73,7 +77,7 @@ fn a_script_that_outlives_its_limit_is_killed_at_the_limit() {
     let id = c.submit(&alice(), batch_job(1, 1)).unwrap();
     c.tick();
     assert_eq!(state(&c, id), JobState::Running);
-    let host = c.ctld.nodes[c.ctld.jobs[&id].batch_host.unwrap()]
+    let host = c.ctld.nodes()[c.ctld.jobs()[&id].batch_host.unwrap()]
         .name()
         .to_string();
     for t in (T0 + 30..=T0 + 300).step_by(30) {
@@ -86,7 +90,7 @@ fn a_script_that_outlives_its_limit_is_killed_at_the_limit() {
         c.running_on(&host).is_empty(),
         "the node stopped the script"
     );
-    assert!(c.ctld.jobs[&id].completing.is_empty());
+    assert!(c.ctld.jobs()[&id].completing.is_empty());
 }
 
 #[test]
@@ -99,7 +103,7 @@ fn a_node_that_stops_answering_pings_goes_down_not_responding() {
     }
     let n = |name: &str| {
         let i = c.ctld.node_index(name).unwrap();
-        (c.ctld.nodes[i].base, c.ctld.nodes[i].down_cause)
+        (c.ctld.nodes()[i].base, c.ctld.nodes()[i].down_cause)
     };
     assert_eq!(n("n1"), (Base::Up, None), "n1 answers its pings");
     assert_eq!(n("n2"), (Base::Down, Some(DownCause::NotResponding)));
@@ -122,7 +126,7 @@ fn two_runs_of_the_same_workload_are_the_same() {
         let out: Vec<(u32, JobState, Time, Time)> = ids
             .iter()
             .map(|id| {
-                let j = &c.ctld.jobs[id];
+                let j = &c.ctld.jobs()[id];
                 (*id, j.state, j.start_time, j.end_time)
             })
             .collect();

@@ -31,14 +31,14 @@ pub fn config(sh: &Shared, who: &Caller) -> Message {
 pub fn stats(sh: &Shared, who: &Caller, command_id: u16) -> Message {
     let snap = sh.snapshot();
     if command_id == STAT_COMMAND_RESET {
-        if !snap.conf.is_admin(who.uid) {
+        if !snap.conf().is_admin(who.uid) {
             tracing::error!(
                 uid = who.uid,
                 "Security violation: REQUEST_STATS_INFO reset"
             );
             return rc_message(ESLURM_ACCESS_DENIED);
         }
-        sh.stats.reset(now(), snap.counters);
+        sh.stats.reset(now(), snap.counters());
         return rc_message(SLURM_SUCCESS);
     }
     Message::ResponseStatsInfo(sh.stats.response(&snap, now(), who.version))
@@ -46,7 +46,7 @@ pub fn stats(sh: &Shared, who: &Caller, command_id: u16) -> Message {
 
 /// Operators only, as stock's REQUEST_SHUTDOWN and REQUEST_RECONFIGURE.
 fn refused(sh: &Shared, who: &Caller, what: &str) -> Option<Message> {
-    if sh.snapshot().conf.is_admin(who.uid) {
+    if sh.snapshot().conf().is_admin(who.uid) {
         return None;
     }
     tracing::error!(uid = who.uid, "{what} from non-admin refused");

@@ -3,27 +3,26 @@
 
 use super::caller::Caller;
 use super::reply::{array_reply, rc_of};
-use crate::kill_jobs;
 use crate::shared::Shared;
 use crate::state::error::StateError;
-use crate::state::job::JobState;
-use crate::state::{Command, Reply, SIGKILL};
+use crate::state::{Command, Reply, SignalTarget};
 use crate::users::lookup_user;
 use slurm_rpc::rc_message;
 use slurm_wire::errno::*;
 use slurm_wire::msg::common::ReturnCodeMsgWithText;
-use slurm_wire::msg::job::{JobStepKillMsg, KillJobsMsg, RequeueMsg, SubmitResponseMsg};
+use slurm_wire::msg::job::{
+    JobStepKillMsg, KillJobsMsg, KillJobsRespMsg, RequeueMsg, SubmitResponseMsg,
+};
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::kill::EpilogCompleteMsg;
 use slurm_wire::msg::step::CompleteBatchScriptMsg;
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::types::StepId;
 use slurm_wire::Message;
-use std::sync::Arc;
 
 /// REQUEST_SUBMIT_BATCH_JOB (sbatch).
 pub async fn submit(sh: &Shared, who: &Caller, mut desc: JobDescMsg) -> Message {
-    crate::alloc_host::settle(&sh.snapshot().conf, who.peer.ip(), &mut desc);
+    crate::alloc_host::settle(sh.snapshot().conf(), who.peer.ip(), &mut desc);
     let user = lookup_user(who.uid, who.gid);
     let part = desc.partition.clone();
     let cmd = Command::Submit {
@@ -56,84 +55,52 @@ pub async fn submit(sh: &Shared, who: &Caller, mut desc: JobDescMsg) -> Message 
     }
 }
 
-/// REQUEST_KILL_JOB and REQUEST_CANCEL_JOB_STEP (scancel).
-pub async fn kill(sh: &Arc<Shared>, who: &Caller, m: JobStepKillMsg) -> Message {
-    let uid = who.uid;
+/// REQUEST_KILL_JOB and REQUEST_CANCEL_JOB_STEP (scancel): what the
+/// request names; whether it cancels is the state machine's decision.
+pub async fn kill(sh: &Shared, who: &Caller, m: JobStepKillMsg) -> Message {
     let max_task = sh.snapshot().max_array_size();
-    let job_id = match m
+    let target = match m
         .sjob_id
         .as_deref()
         .map(|s| crate::state::array::parse_job_id_str(s, max_task))
     {
-        Some(Ok((id, None))) => id,
+        Some(Ok((id, None))) => SignalTarget::Job(id),
         // Array tasks: `12_3`, `12_[1-2]`, with the client's flags (`-b`,
         // `--full`, `--signal`) as stock's job_str_signal keeps them.
-        Some(Ok((array_job_id, Some(tasks)))) => {
-            let snap = sh.snapshot();
-            let (cmds, rc) = kill_jobs::task_commands(
-                &snap,
-                uid,
-                array_job_id,
-                tasks.into_iter().collect(),
-                m.signal,
-                m.flags,
-            );
-            if cmds.is_empty() && rc == SLURM_SUCCESS {
-                return rc_message(ESLURM_INVALID_JOB_ID);
-            }
-            return rc_message(kill_jobs::exec_all(sh, cmds, rc).await);
-        }
+        Some(Ok((array_job_id, Some(tasks)))) => SignalTarget::Tasks {
+            array_job_id,
+            tasks: tasks.into_iter().collect(),
+        },
         Some(Err(_)) => return rc_message(ESLURM_INVALID_JOB_ID),
-        None => m.step_id.job_id,
+        // One step other than the batch script.
+        None if m.step_id.step_id != NO_VAL && m.step_id.step_id != StepId::BATCH_SCRIPT => {
+            SignalTarget::Step {
+                job_id: m.step_id.job_id,
+                step_id: m.step_id.step_id,
+            }
+        }
+        None => SignalTarget::Job(m.step_id.job_id),
     };
-    // One step other than the batch script: just its tasks.
-    if m.step_id.step_id != NO_VAL
-        && m.step_id.step_id != StepId::BATCH_SCRIPT
-        && m.sjob_id.is_none()
-    {
-        let cmd = Command::SignalStep {
-            uid,
-            job_id,
-            step_id: m.step_id.step_id,
-            signal: m.signal,
-            version: who.version,
-        };
-        return rc_of(sh.exec(cmd).await);
-    }
-    // A signal (not a cancel) to a whole array reaches every task, as
-    // stock's job_str_signal walks them.
-    let snap = sh.snapshot();
-    if kill_jobs::signal_only(m.signal, m.flags) && snap.arrays.is_array_id(job_id) {
-        let tasks = kill_jobs::all_tasks(&snap, job_id);
-        let (cmds, rc) = kill_jobs::task_commands(&snap, uid, job_id, tasks, m.signal, m.flags);
-        return rc_message(kill_jobs::exec_all(sh, cmds, rc).await);
-    }
-    // SIGKILL cancels a pending job whatever the flags.
-    let pending = snap
-        .jobs
-        .get(&job_id)
-        .is_some_and(|j| j.state == JobState::Pending);
-    // Other signals, and `scancel -b`, go to the job's processes.
-    let cmd = if kill_jobs::signal_only(m.signal, m.flags) && !(m.signal == SIGKILL && pending) {
-        Command::Signal {
-            uid,
-            job_id,
-            signal: m.signal,
-            flags: m.flags,
-        }
-    } else {
-        Command::Kill {
-            uid,
-            job_id,
-            signal: m.signal,
-        }
+    let cmd = Command::Signal {
+        uid: who.uid,
+        target,
+        signal: m.signal,
+        flags: m.flags,
+        version: who.version,
     };
     rc_of(sh.exec(cmd).await)
 }
 
 /// REQUEST_KILL_JOBS (24.11+ scancel with filters).
-pub async fn kill_many(sh: &Arc<Shared>, who: &Caller, m: KillJobsMsg) -> Message {
-    kill_jobs::handle(sh, who.uid, m).await
+pub async fn kill_many(sh: &Shared, who: &Caller, m: KillJobsMsg) -> Message {
+    let cmd = Command::KillJobs {
+        uid: who.uid,
+        filter: Box::new(m),
+    };
+    match sh.exec(cmd).await {
+        Reply::KillJobs(out) => Message::ResponseKillJobs(KillJobsRespMsg(out)),
+        r => rc_of(r),
+    }
 }
 
 /// A job or array tasks named by an id string (`12`, `12_3`, `12_[1-4]`),

@@ -26,7 +26,7 @@ fn unchanged(last_update: i64, changed: i64) -> bool {
 
 fn visible(snap: &Controller, who: &Caller, show_flags: u16) -> Visible {
     let (uid, gid) = (who.uid, who.gid);
-    Visible::of(&snap.conf, uid, show_flags, || lookup_user(uid, gid))
+    Visible::of(snap.conf(), uid, show_flags, || lookup_user(uid, gid))
 }
 
 /// A large listing from the reply cache: encoded once per snapshot and
@@ -60,7 +60,7 @@ async fn cached(
 /// (cheap) built here.
 pub async fn job_info(sh: &Arc<Shared>, who: &Caller, m: JobInfoRequestMsg) -> Outgoing {
     let snap = sh.snapshot();
-    if unchanged(m.last_update, snap.last_job_update) {
+    if unchanged(m.last_update, snap.last_job_update()) {
         return rc_message(SLURM_NO_CHANGE_IN_DATA).into();
     }
     let own = Privacy::of(&snap, who.uid).own_jobs_only();
@@ -96,7 +96,7 @@ pub async fn node_info(sh: &Arc<Shared>, who: &Caller, m: NodeInfoRequestMsg) ->
     if !privacy.nodes() {
         return privacy.refuse("REQUEST_NODE_INFO").into();
     }
-    if unchanged(m.last_update, snap.last_node_update) {
+    if unchanged(m.last_update, snap.last_node_update()) {
         return rc_message(SLURM_NO_CHANGE_IN_DATA).into();
     }
     cached(sh, &snap, who, Query::Nodes, m.show_flags).await
@@ -109,7 +109,7 @@ pub async fn partition_info(sh: &Arc<Shared>, who: &Caller, m: PartInfoRequestMs
     if !privacy.partitions() {
         return privacy.refuse("REQUEST_PARTITION_INFO").into();
     }
-    if unchanged(m.last_update, snap.last_part_update) {
+    if unchanged(m.last_update, snap.last_part_update()) {
         return rc_message(SLURM_NO_CHANGE_IN_DATA).into();
     }
     cached(sh, &snap, who, Query::Partitions, m.show_flags).await
@@ -122,7 +122,7 @@ pub fn node_info_single(sh: &Shared, who: &Caller, m: NodeInfoSingleMsg) -> Mess
     if !privacy.nodes() {
         return privacy.refuse("REQUEST_NODE_INFO_SINGLE");
     }
-    let seen = visible(&snap, who, m.show_flags).nodes(&snap.conf);
+    let seen = visible(&snap, who, m.show_flags).nodes(snap.conf());
     match m
         .node_name
         .as_deref()
@@ -137,7 +137,7 @@ pub fn node_info_single(sh: &Shared, who: &Caller, m: NodeInfoSingleMsg) -> Mess
         Some(info) => Message::ResponseNodeInfo(info),
         // Stock answers an unknown name with an empty list.
         None => Message::ResponseNodeInfo(NodeInfoMsg {
-            last_update: snap.last_node_update,
+            last_update: snap.last_node_update(),
             hidden_nodes: None,
             node_array: Vec::new(),
         }),
@@ -154,8 +154,11 @@ pub fn step_info(sh: &Shared, who: &Caller, m: JobStepInfoRequestMsg) -> Message
             }
             // Steps of jobs in partitions the requester does not see.
             let vis = visible(&snap, who, m.show_flags);
-            r.job_steps
-                .retain(|s| snap.jobs.get(&s.step_id.job_id).is_none_or(|j| vis.job(j)));
+            r.job_steps.retain(|s| {
+                snap.jobs()
+                    .get(&s.step_id.job_id)
+                    .is_none_or(|j| vis.job(j))
+            });
             Message::ResponseJobStepInfo(r)
         }
         Err(rc) => rc_message(rc),

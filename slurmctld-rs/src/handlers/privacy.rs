@@ -16,9 +16,9 @@ pub struct Privacy {
 impl Privacy {
     pub fn of(snap: &Controller, uid: u32) -> Privacy {
         Privacy {
-            flags: PrivateData::parse(snap.conf.raw.raw("PrivateData")),
+            flags: PrivateData::parse(snap.conf().raw.raw("PrivateData")),
             uid,
-            operator: snap.conf.is_admin(uid),
+            operator: snap.conf().is_admin(uid),
         }
     }
 

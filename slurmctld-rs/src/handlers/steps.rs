@@ -31,7 +31,7 @@ const SWITCH_NONE: u32 = 100;
 /// REQUEST_RESOURCE_ALLOCATION (salloc, srun without an allocation).
 pub async fn allocate(sh: &Shared, who: &Caller, mut desc: JobDescMsg) -> Message {
     let v = who.version;
-    crate::alloc_host::settle(&sh.snapshot().conf, who.peer.ip(), &mut desc);
+    crate::alloc_host::settle(sh.snapshot().conf(), who.peer.ip(), &mut desc);
     let cmd = Command::Allocate {
         user: lookup_user(who.uid, who.gid),
         desc: Box::new(desc),
@@ -41,7 +41,7 @@ pub async fn allocate(sh: &Shared, who: &Caller, mut desc: JobDescMsg) -> Messag
     match sh.exec(cmd).await {
         Reply::Submitted { job_id } => {
             let snap = sh.snapshot();
-            match snap.jobs.get(&job_id) {
+            match snap.jobs().get(&job_id) {
                 Some(j) if j.state == JobState::Running => {
                     tracing::info!(job_id, "allocation granted");
                     let mut m = step::alloc_response(&snap, j, v);
@@ -77,7 +77,7 @@ pub fn het_alloc_info(sh: &Shared, who: &Caller, m: JobAllocInfoMsg) -> Message 
 /// REQUEST_JOB_READY (salloc and srun wait for the nodes).
 pub fn job_ready(sh: &Shared, m: JobIdMsg) -> Message {
     let snap = sh.snapshot();
-    let Some(j) = snap.jobs.get(&m.step_id.job_id) else {
+    let Some(j) = snap.jobs().get(&m.step_id.job_id) else {
         return rc_message(ESLURM_INVALID_JOB_ID);
     };
     let rc = match j.state {
@@ -152,8 +152,8 @@ fn running_alloc(
 }
 
 fn owned_job(c: &Controller, job_id: u32, uid: u32) -> Result<&Job, i32> {
-    let j = c.jobs.get(&job_id).ok_or(ESLURM_INVALID_JOB_ID)?;
-    if !c.conf.owner_or_operator(uid, j.user.uid) {
+    let j = c.jobs().get(&job_id).ok_or(ESLURM_INVALID_JOB_ID)?;
+    if !c.conf().owner_or_operator(uid, j.user.uid) {
         return Err(ESLURM_ACCESS_DENIED);
     }
     Ok(j)
@@ -161,14 +161,14 @@ fn owned_job(c: &Controller, job_id: u32, uid: u32) -> Result<&Job, i32> {
 
 /// The step's credential, unsigned, packed at `v`.
 pub fn step_cred(c: &Controller, j: &Job, st: &Step, now: i64, v: ProtocolVersion) -> JobCred {
-    let mut arg = crate::state::msgs::cred_arg(&c.conf, &c.nodes, j, v, now, st.step_id);
-    arg.step_hostlist = Some(step::nodelist(&c.nodes, &st.nodes));
+    let mut arg = crate::state::msgs::cred_arg(c.conf(), c.nodes(), j, v, now, st.step_id);
+    arg.step_hostlist = Some(step::nodelist(c.nodes(), &st.nodes));
     // The step's cores: the job's, on the step's nodes only.
     if let Some(bm) = &arg.job_core_bitmap {
         let mut sb = bm.clone();
         let mut off = 0u32;
         for a in &j.alloc {
-            let n = &c.nodes[a.node].def;
+            let n = &c.nodes()[a.node].def;
             let cores = u32::from(n.sockets) * u32::from(n.cores);
             if !st.nodes.contains(&a.node) {
                 for b in off..off + cores {
@@ -202,8 +202,10 @@ pub fn step_cred(c: &Controller, j: &Job, st: &Step, now: i64, v: ProtocolVersio
 async fn step_response(sh: &Shared, job_id: u32, step_id: u32, v: ProtocolVersion) -> Message {
     let snap = sh.snapshot();
     let (Some(j), Some(st)) = (
-        snap.jobs.get(&job_id),
-        snap.steps.get(&job_id).and_then(|s| s.steps.get(&step_id)),
+        snap.jobs().get(&job_id),
+        snap.steps()
+            .get(&job_id)
+            .and_then(|s| s.steps.get(&step_id)),
     ) else {
         return rc_message(ESLURM_ALREADY_DONE);
     };
@@ -239,7 +241,7 @@ async fn step_response(sh: &Shared, job_id: u32, step_id: u32, v: ProtocolVersio
         },
         step_layout: Some(SlurmStepLayout {
             front_end: None,
-            node_list: Some(step::nodelist(&snap.nodes, &st.nodes)),
+            node_list: Some(step::nodelist(snap.nodes(), &st.nodes)),
             start_protocol_ver: st.start_protocol_ver.to_wire(),
             task_cnt: st.num_tasks,
             task_dist: st.task_dist,
@@ -275,7 +277,7 @@ mod tests {
         };
         let id = job_id(allocate(&mut c, 1001, user(2001, 0), desc).0);
         let v = ProtocolVersion::V24_11;
-        assert_eq!(step::alloc_response(&c, &c.jobs[&id], v).group_name, None);
+        assert_eq!(step::alloc_response(&c, &c.jobs()[&id], v).group_name, None);
         let m = running_alloc(&c, id, 2001, v).unwrap();
         assert!(m.group_name.is_some());
         assert_eq!(m.group_name, crate::users::group_name(0));

@@ -198,12 +198,12 @@ impl<R> Pipeline<R> {
 
     /// The pings a Tick would send, while Ticks cannot be applied.
     fn outage_pings(&mut self, ctrl: &Controller, t: Time, fx: &mut Vec<Effect>) {
-        let timeout = ctrl.conf.slurmd_timeout();
+        let timeout = ctrl.conf().slurmd_timeout();
         if timeout <= 0 || t - self.last_outage_ping < (timeout / 3).max(1) {
             return;
         }
         self.last_outage_ping = t;
-        for n in ctrl.nodes.iter().filter(|n| n.base != Base::Future) {
+        for n in ctrl.nodes().iter().filter(|n| n.base != Base::Future) {
             let ping = slurm_wire::Message::RequestPing(Default::default());
             if let Some(o) = msgs::outbound(n, ping, Purpose::Ping) {
                 fx.push(Effect::Send(Box::new(o)));

@@ -9,6 +9,8 @@ use crate::state::error::StateError;
 use crate::state::job::{JobState, UserInfo};
 use crate::state::testkit::{complete_cmd, controller, reg_bare, submit_cmd};
 use crate::state::{Effect, Reply};
+use slurm_wire::msg::job_desc::JobDescMsg;
+use slurm_wire::ProtocolVersion;
 use std::io;
 use std::sync::{Arc, Mutex};
 
@@ -153,7 +155,7 @@ impl Rig {
 }
 
 fn jobs(c: &Controller) -> Vec<(u32, JobState)> {
-    c.jobs.values().map(|j| (j.job_id, j.state)).collect()
+    c.jobs().values().map(|j| (j.job_id, j.state)).collect()
 }
 
 fn submit() -> Command {
@@ -228,20 +230,20 @@ fn ticks_are_not_applied_when_logging_them_failed() {
     let mut r = rig();
     r.one(reg("n1"));
     assert_eq!(r.one(submit()), Reply::Submitted { job_id: 1 });
-    let before = r.ctrl.jobs[&1].clone();
+    let before = r.ctrl.jobs()[&1].clone();
     // A time limit that a Tick would enforce.
     assert_eq!(before.state, JobState::Running);
     r.faults.full_after(0);
-    let ticks_before = r.ctrl.last_ping;
+    let ticks_before = r.ctrl.last_ping();
     r.t += 100_000;
     assert_eq!(r.one(Command::Tick), Reply::Err(StateError::WriteFailed));
-    assert_eq!(r.ctrl.last_ping, ticks_before, "the Tick was applied");
-    assert_eq!(r.ctrl.jobs[&1].state, JobState::Running);
-    assert_eq!(r.ctrl.nodes[0].base, crate::state::node::Base::Up);
+    assert_eq!(r.ctrl.last_ping(), ticks_before, "the Tick was applied");
+    assert_eq!(r.ctrl.jobs()[&1].state, JobState::Running);
+    assert_eq!(r.ctrl.nodes()[0].base, crate::state::node::Base::Up);
     // Logged again, the Tick does its work.
     r.faults.space_back();
     assert_eq!(r.one(Command::Tick), Reply::Ok);
-    assert_ne!(r.ctrl.last_ping, ticks_before);
+    assert_ne!(r.ctrl.last_ping(), ticks_before);
 }
 
 #[test]
@@ -249,7 +251,7 @@ fn a_completion_that_cannot_be_logged_is_held_and_applied_once_space_returns() {
     let mut r = rig();
     r.one(reg("n1"));
     assert_eq!(r.one(submit()), Reply::Submitted { job_id: 1 });
-    assert_eq!(r.ctrl.jobs[&1].state, JobState::Running);
+    assert_eq!(r.ctrl.jobs()[&1].state, JobState::Running);
     r.faults.full_after(0);
     // The node's completion waits (no reply yet); a new job is refused.
     let replies = r.run(vec![
@@ -258,14 +260,14 @@ fn a_completion_that_cannot_be_logged_is_held_and_applied_once_space_returns() {
     ]);
     assert_eq!(replies, vec![(2, Reply::Err(StateError::WriteFailed))]);
     assert_eq!(r.pipe.held(), 1);
-    assert_eq!(r.ctrl.jobs[&1].state, JobState::Running);
+    assert_eq!(r.ctrl.jobs()[&1].state, JobState::Running);
     assert_eq!(r.restart(), vec![(1, JobState::Running)]);
     // Space returns: the next pass (a Tick) logs and applies it, answers.
     r.faults.space_back();
     let replies = r.run(vec![(Command::Tick, 3)]);
     assert_eq!(replies, vec![(1, Reply::Ok), (3, Reply::Ok)]);
     assert_eq!(r.pipe.held(), 0);
-    assert_eq!(r.ctrl.jobs[&1].state, JobState::Complete);
+    assert_eq!(r.ctrl.jobs()[&1].state, JobState::Complete);
     assert_eq!(r.restart(), vec![(1, JobState::Complete)]);
 }
 
@@ -296,7 +298,7 @@ fn damage_in_the_middle_of_the_log_stops_the_start_and_is_not_cut() {
 }
 
 fn panic_on_kill(c: &mut Controller, t: Time, cmd: Command) -> (Reply, Vec<Effect>) {
-    if matches!(cmd, Command::Kill { .. }) {
+    if matches!(cmd, Command::Signal { .. }) {
         panic!("injected fault in apply");
     }
     c.apply(t, cmd)

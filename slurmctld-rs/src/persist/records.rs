@@ -45,10 +45,10 @@ pub(super) type PutReq = fn(&mut Writer, &Job);
 pub(super) type ReadReq = fn(&mut Reader<'_>, ProtocolVersion) -> DecResult<JobReq>;
 
 pub(super) fn put_job(w: &mut Writer, c: &Controller, j: &Job, put_req: PutReq) {
-    let node_name = |i: usize| c.nodes.get(i).map(|n| n.name().to_string());
+    let node_name = |i: usize| c.nodes().get(i).map(|n| n.name().to_string());
     w.u32(j.job_id);
     put_user(w, &j.user);
-    w.str(c.conf.partitions.get(j.part).map(|p| p.name()));
+    w.str(c.conf().partitions.get(j.part).map(|p| p.name()));
     w.u8(job_state_code(j.state));
     w.count(j.completing.len());
     for &i in &j.completing {
@@ -180,8 +180,8 @@ pub(super) fn get_job(
         .and_then(|t| crate::gres::parse_per_node(t).ok())
         .unwrap_or_default();
     let part = part_name
-        .and_then(|p| c.conf.partition_index(&p))
-        .or(c.conf.default_partition);
+        .and_then(|p| c.conf().partition_index(&p))
+        .or(c.conf().default_partition);
     let Some(part) = part else {
         tracing::error!(
             job_id,
@@ -309,7 +309,7 @@ fn get_node(r: &mut Reader<'_>, c: &Controller) -> DecResult<SavedNode> {
 
 impl SavedNode {
     fn apply(self, c: &mut Controller) {
-        if let Some(n) = self.index.and_then(|i| c.nodes.get_mut(i)) {
+        if let Some(n) = self.index.and_then(|i| c.nodes_mut().get_mut(i)) {
             n.base = self.base;
             n.down_cause = self.down_cause;
             n.drain = self.drain;
@@ -331,13 +331,13 @@ pub(super) struct Common {
 }
 
 pub(super) fn put_common(w: &mut Writer, c: &Controller, put_req: PutReq) {
-    w.u32(c.next_job_id);
-    w.count(c.nodes.len());
-    for n in &c.nodes {
+    w.u32(c.next_job_id());
+    w.count(c.nodes().len());
+    for n in c.nodes().iter() {
         put_node(w, n);
     }
-    w.count(c.jobs.len());
-    for j in c.jobs.values() {
+    w.count(c.jobs().len());
+    for j in c.jobs().values() {
         put_job(w, c, j, put_req);
     }
 }
@@ -366,12 +366,12 @@ pub(super) fn get_common(
 
 impl Common {
     pub(super) fn apply(self, c: &mut Controller) {
-        c.next_job_id = self.next_job_id;
+        c.set_next_job_id(self.next_job_id);
         for n in self.nodes {
             n.apply(c);
         }
         for j in self.jobs {
-            c.jobs.insert(j.job_id, j);
+            c.jobs_mut().insert(j.job_id, j);
         }
     }
 }
@@ -380,7 +380,7 @@ impl Common {
 /// exit state.
 pub(super) fn put_special_exit(w: &mut Writer, c: &Controller) {
     let special: Vec<u32> = c
-        .jobs
+        .jobs()
         .values()
         .filter(|j| j.ctl.special_exit)
         .map(|j| j.job_id)
@@ -398,7 +398,7 @@ pub(super) fn get_special_exit(r: &mut Reader<'_>) -> DecResult<Vec<u32>> {
 
 pub(super) fn apply_special_exit(ids: Vec<u32>, c: &mut Controller) {
     for id in ids {
-        if let Some(j) = c.jobs.get_mut(&id) {
+        if let Some(j) = c.jobs_mut().get_mut(&id) {
             j.ctl.special_exit = true;
         }
     }
@@ -413,7 +413,7 @@ pub(super) struct JobCores {
 
 pub(super) fn put_cores(w: &mut Writer, c: &Controller) {
     let running: Vec<&Job> = c
-        .jobs
+        .jobs()
         .values()
         .filter(|j| j.alloc.iter().any(|a| !a.cores.is_empty()))
         .collect();
@@ -454,7 +454,7 @@ pub(super) fn apply_cores(all: Vec<JobCores>, c: &mut Controller) {
     for JobCores { job_id, per_node } in all {
         // An allocation that lost a node since (reconfigured away) no
         // longer lines up: its cores are chosen again.
-        if let Some(j) = c.jobs.get_mut(&job_id) {
+        if let Some(j) = c.jobs_mut().get_mut(&job_id) {
             if j.alloc.len() == per_node.len() {
                 for (a, cores) in j.alloc.iter_mut().zip(per_node) {
                     a.cores = cores;

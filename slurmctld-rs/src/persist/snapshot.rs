@@ -56,7 +56,8 @@ impl Body {
     pub(super) fn apply(self, c: &mut Controller) {
         self.common.apply(c);
         steps::apply_steps(self.steps, c);
-        (c.arrays, c.deps) = self.arrays;
+        let (arrays, deps) = self.arrays;
+        c.restore_arrays(arrays, deps);
         records::apply_special_exit(self.special_exit, c);
         records::apply_cores(self.cores, c);
         c.rebuild_node_usage();

@@ -19,9 +19,9 @@ fn get_version(r: &mut Reader<'_>) -> DecResult<ProtocolVersion> {
 }
 
 pub(super) fn put_steps(w: &mut Writer, c: &Controller) {
-    let node_name = |i: usize| c.nodes.get(i).map(|n| n.name().to_string());
-    w.count(c.steps.len());
-    for (job_id, js) in &c.steps {
+    let node_name = |i: usize| c.nodes().get(i).map(|n| n.name().to_string());
+    w.count(c.steps().len());
+    for (job_id, js) in c.steps() {
         w.u32(*job_id);
         w.u32(js.next_step_id);
         w.bool(js.grant_pending);
@@ -163,8 +163,8 @@ pub(super) fn get_steps(r: &mut Reader<'_>, c: &Controller) -> DecResult<Vec<(u3
 /// others are dropped).
 pub(super) fn apply_steps(all: Vec<(u32, JobSteps)>, c: &mut Controller) {
     for (job_id, js) in all {
-        if c.jobs.contains_key(&job_id) {
-            c.steps.insert(job_id, js);
+        if c.jobs().contains_key(&job_id) {
+            c.restore_steps(job_id, js);
         }
     }
 }

@@ -5,11 +5,15 @@ use super::*;
 use crate::state::error::StateError;
 use crate::state::job::{JobState, UserInfo};
 use crate::state::testkit::{
-    allocate_cmd, complete_cmd, controller, epilog_cmd, kill_cmd, reg_bare, step_req, submit_cmd,
-    unset, update_job_cmd, user,
+    allocate_cmd, complete_cmd, controller, epilog_cmd, kill_cmd, kill_tasks_cmd, ping_done,
+    reg_bare, signal_cmd, step_req, submit_cmd, unset, update_job_cmd, user,
 };
-use crate::state::Reply;
-use slurm_wire::pack::NO_VAL;
+use crate::state::{Purpose, Reply, RpcOutcome, SignalTarget};
+use slurm_wire::msg::job::KillJobsMsg;
+use slurm_wire::msg::job_desc::JobDescMsg;
+use slurm_wire::msg::node::UpdateNodeMsg;
+use slurm_wire::pack::{Writer, NO_VAL};
+use slurm_wire::ProtocolVersion;
 use std::collections::BTreeSet;
 
 const CONF: &str = "\
@@ -71,8 +75,8 @@ fn submit(cpus: u32, gres: Option<&str>, version: ProtocolVersion) -> Command {
 
 /// Everything about jobs and nodes that must survive a crash.
 fn fingerprint(c: &Controller) -> String {
-    let mut s = format!("next={}\n", c.next_job_id);
-    for j in c.jobs.values() {
+    let mut s = format!("next={}\n", c.next_job_id());
+    for j in c.jobs().values() {
         s += &format!(
             "job {} {:?} word={} reason={} part={} alloc={:?} batch={:?} times={:?} user={:?} desc={:?} ver={:?}\n",
             j.job_id,
@@ -88,7 +92,7 @@ fn fingerprint(c: &Controller) -> String {
             j.submit_version,
         );
     }
-    for n in &c.nodes {
+    for n in c.nodes().iter() {
         s += &format!(
             "node {} word={} cpus={} cores={:?} jobs={:?} completing={:?} gres={:?} reason={:?} drain={}\n",
             n.name(),
@@ -132,8 +136,8 @@ fn run_some(s: &mut Store, c: &mut Controller) {
 fn crash_then_reload_keeps_pending_and_running_jobs() {
     let (dir, mut s, mut c) = new_store();
     run_some(&mut s, &mut c);
-    assert_eq!(c.jobs[&1].state, JobState::Running);
-    assert_eq!(c.jobs[&3].state, JobState::Pending);
+    assert_eq!(c.jobs()[&1].state, JobState::Running);
+    assert_eq!(c.jobs()[&3].state, JobState::Pending);
     let before = fingerprint(&c);
     // crash: no snapshot, no shutdown
     drop(s);
@@ -146,7 +150,7 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
     // Every node registered before the crash is asked to register again.
     let asked = c.ask_nodes_to_register();
     let registered = c
-        .nodes
+        .nodes()
         .iter()
         .filter(|n| n.protocol_version.is_some())
         .count();
@@ -158,7 +162,7 @@ fn crash_then_reload_keeps_pending_and_running_jobs() {
     assert_eq!(r, Reply::Ok);
     let r = step(&mut s, &mut c, 1010, epilog_cmd(1, Some("n1".into())));
     assert_eq!(r, Reply::Ok);
-    assert_eq!(c.jobs[&3].state, JobState::Running);
+    assert_eq!(c.jobs()[&3].state, JobState::Running);
     // New jobs continue the id sequence.
     let r = step(
         &mut s,
@@ -185,7 +189,7 @@ fn snapshot_then_log_then_crash() {
     let (_, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 1);
     assert_eq!(fingerprint(&loaded.controller), before);
-    assert_eq!(loaded.controller.jobs[&2].state, JobState::Failed);
+    assert_eq!(loaded.controller.jobs()[&2].state, JobState::Failed);
 }
 
 #[test]
@@ -245,8 +249,8 @@ fn newer_formats_are_refused_and_clear_starts_fresh() {
         .to_string()
         .contains("newer than this slurmctld-rs supports"));
     let (_, loaded) = Store::open(dir.path(), fresh(), true).unwrap();
-    assert!(loaded.controller.jobs.is_empty());
-    assert_eq!(loaded.controller.next_job_id, 1);
+    assert!(loaded.controller.jobs().is_empty());
+    assert_eq!(loaded.controller.next_job_id(), 1);
 }
 
 /// One command of each variant (and a few of some).
@@ -254,11 +258,13 @@ fn one_of_each() -> Vec<Command> {
     vec![
         Command::Tick,
         reg("n1"),
-        Command::NodeUnreachable { node: "n2".into() },
-        Command::NodeResponded {
+        ping_done("n2", None),
+        ping_done("n1", Some((150, 900))),
+        // A ping answered without a load.
+        Command::RpcDone {
             node: "n1".into(),
-            cpu_load: 150,
-            free_mem: 900,
+            purpose: Purpose::Ping,
+            outcome: RpcOutcome::Other,
         },
         Command::UpdateNode {
             uid: 0,
@@ -274,14 +280,20 @@ fn one_of_each() -> Vec<Command> {
         kill_cmd(1, 2),
         complete_cmd(3, 1, None),
         epilog_cmd(3, Some("n1".into())),
-        Command::TerminateDone {
-            job_id: 3,
+        Command::RpcDone {
             node: "n1".into(),
+            purpose: Purpose::Terminate { job_id: 3 },
+            outcome: RpcOutcome::Rc(slurm_wire::errno::ESLURMD_KILL_JOB_ALREADY_COMPLETE),
         },
-        Command::LaunchFailed {
-            job_id: 3,
+        Command::RpcDone {
             node: "n1".into(),
-            rc: -1,
+            purpose: Purpose::Launch { job_id: 3 },
+            outcome: RpcOutcome::Failed,
+        },
+        Command::RpcDone {
+            node: "n2".into(),
+            purpose: Purpose::Launch { job_id: 4 },
+            outcome: RpcOutcome::Rc(4005),
         },
         match submit(2, None, ProtocolVersion::V26_05) {
             Command::Submit {
@@ -339,11 +351,25 @@ fn one_of_each() -> Vec<Command> {
             job_id: 3,
             flags: 0,
         },
-        Command::KillTasks {
+        kill_tasks_cmd(2001, 5, &[1, 3]),
+        // scancel -b: SIGKILL to the batch script (logged: a pending job
+        // is cancelled by it).
+        signal_cmd(
+            2001,
+            SignalTarget::Job(3),
+            9,
+            crate::state::control::KILL_JOB_BATCH,
+        ),
+        Command::KillJobs {
             uid: 2001,
-            array_job_id: 5,
-            tasks: vec![1, 3],
-            signal: 9,
+            filter: Box::new(KillJobsMsg {
+                signal: 9,
+                state: 12,
+                user_name: Some("alice".into()),
+                user_id: 2001,
+                jobs_array: vec![Some("5_[1-2]".into())],
+                ..Default::default()
+            }),
         },
         Command::UpdateArray {
             uid: 2001,
@@ -358,20 +384,32 @@ fn one_of_each() -> Vec<Command> {
             tasks: None,
             flags: 0,
         },
-        Command::Signal {
+        signal_cmd(2001, SignalTarget::Job(3), 10, 0),
+        signal_cmd(
+            2001,
+            SignalTarget::Step {
+                job_id: 3,
+                step_id: 0,
+            },
+            9,
+            0,
+        ),
+        Command::KillJobs {
             uid: 2001,
-            job_id: 3,
-            signal: 10,
-            flags: 0,
+            filter: Box::new(KillJobsMsg {
+                signal: 10,
+                job_name: Some("a".into()),
+                ..Default::default()
+            }),
         },
-        Command::SignalStep {
-            uid: 2001,
-            job_id: 3,
-            step_id: 0,
-            signal: 10,
-            version: ProtocolVersion::V24_11,
+        // A ping's outcome that changes nothing (the agent does not send
+        // it; not logged if it came).
+        Command::RpcDone {
+            node: "n1".into(),
+            purpose: Purpose::Signal { job_id: 3 },
+            outcome: RpcOutcome::Failed,
         },
-        Command::Reconfigure(Box::new((*fresh().conf).clone())),
+        Command::Reconfigure(Box::new((**fresh().conf()).clone())),
     ]
 }
 
@@ -381,32 +419,27 @@ fn variant(cmd: &Command) -> usize {
     match cmd {
         Command::Tick => 0,
         Command::Register { .. } => 1,
-        Command::NodeResponded { .. } => 2,
-        Command::NodeUnreachable { .. } => 3,
-        Command::UpdateNode { .. } => 4,
-        Command::Submit { .. } => 5,
-        Command::Kill { .. } => 6,
+        Command::RpcDone { .. } => 2,
+        Command::UpdateNode { .. } => 3,
+        Command::Submit { .. } => 4,
+        Command::Signal { .. } => 5,
+        Command::KillJobs { .. } => 6,
         Command::BatchComplete { .. } => 7,
         Command::EpilogComplete { .. } => 8,
-        Command::TerminateDone { .. } => 9,
-        Command::LaunchFailed { .. } => 10,
-        Command::Reconfigure(_) => 11,
-        Command::Allocate { .. } => 12,
-        Command::StepCreate { .. } => 13,
-        Command::StepComplete { .. } => 14,
-        Command::CompleteAllocation { .. } => 15,
-        Command::UpdateJob { .. } => 16,
-        Command::Requeue { .. } => 17,
-        Command::Signal { .. } => 18,
-        Command::SignalStep { .. } => 19,
-        Command::KillTasks { .. } => 20,
-        Command::UpdateArray { .. } => 21,
-        Command::RequeueArray { .. } => 22,
-        Command::UpdatePartition { .. } => 23,
-        Command::DeletePartition { .. } => 24,
+        Command::Reconfigure(_) => 9,
+        Command::Allocate { .. } => 10,
+        Command::StepCreate { .. } => 11,
+        Command::StepComplete { .. } => 12,
+        Command::CompleteAllocation { .. } => 13,
+        Command::UpdateJob { .. } => 14,
+        Command::Requeue { .. } => 15,
+        Command::UpdateArray { .. } => 16,
+        Command::RequeueArray { .. } => 17,
+        Command::UpdatePartition { .. } => 18,
+        Command::DeletePartition { .. } => 19,
     }
 }
-const VARIANTS: usize = 25;
+const VARIANTS: usize = 20;
 
 #[test]
 fn every_logged_command_round_trips() {
@@ -425,31 +458,47 @@ fn every_logged_command_round_trips() {
 }
 
 /// The decisions [`Command::meta`] makes, stated once more as expected
-/// behaviour: signals and reconfiguration have no record; node reports are
-/// held while the log is down, liveness per node; only what creates work or
-/// just schedules frees nothing; only Reconfigure reconfigures.
+/// behaviour: reconfiguration, signals that cannot cancel (another signal,
+/// or a step's) and RPC outcomes that change nothing have no record; node
+/// reports are held while the log is down, liveness per node; only what
+/// creates work or just schedules frees nothing; only Reconfigure
+/// reconfigures.
 #[test]
 fn every_command_has_the_meta_its_handling_needs() {
     use crate::state::WhenLogDown;
     for cmd in one_of_each() {
         let m = cmd.meta();
         let v = variant(&cmd);
-        let not_logged = matches!(v, 11 | 18 | 19);
+        let not_logged = match &cmd {
+            Command::Reconfigure(_) => true,
+            Command::Signal { target, signal, .. } => {
+                *signal != 9 || matches!(target, SignalTarget::Step { .. })
+            }
+            Command::KillJobs { filter, .. } => filter.signal != 9,
+            Command::RpcDone { purpose, .. } => matches!(purpose, Purpose::Signal { .. }),
+            _ => false,
+        };
         assert_eq!(m.logged, !not_logged, "{cmd:?}");
         assert_eq!(encode_command(&cmd).is_some(), m.logged, "{cmd:?}");
-        let held = matches!(v, 1 | 7 | 8 | 9 | 10 | 14 | 15);
+        let liveness = matches!(
+            &cmd,
+            Command::RpcDone {
+                purpose: Purpose::Ping,
+                ..
+            }
+        );
+        let held = matches!(v, 1 | 7 | 8 | 12 | 13) || (v == 2 && !liveness && m.logged);
         assert_eq!(m.when_log_down == WhenLogDown::Held, held, "{cmd:?}");
         match (&cmd, m.when_log_down) {
-            (Command::NodeResponded { node, .. }, WhenLogDown::NewestOf(n))
-            | (Command::NodeUnreachable { node }, WhenLogDown::NewestOf(n)) => assert_eq!(node, n),
-            (Command::NodeResponded { .. } | Command::NodeUnreachable { .. }, w) => {
-                panic!("liveness {cmd:?} is {w:?}")
+            (Command::RpcDone { node, .. }, WhenLogDown::NewestOf(n)) if liveness => {
+                assert_eq!(node, n)
             }
+            (_, w) if liveness => panic!("liveness {cmd:?} is {w:?}"),
             (_, w) => assert!(!matches!(w, WhenLogDown::NewestOf(_)), "{cmd:?}"),
         }
-        let frees_nothing = matches!(v, 0 | 5 | 12 | 13);
+        let frees_nothing = matches!(v, 0 | 4 | 10 | 11) || (v == 2 && !m.logged);
         assert_eq!(m.may_free, !frees_nothing, "{cmd:?}");
-        assert_eq!(m.reconfigures, v == 11, "{cmd:?}");
+        assert_eq!(m.reconfigures, v == 9, "{cmd:?}");
     }
 }
 
@@ -489,14 +538,14 @@ fn alloc_with_step(s: &mut Store, c: &mut Controller) -> u32 {
 fn running_steps_survive_a_snapshot_and_a_crash() {
     let (dir, mut s, mut c) = new_store();
     let job_id = alloc_with_step(&mut s, &mut c);
-    assert_eq!(c.steps[&job_id].steps.len(), 1);
-    assert!(c.steps[&job_id].srun.is_some());
+    assert_eq!(c.steps()[&job_id].steps.len(), 1);
+    assert!(c.steps()[&job_id].srun.is_some());
     // Everything is now in the snapshot only; the log is empty.
     s.snapshot(&c).unwrap();
     drop(s);
     let (_, loaded) = reopen(dir.path());
     assert_eq!(loaded.replayed, 0);
-    assert!(loaded.controller.steps.iter().eq(c.steps.iter()));
+    assert!(loaded.controller.steps().iter().eq(c.steps().iter()));
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
 }
 
@@ -524,7 +573,7 @@ fn held_cores_survive_a_snapshot_and_a_crash() {
         submit(1, None, ProtocolVersion::V24_11),
     );
     let cores: Vec<Vec<u16>> = (2..=4)
-        .map(|id| c.jobs[&id].alloc[0].cores.clone())
+        .map(|id| c.jobs()[&id].alloc[0].cores.clone())
         .collect();
     assert_eq!(cores, vec![vec![2], vec![3], vec![0]]);
     let (_, loaded) = reopen(dir.path());
@@ -552,21 +601,12 @@ fn ping_answers_are_replayed_so_a_live_node_stays_up() {
     );
     // SlurmdTimeout is 300: answers every 100 s keep n1 up for 1,000 s.
     for t in (1100..=2000).step_by(100) {
-        step(
-            &mut s,
-            &mut c,
-            t,
-            Command::NodeResponded {
-                node: "n1".into(),
-                cpu_load: 0,
-                free_mem: 1000,
-            },
-        );
+        step(&mut s, &mut c, t, ping_done("n1", Some((0, 1000))));
         step(&mut s, &mut c, t + 1, Command::Tick);
     }
-    assert_eq!(c.jobs[&1].state, JobState::Running);
+    assert_eq!(c.jobs()[&1].state, JobState::Running);
     let (_, loaded) = reopen(dir.path());
-    assert_eq!(loaded.controller.jobs[&1].state, JobState::Running);
+    assert_eq!(loaded.controller.jobs()[&1].state, JobState::Running);
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
 }
 
@@ -622,17 +662,7 @@ fn arrays_and_dependencies_survive_a_crash() {
             1003,
             with(|d| d.dependency = Some("afterok:1".into())),
         );
-        step(
-            &mut s,
-            &mut c,
-            1004,
-            Command::KillTasks {
-                uid: 2001,
-                array_job_id: 1,
-                tasks: vec![5, 6],
-                signal: 9,
-            },
-        );
+        step(&mut s, &mut c, 1004, kill_tasks_cmd(2001, 1, &[5, 6]));
         step(
             &mut s,
             &mut c,
@@ -642,16 +672,19 @@ fn arrays_and_dependencies_survive_a_crash() {
             }),
         );
         assert_eq!(
-            c.arrays.task_of(2).map(|r| (r.array_job_id, r.task_id)),
+            c.arrays().task_of(2).map(|r| (r.array_job_id, r.task_id)),
             Some((1, 0))
         );
-        assert_eq!(c.jobs[&4].state, JobState::Pending);
-        let before = (fingerprint(&c), c.arrays.clone(), c.deps.clone());
+        assert_eq!(c.jobs()[&4].state, JobState::Pending);
+        let before = (fingerprint(&c), c.arrays().clone(), c.deps().clone());
         drop(s);
         drop(c);
         let (mut s, loaded) = reopen(dir.path());
         let mut c = loaded.controller;
-        assert_eq!((fingerprint(&c), c.arrays.clone(), c.deps.clone()), before);
+        assert_eq!(
+            (fingerprint(&c), c.arrays().clone(), c.deps().clone()),
+            before
+        );
         assert_eq!(
             c.dependency_text(4).as_deref(),
             Some("afterany:1_*(unfulfilled)?afterok:2(unfulfilled)")
@@ -659,10 +692,10 @@ fn arrays_and_dependencies_survive_a_crash() {
         // The throttle still holds after the reload: when task 0 ends,
         // exactly one more task starts (task 2), and ids go on.
         step(&mut s, &mut c, 1010, complete_cmd(2, 0, Some("n1".into())));
-        assert_eq!(c.arrays.find_task(1, 2), Some(5));
+        assert_eq!(c.arrays().find_task(1, 2), Some(5));
         step(&mut s, &mut c, 1011, epilog_cmd(2, Some("n1".into())));
         // afterok:2 is met, and `?` needs only one.
-        assert_eq!(c.jobs[&4].state, JobState::Running);
+        assert_eq!(c.jobs()[&4].state, JobState::Running);
     }
 }
 
@@ -698,7 +731,7 @@ fn a_deleted_partition_stays_deleted_when_the_log_is_replayed() {
     let (_s, loaded) = Store::open(dir.path(), fresh2(), false).unwrap();
     let c = loaded.controller;
     assert_eq!(loaded.replayed, 4);
-    let names: Vec<&str> = c.conf.partitions.iter().map(|p| p.name()).collect();
+    let names: Vec<&str> = c.conf().partitions.iter().map(|p| p.name()).collect();
     assert_eq!(names, ["debug"]);
     assert_eq!(fingerprint(&c), before);
 }
@@ -731,13 +764,13 @@ fn launch_contents_survive_a_snapshot_and_the_log() {
         step(&mut s, &mut c, 1001, submit_launch_only(versions[1], "two")),
         Reply::Submitted { job_id: 2 }
     );
-    let before: Vec<JobDescMsg> = [1, 2].map(|id| c.jobs[&id].req.to_desc().unwrap()).into();
+    let before: Vec<JobDescMsg> = [1, 2].map(|id| c.jobs()[&id].req.to_desc().unwrap()).into();
     drop(s);
     let (_, loaded) = reopen(dir.path());
     let mut c = loaded.controller;
     assert_eq!(loaded.replayed, 1);
     for (id, b) in [1, 2].into_iter().zip(&before) {
-        let back = c.jobs[&id].req.to_desc().unwrap();
+        let back = c.jobs()[&id].req.to_desc().unwrap();
         assert_eq!(
             (
                 &back.script,
@@ -797,9 +830,9 @@ fn a_format_4_snapshot_with_wire_requests_still_loads() {
     fs::write(&path, old).unwrap();
     let (_, loaded) = reopen(dir.path());
     assert_eq!(fingerprint(&loaded.controller), fingerprint(&c));
-    for (id, j) in c.jobs.iter() {
+    for (id, j) in c.jobs().iter() {
         assert_eq!(
-            loaded.controller.jobs[id].req.to_desc().unwrap().argv,
+            loaded.controller.jobs()[id].req.to_desc().unwrap().argv,
             j.req.to_desc().unwrap().argv
         );
     }
@@ -842,13 +875,13 @@ fn every_section() -> (tempfile::TempDir, Store, Controller) {
         panic!("dependent job refused")
     };
     // Held in special exit (as a requeue with JOB_SPECIAL_EXIT leaves it).
-    c.jobs.get_mut(&dep).unwrap().ctl.special_exit = true;
-    assert!(!c.steps.is_empty() && !c.arrays.metas.is_empty() && !c.deps.is_empty());
+    c.jobs_mut().get_mut(&dep).unwrap().ctl.special_exit = true;
+    assert!(!c.steps().is_empty() && !c.arrays().metas.is_empty() && !c.deps().is_empty());
     (dir, s, c)
 }
 
 fn held_cores(c: &Controller) -> Vec<(u32, Vec<Vec<u16>>)> {
-    c.jobs
+    c.jobs()
         .values()
         .map(|j| (j.job_id, j.alloc.iter().map(|a| a.cores.clone()).collect()))
         .collect()
@@ -866,7 +899,7 @@ fn each_older_snapshot_format_loads_what_it_held() {
     let path = dir.path().join(SNAP_FILE);
     let head = fs::read(&path).unwrap()[..20].to_vec();
     let special: Vec<u32> = c
-        .jobs
+        .jobs()
         .values()
         .filter(|j| j.ctl.special_exit)
         .map(|j| j.job_id)
@@ -882,7 +915,7 @@ fn each_older_snapshot_format_loads_what_it_held() {
         let (_, loaded) = reopen(dir.path());
         let l = loaded.controller;
         let jobs = |c: &Controller| {
-            c.jobs
+            c.jobs()
                 .values()
                 .map(|j| {
                     (
@@ -894,26 +927,26 @@ fn each_older_snapshot_format_loads_what_it_held() {
                 .collect::<Vec<_>>()
         };
         assert_eq!(jobs(&l), jobs(&c), "format {format}");
-        assert_eq!(l.next_job_id, c.next_job_id, "format {format}");
+        assert_eq!(l.next_job_id(), c.next_job_id(), "format {format}");
         if format >= 2 {
-            assert!(l.steps.iter().eq(c.steps.iter()), "format {format}");
+            assert!(l.steps().iter().eq(c.steps().iter()), "format {format}");
         } else {
-            assert!(l.steps.is_empty(), "format {format}");
+            assert!(l.steps().is_empty(), "format {format}");
         }
         if format >= 3 {
             assert_eq!(
-                (&l.arrays, &l.deps),
-                (&c.arrays, &c.deps),
+                (&l.arrays(), &l.deps()),
+                (&c.arrays(), &c.deps()),
                 "format {format}"
             );
         } else {
             assert!(
-                l.arrays.metas.is_empty() && l.deps.is_empty(),
+                l.arrays().metas.is_empty() && l.deps().is_empty(),
                 "format {format}"
             );
         }
         let l_special: Vec<u32> = l
-            .jobs
+            .jobs()
             .values()
             .filter(|j| j.ctl.special_exit)
             .map(|j| j.job_id)
@@ -944,7 +977,14 @@ fn a_format_5_log_replays_and_its_torn_tail_is_cut() {
     log[8..12].copy_from_slice(&5u32.to_be_bytes());
     let mut after = Vec::new();
     for (seq, (t, cmd)) in (1..).zip(cmds) {
-        log.extend(wal::encode_unframed(seq, t, &encode_command(&cmd).unwrap()));
+        let old = match cmd {
+            Command::Signal { .. } => old_record(Old::Kill {
+                uid: 2001,
+                job_id: 2,
+            }),
+            _ => encode_command(&cmd).unwrap(),
+        };
+        log.extend(wal::encode_unframed(seq, t, &old));
         step(&mut s, &mut c, t, cmd);
         after.push(fingerprint(&c));
     }
@@ -969,4 +1009,190 @@ fn a_format_5_log_replays_and_its_torn_tail_is_cut() {
     assert_eq!(loaded.replayed, 4);
     assert_eq!(fingerprint(&loaded.controller), after[3]);
     assert_ne!(after[3], after[4]);
+}
+
+/// The records formats 1-6 wrote for commands that are now others: the
+/// encoder of the release before intents, kept as the fixtures' source.
+enum Old<'a> {
+    Kill {
+        uid: u32,
+        job_id: u32,
+    },
+    KillTasks {
+        uid: u32,
+        array_job_id: u32,
+        tasks: &'a [u32],
+    },
+    NodeUnreachable(&'a str),
+    NodeResponded(&'a str, u32, u64),
+    TerminateDone(u32, &'a str),
+    LaunchFailed(u32, &'a str, i32),
+}
+
+fn old_record(o: Old<'_>) -> Vec<u8> {
+    let mut w = Writer::new();
+    match o {
+        Old::Kill { uid, job_id } => {
+            w.u8(6);
+            w.u32(uid);
+            w.u32(job_id);
+            w.u16(9);
+        }
+        Old::KillTasks {
+            uid,
+            array_job_id,
+            tasks,
+        } => {
+            w.u8(40);
+            w.u32(uid);
+            w.u32(array_job_id);
+            w.u16(9);
+            w.count(tasks.len());
+            for t in tasks {
+                w.u32(*t);
+            }
+        }
+        Old::NodeUnreachable(node) => {
+            w.u8(3);
+            w.str(Some(node));
+        }
+        Old::NodeResponded(node, cpu_load, free_mem) => {
+            w.u8(70);
+            w.str(Some(node));
+            w.u32(cpu_load);
+            w.u64(free_mem);
+        }
+        Old::TerminateDone(job_id, node) => {
+            w.u8(9);
+            w.u32(job_id);
+            w.str(Some(node));
+        }
+        Old::LaunchFailed(job_id, node, rc) => {
+            w.u8(10);
+            w.u32(job_id);
+            w.str(Some(node));
+            w.u32(rc as u32);
+        }
+    }
+    w.into_vec()
+}
+
+/// A log the release before wrote (format 6: cancels decided by the
+/// daemon, the commands it made of slurmd's answers) replays to the state
+/// the new commands give; each old record is read only in the old formats.
+#[test]
+fn a_format_6_log_of_cancels_and_rpc_outcomes_replays_as_intents() {
+    use slurm_wire::errno::ESLURMD_KILL_JOB_ALREADY_COMPLETE;
+    let (dir, mut s, mut c) = new_store();
+    let array = JobDescMsg {
+        array_inx: Some("1-3".into()),
+        ..match submit(1, None, ProtocolVersion::V24_11) {
+            Command::Submit { desc, .. } => *desc,
+            _ => unreachable!(),
+        }
+    };
+    let same = |cmd: Command| {
+        let b = encode_command(&cmd).unwrap();
+        (cmd, b)
+    };
+    let mut log = fs::read(dir.path().join(WAL_FILE)).unwrap()[..12].to_vec();
+    log[8..12].copy_from_slice(&6u32.to_be_bytes());
+    let mut seq = 0;
+    let mut run = |c: &mut Controller, s: &mut Store, t: Time, (cmd, old): (Command, Vec<u8>)| {
+        seq += 1;
+        log.extend(wal::encode(seq, t, &old));
+        step(s, c, t, cmd)
+    };
+    run(&mut c, &mut s, 1001, same(reg("n1")));
+    run(&mut c, &mut s, 1001, same(reg("n2")));
+    run(
+        &mut c,
+        &mut s,
+        1002,
+        same(submit(1, None, ProtocolVersion::V24_11)),
+    );
+    let a = submit_cmd(user(2001, 100), array, ProtocolVersion::V24_11);
+    run(&mut c, &mut s, 1003, same(a));
+    let on = |c: &Controller, id: u32| {
+        c.nodes()[c.jobs()[&id].batch_host.unwrap()]
+            .name()
+            .to_string()
+    };
+    let n1 = on(&c, 1);
+    let old = old_record(Old::Kill {
+        uid: 2001,
+        job_id: 1,
+    });
+    assert_eq!(
+        run(&mut c, &mut s, 1004, (kill_cmd(2001, 1), old)),
+        Reply::Ok
+    );
+    let done = Command::RpcDone {
+        node: n1.clone(),
+        purpose: Purpose::Terminate { job_id: 1 },
+        outcome: RpcOutcome::Rc(ESLURMD_KILL_JOB_ALREADY_COMPLETE),
+    };
+    run(
+        &mut c,
+        &mut s,
+        1005,
+        (done, old_record(Old::TerminateDone(1, &n1))),
+    );
+    let old = old_record(Old::KillTasks {
+        uid: 2001,
+        array_job_id: 2,
+        tasks: &[1, 3],
+    });
+    run(
+        &mut c,
+        &mut s,
+        1006,
+        (kill_tasks_cmd(2001, 2, &[1, 3]), old),
+    );
+    let old = old_record(Old::NodeResponded("n1", 7, 800));
+    run(&mut c, &mut s, 1007, (ping_done("n1", Some((7, 800))), old));
+    run(
+        &mut c,
+        &mut s,
+        1008,
+        same(submit(1, None, ProtocolVersion::V24_11)),
+    );
+    let x = c.next_job_id() - 1;
+    let nx = on(&c, x);
+    let failed = Command::RpcDone {
+        node: nx.clone(),
+        purpose: Purpose::Launch { job_id: x },
+        outcome: RpcOutcome::Rc(4005),
+    };
+    let old = old_record(Old::LaunchFailed(x, &nx, 4005));
+    run(&mut c, &mut s, 1010, (failed, old));
+    let old = old_record(Old::NodeUnreachable("n2"));
+    run(&mut c, &mut s, 1011, (ping_done("n2", None), old));
+    drop(s);
+    // What the new commands did.
+    assert_eq!(c.jobs()[&1].state, JobState::Cancelled);
+    assert_eq!(c.jobs()[&x].state, JobState::NodeFail);
+    let n = |c: &Controller, name: &str| c.nodes()[c.node_index(name).unwrap()].clone();
+    assert_eq!((n(&c, "n1").cpu_load, n(&c, "n1").free_mem), (7, 800));
+    assert!(n(&c, "n2").no_respond);
+    // The old log gives the same.
+    let path = dir.path().join(WAL_FILE);
+    fs::write(&path, &log).unwrap();
+    let (_, loaded) = reopen(dir.path());
+    let l = loaded.controller;
+    assert_eq!(loaded.replayed, 11);
+    assert_eq!(fingerprint(&l), fingerprint(&c));
+    assert_eq!(l.arrays(), c.arrays());
+    assert_eq!((n(&l, "n1").cpu_load, n(&l, "n1").free_mem), (7, 800));
+    assert!(n(&l, "n2").no_respond);
+    // Old records are read only as old formats, new ones only as new.
+    let kill = old_record(Old::Kill {
+        uid: 2001,
+        job_id: 1,
+    });
+    assert!(decode_record(6, &kill).is_ok());
+    assert!(decode_record(FORMAT_VERSION, &kill).is_err());
+    let new = encode_command(&kill_cmd(2001, 1)).unwrap();
+    assert!(decode_record(6, &new).is_err());
+    assert!(decode_record(FORMAT_VERSION, &new).is_ok());
 }

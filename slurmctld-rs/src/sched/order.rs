@@ -130,8 +130,8 @@ PartitionName=high Nodes=n[1-2] MaxTime=60 State=UP PriorityTier=2
     }
 
     fn order(c: &mut Controller, policy: &dyn PriorityPolicy, now: Time, limit: usize) -> Vec<u32> {
-        let conf = c.conf.clone();
-        queue_order(&conf.partitions, &mut c.jobs, policy, now, limit, limit)
+        let conf = c.conf().clone();
+        queue_order(&conf.partitions, c.jobs_mut(), policy, now, limit, limit)
     }
 
     #[test]
@@ -141,10 +141,10 @@ PartitionName=high Nodes=n[1-2] MaxTime=60 State=UP PriorityTier=2
         let b = job(&mut c, 1002, "low2", 1);
         let h = job(&mut c, 1003, "high", 2);
         let d = job(&mut c, 1004, "low", 2);
-        assert!([a, b, h, d].iter().all(|id| c.jobs[id].priority == 1));
+        assert!([a, b, h, d].iter().all(|id| c.jobs()[id].priority == 1));
         assert_eq!(order(&mut c, &Basic, 2000, 10), vec![h, a, b, d]);
         // An operator's priority goes first within its tier, not above it.
-        c.jobs.get_mut(&d).unwrap().priority = 5;
+        c.jobs_mut().get_mut(&d).unwrap().priority = 5;
         assert_eq!(order(&mut c, &Basic, 2000, 10), vec![h, d, a, b]);
         assert_eq!(order(&mut c, &Basic, 2000, 2), vec![h, d]);
     }
@@ -167,10 +167,10 @@ PartitionName=high Nodes=n[1-2] MaxTime=60 State=UP PriorityTier=2
         let mut c = controller(CONF);
         let a = job(&mut c, 1001, "low", 4);
         let d = job(&mut c, 1002, "low", 1);
-        let conf = c.conf.clone();
-        let got = queue_order(&conf.partitions, &mut c.jobs, &SmallFirst, 2000, 10, 1);
+        let conf = c.conf().clone();
+        let got = queue_order(&conf.partitions, c.jobs_mut(), &SmallFirst, 2000, 10, 1);
         assert_eq!(got, vec![d]);
-        let got = queue_order(&conf.partitions, &mut c.jobs, &Basic, 2000, 10, 1);
+        let got = queue_order(&conf.partitions, c.jobs_mut(), &Basic, 2000, 10, 1);
         assert_eq!(got, vec![a]);
     }
 

@@ -124,13 +124,13 @@ mod tests {
         };
         let (r, _) = submit_desc(&mut c, 1000, user(1000, 1000), ProtocolVersion::V24_11, d);
         let id = job_id(r);
-        let part = &c.conf.partitions[c.jobs[&id].part];
-        let stored = c.jobs[&id].priority;
+        let part = &c.conf().partitions[c.jobs()[&id].part];
+        let stored = c.jobs()[&id].priority;
         assert!(Basic.is_stored());
-        assert_eq!(Basic.priority(&c.jobs[&id], part, 1000), stored);
-        assert_eq!(Basic.priority(&c.jobs[&id], part, 1_000_000), stored);
-        c.jobs.get_mut(&id).unwrap().priority = 77;
-        let part = &c.conf.partitions[c.jobs[&id].part];
-        assert_eq!(Basic.priority(&c.jobs[&id], part, 1000), 77);
+        assert_eq!(Basic.priority(&c.jobs()[&id], part, 1000), stored);
+        assert_eq!(Basic.priority(&c.jobs()[&id], part, 1_000_000), stored);
+        c.jobs_mut().get_mut(&id).unwrap().priority = 77;
+        let part = &c.conf().partitions[c.jobs()[&id].part];
+        assert_eq!(Basic.priority(&c.jobs()[&id], part, 1000), 77);
     }
 }

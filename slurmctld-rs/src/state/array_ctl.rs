@@ -80,14 +80,7 @@ impl Controller {
 
     /// Whether `array_job_id`'s meta record still holds pending tasks.
     fn meta_pending(&self, array_job_id: u32) -> bool {
-        self.arrays
-            .task_of(array_job_id)
-            .is_some_and(|r| r.task_id == NO_VAL)
-            && self
-                .arrays
-                .metas
-                .get(&array_job_id)
-                .is_some_and(|m| !m.pending.is_empty())
+        self.meta_tasks(array_job_id).is_some_and(|p| !p.is_empty())
     }
 
     /// Whether a plain `job_id` stands for a whole array: the id of an

@@ -184,16 +184,7 @@ fn scancel_of_tasks_pending_running_and_whole_array() {
     let a = id(r);
     // Task 0 runs (id a+1); 1-5 pending in the meta record.
     let kill = |c: &mut Controller, uid: u32, tasks: Vec<u32>| {
-        c.apply(
-            1002,
-            Command::KillTasks {
-                uid,
-                array_job_id: a,
-                tasks,
-                signal: SIGKILL,
-            },
-        )
-        .0
+        c.apply(1002, testkit::kill_tasks_cmd(uid, a, &tasks)).0
     };
     assert_eq!(
         kill(&mut c, 2000, vec![2]),
@@ -512,15 +503,7 @@ fn arrays_and_dependencies_survive_a_snapshot() {
         d.dependency = Some(format!("afterok:{a}"))
     })
     .0);
-    c.apply(
-        1003,
-        Command::KillTasks {
-            uid: 1000,
-            array_job_id: a,
-            tasks: vec![7],
-            signal: SIGKILL,
-        },
-    );
+    c.apply(1003, testkit::kill_tasks_cmd(1000, a, &[7]));
     let snap = crate::persist::encode_state(&c);
     let mut r = ctrl();
     crate::persist::restore_state(&mut r, &snap, crate::persist::FORMAT_VERSION).unwrap();
@@ -530,12 +513,7 @@ fn arrays_and_dependencies_survive_a_snapshot() {
     assert_eq!(r.next_job_id, c.next_job_id);
     // The logged commands round-trip too.
     for cmd in [
-        Command::KillTasks {
-            uid: 1000,
-            array_job_id: a,
-            tasks: vec![1, 2],
-            signal: SIGKILL,
-        },
+        testkit::kill_tasks_cmd(1000, a, &[1, 2]),
         testkit::update_job_cmd(1000, dep, |d| d.dependency = Some("afterany:1".into())),
     ] {
         let b = crate::persist::encode_command(&cmd).unwrap();

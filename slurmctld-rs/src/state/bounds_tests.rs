@@ -228,12 +228,8 @@ fn task_lists_are_bounded_in_the_work_they_span() {
 fn logged_task_lists_past_max_array_size_are_refused() {
     let mut c = ctrl();
     let a = array_job(&mut c);
-    let cmd = Command::KillTasks {
-        uid: 0,
-        array_job_id: a,
-        tasks: (0..2_000_000).collect(),
-        signal: SIGKILL,
-    };
+    let tasks: Vec<u32> = (0..2_000_000).collect();
+    let cmd = crate::state::testkit::kill_tasks_cmd(0, a, &tasks);
     let (r, _) = quick("kill tasks", || c.apply(1000, cmd));
     assert_eq!(r, Reply::Err(StateError::InvalidJobId));
     assert!(!c.jobs[&a].state.is_finished());

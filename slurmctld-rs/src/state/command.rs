@@ -5,6 +5,8 @@
 use super::config::ClusterConf;
 use super::error::StateError;
 use super::job::UserInfo;
+use slurm_wire::errno::{ESLURMD_KILL_JOB_ALREADY_COMPLETE, SLURM_ERROR};
+use slurm_wire::msg::job::{KillJobsMsg, KillJobsRespJob};
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
 use slurm_wire::{Message, ProtocolVersion};
@@ -29,15 +31,12 @@ pub enum Command {
         version: ProtocolVersion,
         uid: u32,
     },
-    /// A slurmd answered a ping.
-    NodeResponded {
+    /// What happened to an outbound RPC ([`super::outcome`] says what it
+    /// means: a node alive or unreachable, a launch failed, ...).
+    RpcDone {
         node: String,
-        cpu_load: u32,
-        free_mem: u64,
-    },
-    /// A slurmd could not be reached.
-    NodeUnreachable {
-        node: String,
+        purpose: Purpose,
+        outcome: RpcOutcome,
     },
     UpdateNode {
         uid: u32,
@@ -48,11 +47,21 @@ pub enum Command {
         desc: Box<JobDescMsg>,
         version: ProtocolVersion,
     },
-    /// scancel: REQUEST_KILL_JOB / REQUEST_CANCEL_JOB_STEP (batch or whole job).
-    Kill {
+    /// scancel (REQUEST_KILL_JOB, REQUEST_CANCEL_JOB_STEP): whether it
+    /// cancels or only signals is decided by `apply`, on the state it
+    /// finds. `version` is the client's (a step's refusal depends on it).
+    Signal {
         uid: u32,
-        job_id: u32,
+        target: SignalTarget,
         signal: u16,
+        flags: u16,
+        version: ProtocolVersion,
+    },
+    /// REQUEST_KILL_JOBS (`scancel --ctld` with filters): the jobs are
+    /// picked by the filters inside `apply`.
+    KillJobs {
+        uid: u32,
+        filter: Box<KillJobsMsg>,
     },
     /// REQUEST_COMPLETE_BATCH_SCRIPT from the batch host's slurmd.
     BatchComplete {
@@ -68,18 +77,6 @@ pub enum Command {
         job_id: u32,
         node: Option<String>,
         rc: u32,
-    },
-    /// slurmd answered REQUEST_TERMINATE_JOB with "already complete": no
-    /// epilog message will follow, the node is done with the job.
-    TerminateDone {
-        job_id: u32,
-        node: String,
-    },
-    /// The batch launch RPC failed (node refused or unreachable).
-    LaunchFailed {
-        job_id: u32,
-        node: String,
-        rc: i32,
     },
     /// The configuration was re-read (SIGHUP, `scontrol reconfigure`).
     Reconfigure(Box<ClusterConf>),
@@ -121,30 +118,6 @@ pub enum Command {
         job_id: u32,
         flags: u32,
     },
-    /// REQUEST_KILL_JOB with a signal other than a cancel, or `-b`: signals
-    /// the job's processes (no state change, so never logged).
-    Signal {
-        uid: u32,
-        job_id: u32,
-        signal: u16,
-        flags: u16,
-    },
-    /// REQUEST_CANCEL_JOB_STEP naming one step (`scancel 12.3`): signals
-    /// that step's tasks (no state change, so never logged).
-    SignalStep {
-        uid: u32,
-        job_id: u32,
-        step_id: u32,
-        signal: u16,
-        version: ProtocolVersion,
-    },
-    /// scancel of array tasks (`12_3`, `12_[1-2]`).
-    KillTasks {
-        uid: u32,
-        array_job_id: u32,
-        tasks: Vec<u32>,
-        signal: u16,
-    },
     /// REQUEST_UPDATE_JOB naming array tasks (`12_2`, `12_1-3`) or a
     /// whole array (`tasks` None).
     UpdateArray {
@@ -171,6 +144,31 @@ pub enum Command {
         uid: u32,
         name: String,
     },
+}
+
+/// What a [`Command::Signal`] is aimed at, as the client named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignalTarget {
+    /// A job id: that job, or every record of the array it names.
+    Job(u32),
+    /// One step of a job (`scancel 12.3`).
+    Step { job_id: u32, step_id: u32 },
+    /// Tasks of an array (`12_3`, `12_[1-2]`).
+    Tasks { array_job_id: u32, tasks: Vec<u32> },
+}
+
+/// How an outbound RPC ended, as the agent saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RpcOutcome {
+    /// No answer: not reachable, timed out, refused the connection or the
+    /// credential.
+    Failed,
+    /// RESPONSE_PING_SLURMD, with the node's load.
+    Load { cpu_load: u32, free_mem: u64 },
+    /// A return code.
+    Rc(i32),
+    /// Any other answer.
+    Other,
 }
 
 /// What happens to a command while the write-ahead log cannot be written.
@@ -223,25 +221,33 @@ impl Command {
             Command::Register { .. }
             | Command::BatchComplete { .. }
             | Command::EpilogComplete { .. }
-            | Command::TerminateDone { .. }
-            | Command::LaunchFailed { .. }
             | Command::StepComplete { .. }
             | Command::CompleteAllocation { .. } => m(true, Held, true),
-            Command::NodeResponded { node, .. } | Command::NodeUnreachable { node } => {
-                m(true, NewestOf(node), true)
-            }
+            Command::RpcDone {
+                node,
+                purpose,
+                outcome,
+            } => match meaning(purpose, outcome) {
+                Meaning::Alive { .. } | Meaning::Unreachable => m(true, NewestOf(node), true),
+                Meaning::LaunchFailed { .. } | Meaning::TerminateDone { .. } => m(true, Held, true),
+                // Changes nothing.
+                Meaning::Nothing => m(false, Refused, false),
+            },
             Command::UpdateNode { .. }
-            | Command::Kill { .. }
             | Command::UpdateJob { .. }
             | Command::Requeue { .. }
-            | Command::KillTasks { .. }
             | Command::UpdateArray { .. }
             | Command::RequeueArray { .. }
             | Command::UpdatePartition { .. }
             | Command::DeletePartition { .. } => m(true, Refused, true),
-            // Signals change no state; counted as freeing as before (safe,
+            // Only SIGKILL may cancel (a pending job whatever the flags);
+            // other signals change no state. Counted as freeing (safe,
             // only slower).
-            Command::Signal { .. } | Command::SignalStep { .. } => m(false, Refused, true),
+            Command::Signal { target, signal, .. } => {
+                let may_cancel = *signal == SIGKILL && !matches!(target, SignalTarget::Step { .. });
+                m(may_cancel, Refused, true)
+            }
+            Command::KillJobs { filter, .. } => m(filter.signal == SIGKILL, Refused, true),
             Command::Reconfigure(_) => CommandMeta {
                 reconfigures: true,
                 ..m(false, Refused, true)
@@ -271,6 +277,9 @@ pub enum Reply {
     },
     /// Return codes per group of array tasks (RESPONSE_JOB_ARRAY_ERRORS).
     ArrayErrors(Vec<TaskGroup>),
+    /// One answer per job or task a REQUEST_KILL_JOBS acted on or left
+    /// out (RESPONSE_KILL_JOBS).
+    KillJobs(Vec<KillJobsRespJob>),
 }
 
 impl From<Result<(), StateError>> for Reply {
@@ -311,6 +320,48 @@ pub enum Purpose {
     Srun {
         uid: u32,
     },
+}
+
+/// What an RPC's outcome means for the cluster; the one mapping, used by
+/// [`Command::meta`] and `apply`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Meaning {
+    /// The node answered a ping: alive, with its load (None: keep the
+    /// last known).
+    Alive { load: Option<(u32, u64)> },
+    /// A ping got no answer.
+    Unreachable,
+    /// The batch launch failed (refused with code `rc`, or lost:
+    /// SLURM_ERROR).
+    LaunchFailed { job_id: u32, rc: i32 },
+    /// slurmd answered a terminate with "already complete": no epilog
+    /// message will follow, the node is done with the job.
+    TerminateDone { job_id: u32 },
+    /// Nothing changes: a node that misses a terminate is caught by its
+    /// ping or its next registration; a signal's result changes nothing.
+    Nothing,
+}
+
+/// The [`Meaning`] of `outcome` of an RPC sent for `purpose`.
+pub fn meaning(purpose: &Purpose, outcome: &RpcOutcome) -> Meaning {
+    match (purpose, *outcome) {
+        (Purpose::Ping, RpcOutcome::Load { cpu_load, free_mem }) => Meaning::Alive {
+            load: Some((cpu_load, free_mem)),
+        },
+        (Purpose::Ping, RpcOutcome::Failed) => Meaning::Unreachable,
+        (Purpose::Ping, _) => Meaning::Alive { load: None },
+        (&Purpose::Launch { job_id }, RpcOutcome::Rc(rc)) if rc != 0 => {
+            Meaning::LaunchFailed { job_id, rc }
+        }
+        (&Purpose::Launch { job_id }, RpcOutcome::Failed) => Meaning::LaunchFailed {
+            job_id,
+            rc: SLURM_ERROR,
+        },
+        (&Purpose::Terminate { job_id }, RpcOutcome::Rc(ESLURMD_KILL_JOB_ALREADY_COMPLETE)) => {
+            Meaning::TerminateDone { job_id }
+        }
+        _ => Meaning::Nothing,
+    }
 }
 
 /// An RPC to a slurmd, in that node's protocol version.

@@ -79,13 +79,15 @@ pub enum StateError {
     PriorityNotPersistent,
     /// `ESLURM_WRITING_TO_FILE`.
     WriteFailed,
+    /// `ESLURM_SIGNAL_JOBS_INVALID`.
+    SignalJobsInvalid,
     /// `SLURM_ERROR`.
     Unspecified,
 }
 
 impl StateError {
     /// Every variant, for tests and tables.
-    pub const ALL: [StateError; 37] = [
+    pub const ALL: [StateError; 38] = [
         StateError::InvalidUserId,
         StateError::AccessDenied,
         StateError::InvalidJobId,
@@ -122,6 +124,7 @@ impl StateError {
         StateError::CannotStartNow,
         StateError::PriorityNotPersistent,
         StateError::WriteFailed,
+        StateError::SignalJobsInvalid,
         StateError::Unspecified,
     ];
 
@@ -164,6 +167,7 @@ impl StateError {
             StateError::CannotStartNow => ESLURM_CAN_NOT_START_IMMEDIATELY,
             StateError::PriorityNotPersistent => ESLURM_PRIO_RESET_FAIL,
             StateError::WriteFailed => ESLURM_WRITING_TO_FILE,
+            StateError::SignalJobsInvalid => ESLURM_SIGNAL_JOBS_INVALID,
             StateError::Unspecified => SLURM_ERROR,
         }
     }
@@ -248,6 +252,7 @@ mod tests {
             StateError::CannotStartNow => Some("ESLURM_CAN_NOT_START_IMMEDIATELY"),
             StateError::PriorityNotPersistent => Some("ESLURM_PRIO_RESET_FAIL"),
             StateError::WriteFailed => Some("ESLURM_WRITING_TO_FILE"),
+            StateError::SignalJobsInvalid => Some("ESLURM_SIGNAL_JOBS_INVALID"),
         }
     }
 

@@ -16,6 +16,7 @@ pub mod depend;
 pub mod deps;
 pub mod error;
 pub mod job;
+pub mod kill_jobs;
 pub mod mem_limit;
 pub mod msgs;
 pub mod node;
@@ -24,8 +25,10 @@ pub mod partition;
 pub mod queue;
 pub mod refuse;
 pub mod req;
+pub mod signal;
 pub mod step;
 pub mod steps;
+pub mod submit;
 pub mod table;
 pub mod tasks;
 #[cfg(test)]
@@ -33,18 +36,18 @@ pub(crate) mod testkit;
 
 use crate::sched;
 use config::ClusterConf;
-use job::{Job, JobState, NodeAlloc, UserInfo};
+use job::{Job, JobState, NodeAlloc};
 use node::{Base, DownCause, Node, Reported};
 use slurm_wire::errno::ESLURMD_PROLOG_FAILED;
-use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
-use slurm_wire::pack::{INFINITE, NO_VAL, NO_VAL16, NO_VAL64};
+use slurm_wire::pack::{INFINITE, NO_VAL};
 use slurm_wire::{Message, ProtocolVersion};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 pub use command::{
-    Command, CommandMeta, Effect, Outbound, Purpose, Reply, Time, WhenLogDown, MEM_PER_CPU, SIGKILL,
+    Command, CommandMeta, Effect, Meaning, Outbound, Purpose, Reply, RpcOutcome, SignalTarget,
+    Time, WhenLogDown, MEM_PER_CPU, SIGKILL,
 };
 pub use controller::Controller;
 pub use error::StateError;
@@ -200,20 +203,11 @@ impl Controller {
             Command::Register { msg, version, uid } => {
                 self.register(now, &msg, version, uid, &mut fx)
             }
-            Command::NodeResponded {
+            Command::RpcDone {
                 node,
-                cpu_load,
-                free_mem,
-            } => self.node_responded(now, &node, cpu_load, free_mem, &mut fx),
-            Command::NodeUnreachable { node } => {
-                if let Some(i) = self.node_index(&node) {
-                    if !self.nodes[i].no_respond {
-                        self.nodes[i].no_respond = true;
-                        self.last_node_update = now;
-                    }
-                }
-                Reply::Ok
-            }
+                purpose,
+                outcome,
+            } => self.rpc_done(now, &node, command::meaning(&purpose, &outcome), &mut fx),
             Command::UpdateNode { uid, msg } => self.update_node(now, uid, &msg, &mut fx),
             Command::Submit {
                 user,
@@ -230,11 +224,14 @@ impl Controller {
                 }
                 r
             }
-            Command::Kill {
+            Command::Signal {
                 uid,
-                job_id,
+                target,
                 signal,
-            } => self.kill_request(now, uid, job_id, signal, &mut fx),
+                flags,
+                version,
+            } => self.signal(now, uid, target, signal, flags, version, &mut fx),
+            Command::KillJobs { uid, filter } => self.kill_jobs(now, uid, &filter, &mut fx),
             Command::BatchComplete {
                 uid,
                 job_id,
@@ -248,28 +245,6 @@ impl Controller {
                 node,
                 rc,
             } => self.epilog_complete(now, uid, job_id, node.as_deref(), rc, &mut fx),
-            Command::TerminateDone { job_id, node } => {
-                if let Some(i) = self.node_index(&node) {
-                    self.epilog_done_on(now, job_id, i);
-                    self.schedule(now, &mut fx);
-                }
-                Reply::Ok
-            }
-            Command::LaunchFailed { job_id, node, rc } => {
-                tracing::warn!(job_id, node, rc, "batch launch failed");
-                if rc == ESLURMD_PROLOG_FAILED {
-                    self.prolog_failed(now, job_id, Some(&node), &mut fx);
-                    return (Reply::Ok, fx);
-                }
-                if let Some(j) = self.jobs.get_mut(&job_id) {
-                    if j.state == JobState::Running {
-                        j.launch_failed = true;
-                        j.state_reason = job::reason::FAIL_LAUNCH;
-                        self.end_job(now, job_id, JobState::NodeFail, &mut fx);
-                    }
-                }
-                Reply::Ok
-            }
             Command::Reconfigure(conf) => {
                 self.reconfigure(now, *conf);
                 self.schedule(now, &mut fx);
@@ -311,28 +286,6 @@ impl Controller {
                     self.requeue_request(now, uid, job_id, flags, &mut fx)
                 }
             }
-            Command::Signal {
-                uid,
-                job_id,
-                signal,
-                flags,
-            } => self.signal_job(uid, job_id, signal, flags, &mut fx),
-            Command::SignalStep {
-                uid,
-                job_id,
-                step_id,
-                signal,
-                version,
-            } => self.signal_step(uid, job_id, step_id, signal, version, &mut fx),
-            Command::KillTasks {
-                uid,
-                array_job_id,
-                tasks,
-                signal,
-            } if self.tasks_in_bounds(&tasks) => {
-                let tasks = tasks.into_iter().collect();
-                self.kill_tasks(now, uid, array_job_id, &tasks, signal, &mut fx)
-            }
             Command::UpdatePartition { uid, msg } => self.update_partition(now, uid, &msg, &mut fx),
             Command::UpdateArray {
                 uid,
@@ -358,15 +311,60 @@ impl Controller {
             }
             // Task lists past MaxArraySize (the handlers refuse them
             // before they are logged; this is for a log from elsewhere).
-            Command::KillTasks { .. }
-            | Command::UpdateArray { .. }
-            | Command::RequeueArray { .. } => Reply::Err(StateError::InvalidJobId),
+            Command::UpdateArray { .. } | Command::RequeueArray { .. } => {
+                Reply::Err(StateError::InvalidJobId)
+            }
         };
         (reply, fx)
     }
 
+    /// What an outbound RPC's outcome changes.
+    fn rpc_done(&mut self, now: Time, node: &str, m: Meaning, fx: &mut Vec<Effect>) -> Reply {
+        match m {
+            Meaning::Alive { load } => {
+                // A ping answered without a load keeps the last known.
+                let last = || {
+                    let n = &self.nodes[self.node_index(node)?];
+                    Some((n.cpu_load, n.free_mem))
+                };
+                let (cpu_load, free_mem) = load.or_else(last).unwrap_or((0, 0));
+                return self.node_responded(now, node, cpu_load, free_mem, fx);
+            }
+            Meaning::Unreachable => {
+                if let Some(i) = self.node_index(node) {
+                    if !self.nodes[i].no_respond {
+                        self.nodes[i].no_respond = true;
+                        self.last_node_update = now;
+                    }
+                }
+            }
+            Meaning::TerminateDone { job_id } => {
+                if let Some(i) = self.node_index(node) {
+                    self.epilog_done_on(now, job_id, i);
+                    self.schedule(now, fx);
+                }
+            }
+            Meaning::LaunchFailed { job_id, rc } => {
+                tracing::warn!(job_id, node, rc, "batch launch failed");
+                if rc == ESLURMD_PROLOG_FAILED {
+                    self.prolog_failed(now, job_id, Some(node), fx);
+                    return Reply::Ok;
+                }
+                if let Some(j) = self.jobs.get_mut(&job_id) {
+                    if j.state == JobState::Running {
+                        j.launch_failed = true;
+                        j.state_reason = job::reason::FAIL_LAUNCH;
+                        self.end_job(now, job_id, JobState::NodeFail, fx);
+                    }
+                }
+            }
+            Meaning::Nothing => {}
+        }
+        Reply::Ok
+    }
+
     /// Whether a task list from a client stays within MaxArraySize.
-    fn tasks_in_bounds(&self, tasks: &[u32]) -> bool {
+    pub(crate) fn tasks_in_bounds(&self, tasks: &[u32]) -> bool {
         let max = self.max_array_size();
         tasks.len() <= max as usize && tasks.iter().all(|&t| t < max)
     }
@@ -701,311 +699,6 @@ impl Controller {
     }
 
     // ------------------------------------------------------------ jobs
-
-    fn submit(
-        &mut self,
-        now: Time,
-        user: UserInfo,
-        mut desc: Box<JobDescMsg>,
-        version: ProtocolVersion,
-    ) -> Reply {
-        let part = match desc.partition.as_deref() {
-            Some(p) if !p.is_empty() => match self.conf.partition_index(p) {
-                Some(i) => i,
-                None => return Reply::Err(StateError::InvalidPartitionName),
-            },
-            _ => match self.conf.default_partition {
-                Some(i) => i,
-                None => return Reply::Err(StateError::NoPartition),
-            },
-        };
-        let pdef = &self.conf.partitions[part];
-        if let Some(rc) =
-            partition::access_refused(&self.conf, pdef, user.uid, desc.reservation.as_deref())
-        {
-            return Reply::Err(rc);
-        }
-        if let Some(rc) = partition::alloc_node_refused(pdef, desc.alloc_node.as_deref()) {
-            tracing::info!(
-                partition = %pdef.conf.name,
-                alloc_node = desc.alloc_node.as_deref(),
-                "job refused: submitting host not in AllocNodes"
-            );
-            return Reply::Err(rc);
-        }
-        if let Some(rc) =
-            partition::refuses_submit(&self.conf, pdef, &user, desc.account.as_deref(), version)
-        {
-            return Reply::Err(rc);
-        }
-        // An empty --constraint is none. Nodes its counts need at least.
-        let mut counted_nodes = 0;
-        if let Some(f) = desc.features.as_deref().filter(|f| !f.is_empty()) {
-            let outer_counts = version < ProtocolVersion::V23_02;
-            match sched::validate_constraint(&self.conf, f, outer_counts) {
-                Ok(c) => counted_nodes = c.counted_nodes(),
-                Err(e) => {
-                    tracing::info!(constraint = f, "job refused: {e}");
-                    return Reply::Err(StateError::InvalidFeature);
-                }
-            }
-        }
-        let enforce = self
-            .conf
-            .raw
-            .raw("EnforcePartLimits")
-            .map(|s| !s.eq_ignore_ascii_case("NO"))
-            .unwrap_or(false);
-        let max_time = pdef.max_time();
-        let time_limit = if desc.time_limit == NO_VAL {
-            let d = pdef.default_time();
-            if d == NO_VAL {
-                max_time
-            } else {
-                d
-            }
-        } else {
-            desc.time_limit
-        };
-        let mut reason = job::reason::WAIT_NO_REASON;
-        if max_time != INFINITE && time_limit != INFINITE && time_limit > max_time {
-            if enforce {
-                return Reply::Err(StateError::InvalidTimeLimit);
-            }
-            reason = job::reason::WAIT_PART_TIME_LIMIT;
-        }
-        let cpus_per_task = if desc.cpus_per_task == NO_VAL16 || desc.cpus_per_task == 0 {
-            1
-        } else {
-            desc.cpus_per_task
-        };
-        let min_nodes = if desc.min_nodes == NO_VAL || desc.min_nodes == 0 {
-            1
-        } else {
-            desc.min_nodes
-        };
-        // No node count asked: as many as the CPUs need, up to the partition.
-        let max_nodes = if desc.max_nodes == NO_VAL || desc.max_nodes == 0 {
-            if desc.min_nodes == NO_VAL || desc.min_nodes == 0 {
-                // Never more than the partition's MaxNodes.
-                (pdef.nodes.len() as u32)
-                    .min(pdef.conf.max_nodes)
-                    .max(min_nodes)
-            } else {
-                min_nodes
-            }
-        } else {
-            desc.max_nodes.max(min_nodes)
-        };
-        let num_tasks = if desc.num_tasks == NO_VAL || desc.num_tasks == 0 {
-            // Like stock: one task per node when nothing else was asked.
-            if desc.ntasks_per_node != NO_VAL16 && desc.ntasks_per_node > 0 {
-                match u32::from(desc.ntasks_per_node).checked_mul(min_nodes) {
-                    Some(n) if n < NO_VAL => n,
-                    _ => return Reply::Err(StateError::BadTaskCount),
-                }
-            } else {
-                min_nodes
-            }
-        } else {
-            desc.num_tasks
-        };
-        // Counts a client sends may not wrap (stock keeps them in 32 bits).
-        let Some(task_cpus) = num_tasks
-            .checked_mul(u32::from(cpus_per_task))
-            .filter(|&n| n < NO_VAL)
-        else {
-            return Reply::Err(StateError::BadTaskCount);
-        };
-        let min_cpus = task_cpus.max(if desc.min_cpus == NO_VAL {
-            1
-        } else {
-            desc.min_cpus
-        });
-        let (mem, mem_per_cpu) = if desc.pn_min_memory == NO_VAL64 {
-            partition::default_mem(pdef, self.conf.raw.def_mem).unwrap_or((0, false))
-        } else if desc.pn_min_memory & MEM_PER_CPU != 0 {
-            (desc.pn_min_memory & !MEM_PER_CPU, true)
-        } else {
-            (desc.pn_min_memory, false)
-        };
-        let mem_limit::Shape {
-            mem,
-            cpus_per_task,
-            min_cpus,
-        } = mem_limit::fit_max_mem_per_cpu(
-            pdef.conf.max_mem,
-            self.conf.raw.max_mem,
-            mem_per_cpu,
-            num_tasks,
-            mem_limit::Shape {
-                mem,
-                cpus_per_task,
-                min_cpus,
-            },
-        );
-        let gres_req = match desc
-            .tres_per_node
-            .as_deref()
-            .map(crate::gres::parse_per_node)
-        {
-            None => Vec::new(),
-            Some(Ok(g)) => g,
-            Some(Err(e)) => {
-                tracing::info!("submit refused: {e}");
-                return Reply::Err(StateError::InvalidGres);
-            }
-        };
-        // A GRES name no node in the cluster has is invalid (an unknown
-        // type of a known name is merely unsatisfiable, as in stock).
-        for g in &gres_req {
-            if !self
-                .conf
-                .nodes
-                .iter()
-                .any(|d| d.gres_list.iter().any(|x| x.name == g.name))
-            {
-                return Reply::Err(StateError::InvalidGres);
-            }
-        }
-        // A request no set of partition nodes could ever satisfy is refused.
-        let req = sched::Request {
-            gres: &gres_req,
-            min_nodes,
-            max_nodes,
-            cpus: min_cpus,
-            cpus_per_task,
-            mem,
-            mem_per_cpu,
-            pn_cpus: 0,
-            exclusive: false,
-            oversubscribe: false,
-            exclusive_user: false,
-            uid: user.uid,
-            req_nodes: None,
-            exc_nodes: None,
-            features: None,
-        };
-        // A --constraint no set of the partition's nodes satisfies (too
-        // few with the features, counts beyond the job's node limit) is a
-        // flaw in the request for every release: stock's node selection
-        // answers it, after the partition limits passed.
-        let features = desc.features.as_deref().filter(|f| !f.is_empty());
-        // 26.05 takes a task count without a node count as the most
-        // nodes too (JOB_IMPLICIT_MAX_NODES).
-        let implicit_max = version >= ProtocolVersion::V26_05
-            && (desc.max_nodes == NO_VAL || desc.max_nodes == 0)
-            && desc.num_tasks != NO_VAL
-            && desc.num_tasks != 0;
-        let count_limit = if implicit_max {
-            max_nodes.min(desc.num_tasks)
-        } else {
-            max_nodes
-        };
-        if features.is_some()
-            && sched::could_ever_fit(&self.conf, part, &req)
-            && (counted_nodes > count_limit
-                || !sched::could_ever_fit(&self.conf, part, &sched::Request { features, ..req }))
-        {
-            return Reply::Err(StateError::NodeConfigUnavailable);
-        }
-        if !sched::could_ever_fit(&self.conf, part, &req) {
-            // What no single node can hold (memory, GRES) is refused by
-            // every release; more CPUs or nodes than the partition has only
-            // by 24.x, while 22.05 and 26.05 queue the job with a partition
-            // reason.
-            let one_task = sched::could_ever_fit(
-                &self.conf,
-                part,
-                &sched::Request {
-                    min_nodes: 1,
-                    max_nodes: 1,
-                    cpus: u32::from(cpus_per_task),
-                    ..req
-                },
-            );
-            let v24 = version >= ProtocolVersion::V24_05 && version < ProtocolVersion::V25_05;
-            if !one_task || v24 {
-                return Reply::Err(StateError::NodeConfigUnavailable);
-            }
-            reason = if version >= ProtocolVersion::V25_05 && min_nodes as usize > pdef.nodes.len()
-            {
-                job::reason::WAIT_PART_NODE_LIMIT
-            } else {
-                job::reason::WAIT_PART_CONFIG
-            };
-        }
-        if (pdef.conf.max_nodes != INFINITE && min_nodes > pdef.conf.max_nodes)
-            || min_nodes < pdef.conf.min_nodes
-        {
-            if enforce {
-                return Reply::Err(StateError::InvalidNodeCount);
-            }
-            reason = job::reason::WAIT_PART_NODE_LIMIT;
-        }
-        // --nodelist and --exclude: counted before anything expands them
-        // (selection does so on every pass).
-        for list in [&desc.req_nodes, &desc.exc_nodes] {
-            if let Some(l) = list.as_deref().filter(|l| !l.is_empty()) {
-                if let Err(e) = sched::client_hosts(&self.conf, l) {
-                    tracing::info!("job refused: node list: {e}");
-                    return Reply::Err(StateError::InvalidNodeName);
-                }
-            }
-        }
-        let ext = match self.submit_ext_check(&desc, version) {
-            Ok(x) => x,
-            Err(e) => return Reply::Err(e),
-        };
-        let job_id = self.next_job_id;
-        self.next_job_id = self.next_job_id.wrapping_add(1).max(1);
-        desc.user_id = user.uid;
-        desc.group_id = user.gid;
-        let mut j = Job {
-            job_id,
-            user: user.into(),
-            part,
-            state: JobState::Pending,
-            completing: Vec::new(),
-            state_reason: reason,
-            state_desc: None,
-            submit_time: now,
-            eligible_time: now,
-            start_time: 0,
-            end_time: 0,
-            time_limit,
-            priority: crate::sched::priority::BASIC_PRIORITY,
-            min_nodes,
-            max_nodes,
-            num_tasks,
-            cpus_per_task,
-            min_cpus,
-            mem,
-            mem_per_cpu,
-            gres_req,
-            alloc: Vec::new(),
-            batch_host: None,
-            exit_code: 0,
-            derived_ec: 0,
-            req: req::JobReq::new(*desc),
-            submit_version: version,
-            launch_failed: false,
-            cancelled_by: None,
-            ctl: Default::default(),
-        };
-        control::on_submit(&mut j, now);
-        tracing::info!(
-            job_id,
-            uid = j.user.uid,
-            part = self.conf.partitions[part].name(),
-            "job submitted"
-        );
-        self.jobs.insert(job_id, j);
-        self.counters.submitted();
-        self.submit_ext_attach(job_id, ext);
-        self.last_job_update = now;
-        Reply::Submitted { job_id }
-    }
 
     pub(crate) fn start_job(
         &mut self,

@@ -10,10 +10,12 @@
 //! changes while its record lives). Everything else stays in `apply`,
 //! which also keeps these checks (old logs are replayed through it).
 
-use super::command::{Command, Reply};
+use super::command::{Command, Reply, SignalTarget, SIGKILL};
 use super::controller::Controller;
 use super::error::StateError;
 use super::job::UserInfo;
+use super::kill_jobs::has_filter;
+use super::signal::signal_only;
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::ProtocolVersion;
@@ -122,6 +124,9 @@ impl Controller {
                 desc,
                 version,
             } => submit_identity(admin(user.uid), user, desc, *version).err()?,
+            Command::KillJobs { filter, .. } if !has_filter(filter) => {
+                StateError::SignalJobsInvalid
+            }
             Command::Allocate {
                 user,
                 desc,
@@ -141,8 +146,20 @@ impl Controller {
                 }
             }
             _ if so_far.jobs_may_go => return None,
-            Command::Kill { uid, job_id, .. } => {
+            // SIGKILL (logged: it may cancel) to what the sender does not
+            // own; apply refuses it first, cancel or signal. A signal to a
+            // whole array is answered per task: left to apply.
+            Command::Signal {
+                uid,
+                target: SignalTarget::Job(job_id),
+                signal: SIGKILL,
+                flags,
+                ..
+            } => {
                 let owner = if self.arrays.is_array_id(*job_id) {
+                    if signal_only(SIGKILL, *flags) {
+                        return None;
+                    }
                     self.array_owner(*job_id)?
                 } else {
                     self.jobs.get(job_id)?.user.uid
@@ -150,12 +167,17 @@ impl Controller {
                 self.not_owner(*uid, owner, StateError::AccessDenied)?
             }
             // (A task list past MaxArraySize is apply's ESLURM_INVALID_JOB_ID.)
-            Command::KillTasks {
+            Command::Signal {
                 uid,
-                array_job_id,
-                tasks,
+                target:
+                    SignalTarget::Tasks {
+                        array_job_id,
+                        tasks,
+                    },
+                signal,
+                flags,
                 ..
-            } if self.tasks_in_bounds(tasks) => self.not_owner(
+            } if !signal_only(*signal, *flags) && self.tasks_in_bounds(tasks) => self.not_owner(
                 *uid,
                 self.array_owner(*array_job_id)?,
                 StateError::AccessDenied,
@@ -224,7 +246,8 @@ fn command_name(cmd: &Command) -> &'static str {
         Command::Submit { .. } => "batch submit",
         Command::Allocate { .. } => "allocation",
         Command::StepCreate { .. } => "step create",
-        Command::Kill { .. } | Command::KillTasks { .. } => "job cancel",
+        Command::Signal { .. } => "job cancel",
+        Command::KillJobs { .. } => "job cancel by filter",
         Command::UpdateJob { .. } => "job update",
         Command::Requeue { .. } => "job requeue",
         Command::StepComplete { .. } => "step completion",
@@ -238,7 +261,8 @@ mod tests {
     use super::*;
     use crate::state::job::JobState;
     use crate::state::testkit::{
-        allocate_cmd, controller_up, kill_cmd, step_req, submit_cmd, true_job, update_job_cmd, user,
+        allocate_cmd, controller_up, kill_cmd, kill_tasks_cmd, step_req, submit_cmd, true_job,
+        update_job_cmd, user,
     };
     use slurm_wire::msg::node::UpdateNodeMsg;
     use slurm_wire::msg::step::StepCompleteMsg;
@@ -459,12 +483,7 @@ mod tests {
         let Reply::Submitted { job_id: array } = r.0 else {
             panic!("{r:?}");
         };
-        let tasks = |tasks: Vec<u32>| Command::KillTasks {
-            uid: OTHER,
-            array_job_id: array,
-            tasks,
-            signal: crate::state::SIGKILL,
-        };
+        let tasks = |tasks: Vec<u32>| kill_tasks_cmd(OTHER, array, &tasks);
         let pre = c.refuse_before_log(&tasks(vec![2, 3]), &BatchSoFar::default());
         assert_eq!(pre, Some(Reply::Err(StateError::AccessDenied)));
         assert_eq!(c.clone().apply(1001, tasks(vec![2, 3])).0, pre.unwrap());

@@ -623,12 +623,9 @@ mod tests {
         assert_eq!(c.apply(1002, create).0, Reply::Step { job_id, step_id: 0 });
         let on = c.steps[&job_id].steps[&0].nodes.clone();
         assert_eq!(on.len(), 1);
-        let sig = |uid, step_id| Command::SignalStep {
-            uid,
-            job_id,
-            step_id,
-            signal: 15,
-            version: ProtocolVersion::V24_11,
+        let sig = |uid, step_id| {
+            let target = crate::state::SignalTarget::Step { job_id, step_id };
+            crate::state::testkit::signal_cmd(uid, target, 15, 0)
         };
         let (r, fx) = c.apply(1003, sig(1000, 0));
         assert_eq!(r, Reply::Ok);
@@ -650,7 +647,7 @@ mod tests {
         }
         // 26.05 checks access first, with another errno.
         let mut new = sig(1001, 0);
-        if let Command::SignalStep { version, .. } = &mut new {
+        if let Command::Signal { version, .. } = &mut new {
             *version = ProtocolVersion::V26_05;
         }
         assert_eq!(c.apply(1004, new).0, Reply::Err(StateError::AccessDenied));

@@ -5,7 +5,9 @@
 
 use super::config::ClusterConf;
 use super::job::UserInfo;
-use super::{Command, Controller, Effect, Outbound, Reply, Time};
+use super::{
+    Command, Controller, Effect, Outbound, Purpose, Reply, RpcOutcome, SignalTarget, Time,
+};
 use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
@@ -371,12 +373,41 @@ pub(crate) fn step_req(job_id: u32, nodes: u32, tasks: u32) -> JobStepCreateRequ
     }
 }
 
+/// `uid` runs `scancel -s signal` on `target` (a 24.11 client).
+pub(crate) fn signal_cmd(uid: u32, target: SignalTarget, signal: u16, flags: u16) -> Command {
+    Command::Signal {
+        uid,
+        target,
+        signal,
+        flags,
+        version: ProtocolVersion::V24_11,
+    }
+}
+
 /// `uid` runs `scancel` (SIGKILL) on `job_id`.
 pub(crate) fn kill_cmd(uid: u32, job_id: u32) -> Command {
-    Command::Kill {
-        uid,
-        job_id,
-        signal: super::SIGKILL,
+    signal_cmd(uid, SignalTarget::Job(job_id), super::SIGKILL, 0)
+}
+
+/// `uid` runs `scancel A_[tasks]` (SIGKILL).
+pub(crate) fn kill_tasks_cmd(uid: u32, array_job_id: u32, tasks: &[u32]) -> Command {
+    let target = SignalTarget::Tasks {
+        array_job_id,
+        tasks: tasks.to_vec(),
+    };
+    signal_cmd(uid, target, super::SIGKILL, 0)
+}
+
+/// What the agent reports for a ping of `node`: answered with a load
+/// (Some), or not at all (None).
+pub(crate) fn ping_done(node: &str, load: Option<(u32, u64)>) -> Command {
+    Command::RpcDone {
+        node: node.into(),
+        purpose: Purpose::Ping,
+        outcome: match load {
+            Some((cpu_load, free_mem)) => RpcOutcome::Load { cpu_load, free_mem },
+            None => RpcOutcome::Failed,
+        },
     }
 }
 

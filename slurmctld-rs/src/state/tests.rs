@@ -2,8 +2,11 @@
 
 use super::*;
 use crate::state::error::StateError;
+use job::UserInfo;
+use slurm_wire::msg::job_desc::JobDescMsg;
 use slurm_wire::msg::kill::KillJobMsg;
 use slurm_wire::msg::launch::BatchJobLaunchMsg;
+use slurm_wire::pack::NO_VAL16;
 use testkit::{
     complete, controller, epilog, node_msg, reg, reg_msg, sends, submit_as, SMALL_CLUSTER,
 };

@@ -4,10 +4,10 @@ use super::*;
 use crate::state::error::StateError;
 use crate::state::job::reason;
 use crate::state::testkit::{
-    self, controller, epilog, job_id, msgs, node_msg, reg_msg, set_node, update_job, ALICE,
-    SMALL_CLUSTER,
+    self, controller, epilog, job_id, msgs, node_msg, reg_msg, set_node, signal_cmd, update_job,
+    ALICE, SMALL_CLUSTER,
 };
-use crate::state::{Command, Controller, Time};
+use crate::state::{Command, Controller, SignalTarget, Time};
 use slurm_wire::errno::ESLURMD_PROLOG_FAILED;
 use slurm_wire::msg::node::{SlurmNodeRegistrationStatusMsg, UpdateNodeMsg};
 use slurm_wire::ProtocolVersion;
@@ -503,10 +503,10 @@ fn prolog_failure_drains_and_requeues_held() {
     assert_eq!(c.jobs[&id].batch_host, c.node_index("n2"));
     c.apply(
         1003,
-        Command::LaunchFailed {
-            job_id: id,
+        Command::RpcDone {
             node: "n2".into(),
-            rc: ESLURMD_PROLOG_FAILED,
+            purpose: crate::state::Purpose::Launch { job_id: id },
+            outcome: crate::state::RpcOutcome::Rc(ESLURMD_PROLOG_FAILED),
         },
     );
     assert_eq!(c.jobs[&id].state, JobState::Failed);
@@ -543,15 +543,7 @@ fn signals_go_to_the_job_processes() {
     let mut c = up();
     let id = submit(&mut c, 1000, |_| {});
     let sig = |c: &mut Controller, uid, signal, flags| {
-        c.apply(
-            1001,
-            Command::Signal {
-                uid,
-                job_id: id,
-                signal,
-                flags,
-            },
-        )
+        c.apply(1001, signal_cmd(uid, SignalTarget::Job(id), signal, flags))
     };
     let (r, fx) = sig(&mut c, ALICE, 10, KILL_JOB_BATCH);
     assert_eq!(r, ok());
@@ -582,15 +574,7 @@ fn signals_go_to_the_job_processes() {
     // A pending job cannot take a signal.
     let mut c2 = ctrl();
     let p = submit(&mut c2, 1000, |_| {});
-    let (r, fx) = c2.apply(
-        1001,
-        Command::Signal {
-            uid: ALICE,
-            job_id: p,
-            signal: 10,
-            flags: 0,
-        },
-    );
+    let (r, fx) = c2.apply(1001, signal_cmd(ALICE, SignalTarget::Job(p), 10, 0));
     assert_eq!(r, Reply::Err(StateError::NotAlterableNow));
     assert!(fx.is_empty());
 }
@@ -636,13 +620,7 @@ fn control_commands_survive_the_log_and_snapshot() {
         (7, 1, 0)
     );
     // Signals change nothing and are not logged.
-    assert!(encode_command(&Command::Signal {
-        uid: 0,
-        job_id: id,
-        signal: 10,
-        flags: 0
-    })
-    .is_none());
+    assert!(encode_command(&signal_cmd(0, SignalTarget::Job(id), 10, 0)).is_none());
 
     let snap = encode_state(&c);
     let mut back = ctrl();

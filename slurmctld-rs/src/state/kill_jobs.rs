@@ -1,21 +1,18 @@
 //! REQUEST_KILL_JOBS (`scancel --ctld`, 23.11+ clients): the controller
-//! picks the jobs by the filters and signals each. Default scancel filters
-//! itself and sends one REQUEST_KILL_JOB per job; this is the other path.
-//! Each job is cancelled or signalled through the ordinary commands, so
-//! the write-ahead log sees per-job cancels.
+//! picks the jobs by the filters, on the state as it is, and signals each
+//! as [`super::Command::Signal`] would. Default scancel filters itself and
+//! sends one REQUEST_KILL_JOB per job; this is the other path.
 
-use crate::shared::Shared;
-use crate::state::control::{KILL_JOB_BATCH, KILL_STEPS_ONLY};
-use crate::state::job::Job;
-use crate::state::{Command, Controller, Reply, SIGKILL};
-use slurm_rpc::rc_message;
+use super::array::parse_job_id_str;
+use super::command::{Effect, Reply, Time};
+use super::controller::Controller;
+use super::error::{errno_of, StateError};
+use super::job::Job;
 use slurm_wire::errno::*;
-use slurm_wire::msg::job::{KillJobsMsg, KillJobsRespJob, KillJobsRespMsg, SelectedStep};
+use slurm_wire::msg::job::{KillJobsMsg, KillJobsRespJob, SelectedStep};
 use slurm_wire::pack::NO_VAL;
 use slurm_wire::types::StepId;
-use slurm_wire::Message;
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 /// `JOB_END`: no state filter.
 const JOB_END: u32 = 12;
@@ -65,7 +62,8 @@ fn resp(job_id: u32, rc: i32, msg: Option<String>) -> KillJobsRespJob {
     }
 }
 
-fn has_filter(m: &KillJobsMsg) -> bool {
+/// Whether the request names any filter (scancel --ctld needs one).
+pub fn has_filter(m: &KillJobsMsg) -> bool {
     m.account.is_some()
         || m.job_name.is_some()
         || !m.jobs_array.is_empty()
@@ -220,15 +218,8 @@ fn whole_array(
 ) -> Option<Target> {
     let mut tasks: Vec<u32> = Vec::new();
     let meta_tasks = snap
-        .arrays
-        .metas
-        .get(&array_job_id)
-        .filter(|_| {
-            snap.arrays
-                .task_of(array_job_id)
-                .is_some_and(|r| r.task_id == NO_VAL)
-        })
-        .map(|meta| meta.pending.iter().copied().collect::<Vec<u32>>())
+        .meta_tasks(array_job_id)
+        .map(|p| p.iter().copied().collect::<Vec<u32>>())
         .filter(|p| !p.is_empty());
     if let (Some(held), Some(j)) = (meta_tasks, snap.jobs.get(&array_job_id)) {
         if j.state.is_finished() {
@@ -256,43 +247,6 @@ fn whole_array(
         array_job_id,
         tasks,
     })
-}
-
-/// Every task of array `array_job_id`, pending in the meta record or
-/// with a record of its own.
-pub(crate) fn all_tasks(snap: &Controller, array_job_id: u32) -> Vec<u32> {
-    let mut t: BTreeSet<u32> = snap
-        .arrays
-        .metas
-        .get(&array_job_id)
-        .filter(|_| {
-            snap.arrays
-                .task_of(array_job_id)
-                .is_some_and(|r| r.task_id == NO_VAL)
-        })
-        .map(|m| m.pending.clone())
-        .unwrap_or_default();
-    t.extend(
-        snap.arrays
-            .members(array_job_id)
-            .into_iter()
-            .filter_map(|id| snap.arrays.task_of(id))
-            .map(|r| r.task_id)
-            .filter(|&t| t != NO_VAL),
-    );
-    t.into_iter().collect()
-}
-
-/// Runs `cmds` in order; the worst return code, starting from `rc`.
-pub(crate) async fn exec_all(sh: &Arc<Shared>, cmds: Vec<Command>, mut rc: i32) -> i32 {
-    for cmd in cmds {
-        match sh.exec(cmd).await {
-            Reply::Ok => rc = rc.max(SLURM_SUCCESS),
-            Reply::Err(e) => rc = rc.max(e.errno()),
-            _ => {}
-        }
-    }
-    rc
 }
 
 /// The target for record `j` that passed the filters: an array's meta
@@ -345,79 +299,6 @@ fn merge(targets: Vec<Target>) -> Vec<Target> {
     out
 }
 
-/// Whether `signal` with `flags` only signals processes (stock's
-/// job_signal): anything but a plain SIGKILL, or SIGKILL to the batch
-/// script (`-b`) or the steps only. A plain SIGKILL cancels.
-pub(crate) fn signal_only(signal: u16, flags: u16) -> bool {
-    signal != SIGKILL || flags & (KILL_JOB_BATCH | KILL_STEPS_ONLY) != 0
-}
-
-/// The commands for tasks `tasks` of `array_job_id`, as stock treats
-/// them: a cancel goes through KillTasks (logged); otherwise the started
-/// tasks get the signal with the client's flags (`-b`, `-f`), and pending
-/// ones are cancelled by SIGKILL (`-b` or not: stock's job_signal and
-/// _signal_pending_job_array_tasks cancel a pending job whatever the
-/// flags) and refuse other signals (signal_job answers
-/// ESLURM_TRANSITION_STATE_NO_UPDATE). The return code is that of tasks
-/// that have no record.
-pub(crate) fn task_commands(
-    snap: &Controller,
-    uid: u32,
-    array_job_id: u32,
-    tasks: Vec<u32>,
-    signal: u16,
-    flags: u16,
-) -> (Vec<Command>, i32) {
-    if !signal_only(signal, flags) {
-        let cmd = Command::KillTasks {
-            uid,
-            array_job_id,
-            tasks,
-            signal,
-        };
-        return (vec![cmd], SLURM_SUCCESS);
-    }
-    let pending = |t: &u32| {
-        snap.arrays
-            .find_task(array_job_id, *t)
-            .and_then(|id| snap.jobs.get(&id))
-            .is_some_and(|j| j.state == crate::state::job::JobState::Pending)
-    };
-    let (pending, others): (Vec<u32>, Vec<u32>) = if signal == SIGKILL {
-        tasks.into_iter().partition(pending)
-    } else {
-        (Vec::new(), tasks)
-    };
-    let mut cmds = Vec::new();
-    let mut rc = SLURM_SUCCESS;
-    if !pending.is_empty() {
-        cmds.push(Command::KillTasks {
-            uid,
-            array_job_id,
-            tasks: pending,
-            signal,
-        });
-    }
-    // One signal a record (the meta record holds several tasks); a pending
-    // record answers it after the owner check, as stock does.
-    let mut records: Vec<u32> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for t in others {
-        match snap.arrays.find_task(array_job_id, t) {
-            Some(job_id) if seen.insert(job_id) => records.push(job_id),
-            Some(_) => {}
-            None => rc = rc.max(ESLURM_INVALID_JOB_ID),
-        }
-    }
-    cmds.extend(records.into_iter().map(|job_id| Command::Signal {
-        uid,
-        job_id,
-        signal,
-        flags,
-    }));
-    (cmds, rc)
-}
-
 /// `A_T`, `A_[1-3]` in the job list: the filters apply to the record
 /// holding each task (a task still pending in the meta record is judged
 /// by it); the tasks that pass are signalled together.
@@ -466,7 +347,7 @@ fn select(snap: &Controller, m: &KillJobsMsg, out: &mut Vec<KillJobsRespJob>) ->
         // Array tasks one request may name in all (each gets an answer).
         let mut task_budget = MAX_TASKS_PER_REQUEST;
         for s in m.jobs_array.iter().flatten() {
-            match crate::state::array::parse_job_id_str(s.trim(), snap.max_array_size()) {
+            match parse_job_id_str(s.trim(), snap.max_array_size()) {
                 Err(_) => out.push(resp(0, ESLURM_INVALID_JOB_ID, Some(s.clone()))),
                 // Past the request's budget, one answer per string, not
                 // one per task it names.
@@ -507,76 +388,65 @@ fn select(snap: &Controller, m: &KillJobsMsg, out: &mut Vec<KillJobsRespJob>) ->
     targets
 }
 
-pub async fn handle(sh: &Arc<Shared>, uid: u32, m: KillJobsMsg) -> Message {
-    if !has_filter(&m) {
-        return rc_message(ESLURM_SIGNAL_JOBS_INVALID);
-    }
-    let snap = sh.snapshot();
-    let mut out = Vec::new();
-    let targets = select(&snap, &m, &mut out);
-    let verbose = m.flags & KILL_JOBS_VERBOSE != 0;
-    let flags = m.flags & !KILL_JOBS_VERBOSE;
-    for t in targets {
-        let (job_id, cmds, mut rc) = match t {
-            Target::Job(job_id) => {
-                // SIGKILL cancels a pending job whatever the flags.
-                let pending = snap
-                    .jobs
-                    .get(&job_id)
-                    .is_some_and(|j| j.state == crate::state::job::JobState::Pending);
-                let cmd = if signal_only(m.signal, flags) && !(m.signal == SIGKILL && pending) {
-                    Command::Signal {
-                        uid,
-                        job_id,
-                        signal: m.signal,
-                        flags,
-                    }
-                } else {
-                    Command::Kill {
-                        uid,
-                        job_id,
-                        signal: m.signal,
-                    }
-                };
-                (job_id, vec![cmd], SLURM_SUCCESS)
-            }
-            Target::Tasks {
-                array_job_id,
-                tasks,
-            } => {
-                let (cmds, rc) = task_commands(&snap, uid, array_job_id, tasks, m.signal, flags);
-                (array_job_id, cmds, rc)
-            }
-        };
-        let owner = snap.jobs.get(&job_id).map(|j| j.user.uid).or_else(|| {
-            let first = snap.arrays.members(job_id).into_iter().next()?;
-            snap.jobs.get(&first).map(|j| j.user.uid)
-        });
-        // A record gone by now: operators only, as for any job not theirs.
-        let allowed = match owner {
-            Some(owner) => snap.conf.owner_or_operator(uid, owner),
-            None => snap.conf.is_admin(uid),
-        };
-        if !allowed {
-            out.push(resp(job_id, ESLURM_ACCESS_DENIED, None));
-            continue;
+impl Controller {
+    /// [`super::Command::KillJobs`]: the answer lists the jobs that failed
+    /// (every job with `KILL_JOBS_VERBOSE`).
+    pub(super) fn kill_jobs(
+        &mut self,
+        now: Time,
+        uid: u32,
+        m: &KillJobsMsg,
+        fx: &mut Vec<Effect>,
+    ) -> Reply {
+        if !has_filter(m) {
+            return Reply::Err(StateError::SignalJobsInvalid);
         }
-        rc = exec_all(sh, cmds, rc).await;
-        if rc != SLURM_SUCCESS || verbose {
-            out.push(resp(job_id, rc, None));
+        let mut out = Vec::new();
+        let targets = select(self, m, &mut out);
+        let verbose = m.flags & KILL_JOBS_VERBOSE != 0;
+        let flags = m.flags & !KILL_JOBS_VERBOSE;
+        for t in targets {
+            let job_id = match &t {
+                Target::Job(id) => *id,
+                Target::Tasks { array_job_id, .. } => *array_job_id,
+            };
+            let owner = self.jobs.get(&job_id).map(|j| j.user.uid).or_else(|| {
+                let first = self.arrays.members(job_id).into_iter().next()?;
+                self.jobs.get(&first).map(|j| j.user.uid)
+            });
+            // A record gone by now: operators only, as for any job not theirs.
+            let allowed = match owner {
+                Some(owner) => self.conf.owner_or_operator(uid, owner),
+                None => self.conf.is_admin(uid),
+            };
+            if !allowed {
+                out.push(resp(job_id, ESLURM_ACCESS_DENIED, None));
+                continue;
+            }
+            let rc = match t {
+                Target::Job(id) => self.signal_one(now, uid, id, m.signal, flags, fx).result(),
+                Target::Tasks {
+                    array_job_id,
+                    tasks,
+                } => self.signal_tasks(now, uid, array_job_id, tasks, m.signal, flags, fx),
+            };
+            let rc = errno_of(rc);
+            if rc != SLURM_SUCCESS || verbose {
+                out.push(resp(job_id, rc, None));
+            }
         }
+        Reply::KillJobs(out)
     }
-    Message::ResponseKillJobs(KillJobsRespMsg(out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::error::StateError;
+    use crate::state::command::{Command, SignalTarget, SIGKILL};
     use crate::state::req::HotStr;
     use crate::state::testkit::{controller_at, job_id, reg, sparse_desc, submit_desc, user};
     use slurm_wire::msg::job_desc::JobDescMsg;
-    use slurm_wire::ProtocolVersion;
+    use slurm_wire::{Message, ProtocolVersion};
 
     fn ctrl_with_job(name: &str, uid: u32) -> (Controller, u32) {
         let mut c = controller_at(
@@ -905,29 +775,32 @@ mod tests {
         assert_eq!(t.len(), 2, "{t:?}");
     }
 
+    /// scancel of tasks `tasks` of `a` by `uid`, as the handler sends it.
+    fn tasks_cmd(uid: u32, a: u32, tasks: &[u32], signal: u16, flags: u16) -> Command {
+        Command::Signal {
+            uid,
+            target: SignalTarget::Tasks {
+                array_job_id: a,
+                tasks: tasks.to_vec(),
+            },
+            signal,
+            flags,
+            version: ProtocolVersion::V24_11,
+        }
+    }
+
     #[test]
     fn task_signals_keep_the_clients_flags() {
-        use crate::state::control::KILL_FULL_JOB;
+        use crate::state::control::{KILL_FULL_JOB, KILL_JOB_BATCH};
         use crate::state::job::JobState;
         let (mut c, a, _) = array_1_6();
-        let run = |c: &mut Controller, cmds: Vec<Command>| {
-            let mut fx = Vec::new();
-            let mut rcs = Vec::new();
-            for cmd in cmds {
-                let (r, f) = c.apply(10, cmd);
-                rcs.push(r);
-                fx.extend(f);
-            }
-            (rcs, fx)
-        };
-        // scancel --ctld -b A_[2,4]: task 2's batch script gets SIGKILL
-        // and the task stays (until the script ends); pending 4 is
-        // cancelled.
-        let (cmds, rc) = task_commands(&c, 2001, a, vec![2, 4], SIGKILL, KILL_JOB_BATCH);
-        assert_eq!(rc, SLURM_SUCCESS);
+        // scancel -b A_[2,4]: task 2's batch script gets SIGKILL and the
+        // task stays (until the script ends); pending 4 is cancelled.
         let t2 = c.arrays.find_task(a, 2).unwrap_or_default();
-        let (rcs, fx) = run(&mut c, cmds);
-        assert!(rcs.iter().all(|r| *r == Reply::Ok), "{rcs:?}");
+        let cmd = tasks_cmd(2001, a, &[2, 4], SIGKILL, KILL_JOB_BATCH);
+        assert!(cmd.meta().logged, "SIGKILL may cancel: logged");
+        let (r, fx) = c.apply(10, cmd);
+        assert_eq!(r, Reply::Ok);
         assert_eq!(
             signals(&fx),
             [(t2, StepId::BATCH_SCRIPT, SIGKILL, KILL_JOB_BATCH)]
@@ -936,18 +809,18 @@ mod tests {
         assert!(!c.arrays.metas[&a].pending.contains(&4), "4 cancelled");
         // --full -s USR1 A_3: all of task 3's processes, batch included.
         let t3 = c.arrays.find_task(a, 3).unwrap_or_default();
-        let (cmds, rc) = task_commands(&c, 2001, a, vec![3], 10, KILL_FULL_JOB);
-        assert_eq!(rc, SLURM_SUCCESS);
-        let (_, fx) = run(&mut c, cmds);
+        let cmd = tasks_cmd(2001, a, &[3], 10, KILL_FULL_JOB);
+        assert!(!cmd.meta().logged, "only a signal: not logged");
+        let (r, fx) = c.apply(10, cmd);
+        assert_eq!(r, Reply::Ok);
         let sent = signals(&fx);
         assert_eq!(sent.len(), 1);
         assert_eq!((sent[0].0, sent[0].2, sent[0].3), (t3, 10, KILL_FULL_JOB));
         assert_ne!(sent[0].1, StepId::BATCH_SCRIPT, "the whole job, not -b");
         assert_eq!(task_state(&c, a, 3), Some(JobState::Running));
-        // A plain SIGKILL still cancels (one logged KillTasks).
-        let (cmds, _) = task_commands(&c, 2001, a, vec![3], SIGKILL, 0);
-        assert!(matches!(cmds.as_slice(), [Command::KillTasks { .. }]));
-        run(&mut c, cmds);
+        // A plain SIGKILL cancels.
+        let (r, _) = c.apply(10, tasks_cmd(2001, a, &[3], SIGKILL, 0));
+        assert_eq!(r, Reply::Ok);
         assert_eq!(task_state(&c, a, 3), Some(JobState::Cancelled));
     }
 
@@ -957,29 +830,85 @@ mod tests {
         let t1 = c.arrays.find_task(a, 1).unwrap_or_default();
         // -s USR1 A_[1,4-5]: task 1 is signalled; pending 4 and 5 (in the
         // meta record) cannot be, as stock's job_signal answers.
-        let (cmds, rc) = task_commands(&c, 2001, a, vec![1, 4, 5], 10, 0);
-        assert_eq!(rc, SLURM_SUCCESS);
-        let ids: Vec<u32> = cmds
-            .iter()
-            .filter_map(|cmd| match cmd {
-                Command::Signal { job_id, .. } => Some(*job_id),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(ids, [t1, a], "one signal for the meta record");
-        let replies: Vec<Reply> = cmds.into_iter().map(|cmd| c.apply(10, cmd).0).collect();
-        assert_eq!(
-            replies,
-            [Reply::Ok, Reply::Err(StateError::NotAlterableNow)]
-        );
+        let (r, fx) = c.apply(10, tasks_cmd(2001, a, &[1, 4, 5], 10, 0));
+        assert_eq!(r, Reply::Err(StateError::NotAlterableNow));
+        let ids: Vec<u32> = signals(&fx).into_iter().map(|s| s.0).collect();
+        assert_eq!(ids, [t1]);
         assert_eq!(c.arrays.metas[&a].pending.len(), 3, "nothing cancelled");
         // Someone else's signal is refused before that.
-        let (cmds, _) = task_commands(&c, 2002, a, vec![4], 10, 0);
-        let replies: Vec<Reply> = cmds.into_iter().map(|cmd| c.apply(10, cmd).0).collect();
-        assert_eq!(replies, [Reply::Err(StateError::AccessDenied)]);
+        let (r, fx) = c.apply(10, tasks_cmd(2002, a, &[4], 10, 0));
+        assert_eq!(r, Reply::Err(StateError::AccessDenied));
+        assert!(fx.is_empty());
         // A task that does not exist.
-        let (cmds, rc) = task_commands(&c, 2001, a, vec![9], 10, 0);
-        assert!(cmds.is_empty());
-        assert_eq!(rc, ESLURM_INVALID_JOB_ID);
+        let (r, _) = c.apply(10, tasks_cmd(2001, a, &[9], 10, 0));
+        assert_eq!(r, Reply::Err(StateError::InvalidJobId));
+        // A whole array's id with a signal: every task, the pending ones
+        // refusing it.
+        let (r, fx) = c.apply(
+            10,
+            Command::Signal {
+                uid: 2001,
+                target: SignalTarget::Job(a),
+                signal: 10,
+                flags: 0,
+                version: ProtocolVersion::V24_11,
+            },
+        );
+        assert_eq!(r, Reply::Err(StateError::NotAlterableNow));
+        assert_eq!(signals(&fx).len(), 3, "tasks 1-3 run");
+    }
+
+    #[test]
+    fn kill_jobs_picks_and_cancels_on_the_state_it_finds() {
+        use crate::state::job::JobState;
+        let (mut c, a, plain) = array_1_6();
+        // No filter: refused, and so before it is logged.
+        let none = Command::KillJobs {
+            uid: 2001,
+            filter: Box::new(msg()),
+        };
+        let so_far = crate::state::refuse::BatchSoFar::default();
+        assert_eq!(
+            c.refuse_before_log(&none, &so_far),
+            Some(Reply::Err(StateError::SignalJobsInvalid))
+        );
+        assert_eq!(
+            c.apply(10, none).0,
+            Reply::Err(StateError::SignalJobsInvalid)
+        );
+        // Someone else's -u alice: every job refused, none cancelled.
+        let alice = KillJobsMsg {
+            user_name: Some("alice".into()),
+            user_id: 2001,
+            ..msg()
+        };
+        let (r, _) = c.apply(
+            10,
+            Command::KillJobs {
+                uid: 2002,
+                filter: Box::new(alice.clone()),
+            },
+        );
+        let Reply::KillJobs(out) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out
+            .iter()
+            .all(|o| o.error_code == ESLURM_ACCESS_DENIED as u32));
+        assert_eq!(c.jobs[&plain].state, JobState::Running);
+        // Hers: all cancelled, nothing to report.
+        let (r, _) = c.apply(
+            11,
+            Command::KillJobs {
+                uid: 2001,
+                filter: Box::new(alice),
+            },
+        );
+        assert_eq!(r, Reply::KillJobs(Vec::new()));
+        assert_eq!(c.jobs[&plain].state, JobState::Cancelled);
+        for t in 1..=6 {
+            assert_ne!(task_state(&c, a, t), Some(JobState::Running), "task {t}");
+        }
     }
 }
