@@ -11,11 +11,11 @@ fn capture_matches_scontrol_output() {
     let conf = msgs
         .iter()
         .find_map(|m| match &m.outcome {
-            Ok(d) => match &d.msg {
+            Ok(slurm_decode::Decoded::Rpc { msg, .. }) => match msg.as_ref() {
                 slurm_wire::Message::ResponseBuildInfo(c) => Some(c.clone()),
                 _ => None,
             },
-            Err(_) => None,
+            _ => None,
         })
         .expect("a RESPONSE_BUILD_INFO in the capture");
     assert_eq!(conf.max_job_cnt, 10_000);

@@ -4,7 +4,8 @@
 //! `GOLDEN_ONLY=RESPONSE_JOB_INFO,REQUEST_PING` restricts the check to some
 //! message types while a family is being written.
 
-use slurm_decode::{decode_streams, read_streams};
+use slurm_decode::{decode_streams_in, read_streams};
+use slurm_wire::ProtocolVersion;
 use std::path::PathBuf;
 
 fn fixtures() -> PathBuf {
@@ -32,26 +33,20 @@ fn check_dir(dir: &str) {
         .ok()
         .map(|s| s.split(',').map(str::to_owned).collect());
     let mut failures = Vec::new();
-    let mut checked = 0;
+    let (mut checked, mut awaiting) = (0, 0);
     for pcap in pcaps(dir) {
         let bytes = std::fs::read(&pcap).expect("read pcap");
         let streams = read_streams(&bytes).expect("valid pcap");
-        let (msgs, _raw) = decode_streams(&streams);
+        let (msgs, _raw) = decode_streams_in(&streams, ProtocolVersion::from_release(dir));
         for m in &msgs {
-            let name = m
-                .raw
-                .get(8..10)
-                .and_then(|b| {
-                    let v = slurm_wire::ProtocolVersion::from_wire(u16::from_be_bytes([
-                        m.raw[4], m.raw[5],
-                    ]))?;
-                    slurm_wire::MsgType::from_wire(v, u16::from_be_bytes([b[0], b[1]]))
-                })
-                .map_or("?", |t| t.name());
             if let Some(only) = &only {
-                if !only.iter().any(|o| o == name) {
+                if !only.contains(&m.name) {
                     continue;
                 }
+            }
+            if m.awaits_codec() {
+                awaiting += 1;
+                continue;
             }
             checked += 1;
             if let Err(e) = &m.outcome {
@@ -60,11 +55,14 @@ fn check_dir(dir: &str) {
                     pcap.file_name().unwrap().to_string_lossy(),
                     m.stream,
                     m.dir,
-                    name,
+                    m.name,
                     e
                 ));
             }
         }
+    }
+    if awaiting > 0 {
+        eprintln!("{dir}: {awaiting} DBD messages of types without a codec yet, not checked");
     }
     assert!(checked > 0, "no messages checked in {dir}");
     assert!(

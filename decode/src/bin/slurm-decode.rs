@@ -3,7 +3,9 @@
 //! message. Exits non-zero when any Slurm-framed message fails to decode.
 
 use clap::Parser;
-use slurm_decode::{decode_frame_strict, decode_streams, read_streams, split_frames};
+use slurm_decode::{
+    decode_frame_strict, decode_streams_in, read_streams, rpc_label, split_frames, Decoded,
+};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +14,7 @@ use std::process::ExitCode;
 #[command(
     name = "slurm-decode",
     about = "Decode Slurm RPC traffic (protocol 22.05 to 26.05) from pcap or raw captures",
-    after_help = "Examples:\n  slurm-decode fixtures/24.11/srun.pcap\n  slurm-decode -v --only REQUEST_LAUNCH_TASKS capture.pcap\n  slurm-decode --raw frames.bin"
+    after_help = "Examples:\n  slurm-decode fixtures/24.11/srun.pcap\n  slurm-decode --release 24.11 fixtures/24.11/sacct.pcap\n  slurm-decode -v --only REQUEST_LAUNCH_TASKS capture.pcap\n  slurm-decode --raw frames.bin"
 )]
 struct Args {
     /// Print the decoded fields of each message.
@@ -27,6 +29,10 @@ struct Args {
     /// Also list streams that are not Slurm RPC framing (srun I/O, HTTP).
     #[arg(long)]
     show_raw: bool,
+    /// The release the captured daemons run (22.05, 24.11, ...): reads slurmdbd
+    /// connections to port 6819 opened before the capture began.
+    #[arg(long, value_parser = parse_release)]
+    release: Option<slurm_wire::ProtocolVersion>,
     /// Also write every Slurm frame (without its length prefix) into this
     /// directory, one file each: seeds for the `fuzz_frame` target.
     #[arg(long, value_name = "DIR")]
@@ -39,68 +45,81 @@ struct Args {
 struct Line<'a> {
     where_: String,
     raw: &'a [u8],
-    outcome: &'a Result<slurm_decode::Decoded, slurm_wire::DecodeError>,
+    version: Option<slurm_wire::ProtocolVersion>,
+    name: &'a str,
+    /// On a slurmdbd connection.
+    dbd: bool,
+    /// A DBD message whose type has no codec yet (not a failure).
+    awaits_codec: bool,
+    outcome: &'a Result<Decoded, slurm_wire::DecodeError>,
 }
 
-fn header_summary(raw: &[u8]) -> (String, String) {
-    let ver = raw
-        .get(4..6)
-        .map(|b| u16::from_be_bytes([b[0], b[1]]))
-        .and_then(slurm_wire::ProtocolVersion::from_wire);
-    let ty = raw.get(8..10).map(|b| u16::from_be_bytes([b[0], b[1]]));
-    let name = match (ver, ty) {
-        (Some(v), Some(t)) => slurm_wire::MsgType::from_wire(v, t)
-            .map(|m| m.name().to_string())
-            .unwrap_or_else(|| format!("UNKNOWN({t})")),
-        (_, Some(t)) => format!("?({t})"),
-        _ => "?".into(),
-    };
-    (ver.map_or("?".into(), |v| v.to_string()), name)
-}
-
+/// Prints one message; false when it failed to decode.
 fn print_line(out: &mut impl Write, l: &Line<'_>, args: &Args) -> std::io::Result<bool> {
-    if let Some(dir) = &args.frames_to {
+    if let (Some(dir), false) = (&args.frames_to, l.dbd) {
+        // fuzz_frame's seeds are RPC frames
         let name = format!("{:016x}", fnv1a(l.raw));
         std::fs::write(dir.join(name), l.raw.get(4..).unwrap_or_default())?;
     }
-    let (ver, name) = header_summary(l.raw);
-    if !args.only.is_empty() && !args.only.iter().any(|o| o.eq_ignore_ascii_case(&name)) {
+    let name = l.name;
+    if !args.only.is_empty() && !args.only.iter().any(|o| o.eq_ignore_ascii_case(name)) {
         return Ok(true);
     }
+    let ver = l.version.map_or("?".into(), |v| v.to_string());
+    // a DBD message's body follows its u32 length and u16 type
+    let dbd_body = l.raw.len().saturating_sub(6).to_string();
     let (body_len, status, ok) = match l.outcome {
-        Ok(d) => (d.frame.body.len().to_string(), "ok".to_string(), true),
+        Ok(Decoded::Rpc { frame, .. }) => (frame.body.len().to_string(), "ok".to_string(), true),
+        Ok(Decoded::Dbd(_)) => (dbd_body, "ok".to_string(), true),
+        Err(_) if l.awaits_codec => (dbd_body, "no codec yet".to_string(), true),
         Err(e) => {
             let declared = l.raw.get(10..14).map_or("?".to_string(), |b| {
                 u32::from_be_bytes([b[0], b[1], b[2], b[3]]).to_string()
             });
-            (declared, format!("ERROR {e}"), false)
+            (
+                if l.dbd { dbd_body } else { declared },
+                format!("ERROR {e}"),
+                false,
+            )
         }
     };
     writeln!(out, "{} {ver} {name} body={body_len} {status}", l.where_)?;
     if args.verbose {
-        if let Ok(d) = l.outcome {
-            let auth = match &d.frame.auth {
-                None => "none".to_string(),
-                Some(a) => format!(
-                    "plugin {} ({} chars)",
-                    a.plugin_id,
-                    a.credential.as_deref().map_or(0, str::len)
-                ),
-            };
-            writeln!(
-                out,
-                "    header: flags={:#06x} forward.cnt={} ret_cnt={} orig_addr={:?} auth={auth}",
-                d.frame.header.flags,
-                d.frame.header.forward.cnt,
-                d.frame.header.ret_list.len(),
-                d.frame.header.orig_addr
-            )?;
-            for line in format!("{:#?}", d.msg).lines() {
-                writeln!(out, "    {line}")?;
+        match l.outcome {
+            Ok(Decoded::Rpc { frame, msg }) => {
+                let auth = match &frame.auth {
+                    None => "none".to_string(),
+                    Some(a) => format!(
+                        "plugin {} ({} chars)",
+                        a.plugin_id,
+                        a.credential.as_deref().map_or(0, str::len)
+                    ),
+                };
+                writeln!(
+                    out,
+                    "    header: flags={:#06x} forward.cnt={} ret_cnt={} orig_addr={:?} auth={auth}",
+                    frame.header.flags,
+                    frame.header.forward.cnt,
+                    frame.header.ret_list.len(),
+                    frame.header.orig_addr
+                )?;
+                for line in format!("{msg:#?}").lines() {
+                    writeln!(out, "    {line}")?;
+                }
             }
+            Ok(Decoded::Dbd(msg)) => {
+                for line in format!("{msg:#?}").lines() {
+                    writeln!(out, "    {line}")?;
+                }
+            }
+            Err(_) => {}
         }
     }
     Ok(ok)
+}
+
+fn parse_release(s: &str) -> Result<slurm_wire::ProtocolVersion, String> {
+    slurm_wire::ProtocolVersion::from_release(s).ok_or_else(|| format!("unknown release {s}"))
 }
 
 fn fnv1a(b: &[u8]) -> u64 {
@@ -112,7 +131,7 @@ fn fnv1a(b: &[u8]) -> u64 {
 fn run(args: &Args) -> std::io::Result<(usize, usize)> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let (mut total, mut failed) = (0, 0);
+    let (mut total, mut failed, mut awaiting) = (0, 0, 0);
     for file in &args.files {
         let bytes = std::fs::read(file)?;
         writeln!(out, "# {}", file.display())?;
@@ -133,9 +152,14 @@ fn run(args: &Args) -> std::io::Result<(usize, usize)> {
             };
             for (off, raw) in frames {
                 let outcome = decode_frame_strict(raw);
+                let (version, name) = rpc_label(raw);
                 let l = Line {
                     where_: format!("@{off}"),
                     raw,
+                    version,
+                    name: &name,
+                    dbd: false,
+                    awaits_codec: false,
                     outcome: &outcome,
                 };
                 total += 1;
@@ -153,14 +177,19 @@ fn run(args: &Args) -> std::io::Result<(usize, usize)> {
                 continue;
             }
         };
-        let (msgs, raws) = decode_streams(&streams);
+        let (msgs, raws) = decode_streams_in(&streams, args.release);
         for m in &msgs {
             let l = Line {
                 where_: format!("stream {} {} {} -> {}", m.stream, m.dir, m.src, m.dst),
                 raw: m.raw,
+                version: m.version,
+                name: &m.name,
+                dbd: m.dbd,
+                awaits_codec: m.awaits_codec(),
                 outcome: &m.outcome,
             };
             total += 1;
+            awaiting += usize::from(l.awaits_codec);
             if !print_line(&mut out, &l, args)? {
                 failed += 1;
             }
@@ -169,13 +198,17 @@ fn run(args: &Args) -> std::io::Result<(usize, usize)> {
             for r in raws {
                 writeln!(
                     out,
-                    "stream {} {} raw {} bytes (not Slurm RPC framing)",
+                    "stream {} {} raw {} bytes (not Slurm RPC or DBD framing)",
                     r.stream, r.dir, r.len
                 )?;
             }
         }
     }
-    writeln!(out, "# {total} messages, {failed} failed")?;
+    write!(out, "# {total} messages, {failed} failed")?;
+    if awaiting > 0 {
+        write!(out, ", {awaiting} DBD messages without a codec yet")?;
+    }
+    writeln!(out)?;
     Ok((total, failed))
 }
 
