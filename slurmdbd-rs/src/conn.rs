@@ -178,6 +178,7 @@ async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
     let session = Session {
         version,
         uid: opening.identity.uid,
+        privileged: opening.identity.uid == 0 || opening.identity.uid == ctx.slurm_user_uid,
         cluster_name: init.req.cluster_name,
         persist_type: init.req.persist_type,
     };

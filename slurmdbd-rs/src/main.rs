@@ -103,9 +103,17 @@ fn main() -> ExitCode {
     let conn = start::conn_conf(&conf);
     tracing::info!("slurmdbd-rs listening on port {}", conf.dbd_port);
     let served = rt.block_on(async move {
+        use tokio::signal::unix::{signal, SignalKind};
         let l = tokio::net::TcpListener::from_std(listener)?;
-        slurmdbd::server::serve(l, ctx, conn).await
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        tokio::select! {
+            r = slurmdbd::server::serve(l, ctx, conn) => r,
+            _ = term.recv() => Ok(()),
+            _ = int.recv() => Ok(()),
+        }
     });
+    tracing::info!("slurmdbd-rs stopping");
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(e),

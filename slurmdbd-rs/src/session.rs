@@ -9,6 +9,9 @@ pub struct Session {
     pub version: ProtocolVersion,
     /// From the opening's credential, never from a body.
     pub uid: u32,
+    /// The uid is SlurmUser's or root's: it may send the controller's
+    /// messages (job and step records, registration).
+    pub privileged: bool,
     pub cluster_name: Option<String>,
     /// `persist_conn_type_t` as the client declared it.
     pub persist_type: u16,
