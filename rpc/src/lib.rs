@@ -75,6 +75,11 @@ async fn read_prelude<S: AsyncRead + Unpin>(
     opening: Opening,
 ) -> Result<Prelude, RpcError> {
     let len = read_len(s).await?;
+    // An opening carries a few fields: it must fit in what is read before
+    // its credential is verified, so that no uid can make us buffer more.
+    if opening == Opening::Persist && len > limit {
+        return Err(RpcError::PreAuthTooLarge(limit));
+    }
     fill_to(s, buf, len.min(limit)).await?;
     let lead = opening.lead();
     let mut sent_version = None;

@@ -23,9 +23,9 @@ pub struct PersistOpening {
     pub sent_version: Option<u16>,
 }
 
-/// Reads and authenticates the opening message: the prefix, type, header
-/// and credential within `limits.header_timeout` (else `timeout`) and at
-/// most `limits.pre_auth_bytes`, the rest within `timeout`. The guard
+/// Reads and authenticates the opening message: all of it within
+/// `limits.pre_auth_bytes`, the prefix, type, header and credential within
+/// `limits.header_timeout` (else `timeout`), the rest within `timeout`. The guard
 /// lets a full server close this connection until the credential checks
 /// out.
 pub async fn recv_opening<S: AsyncRead + Unpin>(

@@ -127,8 +127,9 @@ async fn hostile_openings_close_the_connection_and_the_server_goes_on() {
     garbage.extend((0..40u8).map(|i| i.wrapping_mul(37)));
     // Length over stock's 1 GiB cap.
     let huge = 0x7fff_ffffu32.to_be_bytes().to_vec();
-    // A frame of 10 MiB whose credential claims 5 MiB: refused once the
-    // bytes read before verification are spent, not after the rest came.
+    // An opening of 10 MiB whose credential claims 5 MiB: refused without
+    // waiting for the rest (all of an opening is read before its
+    // credential is verified, within a bound).
     let mut long_cred = init_bytes(&FakeAuth { uid: 1000 }, 0x2A00, 0x2A00);
     let munge_id = slurm_wire::auth::AUTH_PLUGIN_MUNGE.to_be_bytes();
     let cred_at = 8 + long_cred[8..]
