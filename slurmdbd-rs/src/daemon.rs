@@ -127,16 +127,21 @@ pub fn bind(port: u16) -> Result<std::net::TcpListener, StartError> {
     Ok(l)
 }
 
-/// Becomes SlurmUser when running as root and SlurmUser is not root.
+/// Becomes SlurmUser; only root can become another user (stock fails
+/// likewise).
 pub fn drop_privileges(user: &SlurmUser) -> Result<(), StartError> {
     use nix::unistd::{geteuid, initgroups, setgid, setuid, Gid, Uid};
-    if !geteuid().is_root() || user.uid == 0 {
-        return Ok(());
-    }
     let err = |err| StartError::Privileges {
         user: user.name.clone(),
         err,
     };
+    let me = geteuid();
+    if me.as_raw() == user.uid {
+        return Ok(());
+    }
+    if !me.is_root() {
+        return Err(err(nix::Error::EPERM));
+    }
     let name = std::ffi::CString::new(user.name.as_str()).map_err(|_| err(nix::Error::EINVAL))?;
     initgroups(&name, Gid::from_raw(user.gid)).map_err(err)?;
     setgid(Gid::from_raw(user.gid)).map_err(err)?;

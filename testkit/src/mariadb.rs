@@ -72,11 +72,15 @@ impl MariaDb {
             .map(|m| m.uid() == 0)
             .unwrap_or(false);
         let data = dir.path().join("data");
+        // Servers sharing a tmpdir remove each other's temporary tables.
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).expect("mariadb fixture: tmpdir");
         let mut install = Command::new(INSTALL_DB);
         install
             .arg("--no-defaults")
             .arg("--auth-root-authentication-method=normal")
             .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--tmpdir={}", tmp.display()))
             .args(["--skip-test-db", "--innodb-log-file-size=4M"]);
         if as_root {
             install.arg("--user=root");
@@ -123,7 +127,7 @@ impl MariaDb {
             .arg(format!("--socket={}", socket.display()))
             .arg(format!("--pid-file={}", dir.join("pid").display()))
             .arg(format!("--log-error={}", log.display()))
-            .arg(format!("--tmpdir={}", dir.display()))
+            .arg(format!("--tmpdir={}", dir.join("tmp").display()))
             // Small and quick: tests need neither memory nor durability.
             .args([
                 "--innodb-buffer-pool-size=32M",
