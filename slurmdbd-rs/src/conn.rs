@@ -50,6 +50,13 @@ pub enum ConnError {
     BadOpening(String),
 }
 
+impl ConnError {
+    /// The peer closed before a whole opening arrived.
+    pub fn is_early_close(&self) -> bool {
+        matches!(self, ConnError::Rpc(RpcError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof)
+    }
+}
+
 impl From<std::io::Error> for ConnError {
     fn from(e: std::io::Error) -> Self {
         ConnError::Rpc(RpcError::Io(e))

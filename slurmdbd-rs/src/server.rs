@@ -17,8 +17,12 @@ pub async fn serve(
         let shared = shared.clone();
         async move {
             let (ctx, conf) = &*shared;
-            if let Err(e) = conn::serve(ctx, conf, stream, guard).await {
-                tracing::warn!(%peer, "{e}");
+            match conn::serve(ctx, conf, stream, guard).await {
+                Ok(()) => {}
+                // Connected and left without a message: a probe, or a
+                // client whose own munge failed.
+                Err(e) if e.is_early_close() => tracing::debug!(%peer, "{e}"),
+                Err(e) => tracing::warn!(%peer, "{e}"),
             }
         }
     })
