@@ -65,13 +65,20 @@ pub enum ConfError {
     },
     #[error("{at}: {message}")]
     Invalid { at: Location, message: String },
+    /// A file whose permission bits the daemon refuses (slurmdbd.conf).
+    #[error("{path}: mode {mode:o}, must be {expected}")]
+    Mode {
+        path: String,
+        mode: u32,
+        expected: &'static str,
+    },
 }
 
 impl ConfError {
     /// The location the error refers to, when it has one.
     pub fn location(&self) -> Option<&Location> {
         match self {
-            ConfError::Io { .. } => None,
+            ConfError::Io { .. } | ConfError::Mode { .. } => None,
             ConfError::Include { at, .. }
             | ConfError::IncludeLoop { at, .. }
             | ConfError::UnknownKey { at, .. }

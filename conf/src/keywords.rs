@@ -139,6 +139,83 @@ pub static CGROUP: &[Keyword] = &[
     kw("SystemdTimeout", Kind::U64, V24_11 | V26_05, 0),
 ];
 
+/// `slurmdbd.conf` keywords of 22.05, 24.11 and 26.05 (stock's
+/// `read_slurmdbd_conf` table; no release dropped one).
+pub static SLURMDBD: &[Keyword] = &[
+    kw("AllowNoDefAcct", Kind::Bool, ALL, 0),
+    kw("AllResourcesAbsolute", Kind::Bool, V24_11 | V26_05, 0),
+    kw("ArchiveDir", Kind::Str, ALL, 0),
+    kw("ArchiveEvents", Kind::Bool, ALL, 0),
+    kw("ArchiveJobEnv", Kind::Bool, V26_05, 0),
+    kw("ArchiveJobs", Kind::Bool, ALL, 0),
+    kw("ArchiveJobScript", Kind::Bool, V26_05, 0),
+    kw("ArchiveResvs", Kind::Bool, ALL, 0),
+    kw("ArchiveScript", Kind::Str, ALL, 0),
+    kw("ArchiveSteps", Kind::Bool, ALL, 0),
+    kw("ArchiveSuspend", Kind::Bool, ALL, 0),
+    kw("ArchiveTXN", Kind::Bool, ALL, 0),
+    kw("ArchiveUsage", Kind::Bool, ALL, 0),
+    kw("AuthAltParameters", Kind::Str, ALL, 0),
+    kw("AuthAltTypes", Kind::Str, ALL, 0),
+    kw("AuthInfo", Kind::Str, ALL, 0),
+    kw("AuthType", Kind::Str, ALL, 0),
+    kw("CommitDelay", Kind::U16, ALL, 0),
+    kw("CommunicationParameters", Kind::Str, ALL, 0),
+    kw("DbdAddr", Kind::Str, ALL, 0),
+    kw("DbdBackupHost", Kind::Str, ALL, 0),
+    kw("DbdHost", Kind::Str, ALL, 0),
+    kw("DbdPort", Kind::U16, ALL, 0),
+    kw("DebugFlags", Kind::Str, ALL, 0),
+    kw("DebugLevel", Kind::Str, ALL, 0),
+    kw("DebugLevelSyslog", Kind::Str, ALL, 0),
+    kw("DefaultQOS", Kind::Str, ALL, 0),
+    kw("DisableArchiveCommands", Kind::Bool, V26_05, 0),
+    kw("DisableCoordDBD", Kind::Bool, V24_11 | V26_05, 0),
+    kw("DisableRollups", Kind::Bool, V26_05, 0),
+    kw("HashPlugin", Kind::Str, V24_11 | V26_05, 0),
+    kw("JobPurge", Kind::U32, ALL, 0),
+    kw("LogFile", Kind::Str, ALL, 0),
+    kw("LogTimeFormat", Kind::Str, ALL, 0),
+    kw("MaxPurgeLimit", Kind::U32, V26_05, 0),
+    kw("MaxQueryTimeRange", Kind::Str, ALL, 0),
+    kw("MessageTimeout", Kind::U16, ALL, 0),
+    kw("Parameters", Kind::Str, ALL, 0),
+    kw("PidFile", Kind::Str, ALL, 0),
+    kw("PluginDir", Kind::Str, ALL, 0),
+    kw("PrivateData", Kind::Str, ALL, 0),
+    kw("PurgeEventAfter", Kind::Str, ALL, 0),
+    kw("PurgeEventMonths", Kind::U32, ALL, 0),
+    kw("PurgeJobAfter", Kind::Str, ALL, 0),
+    kw("PurgeJobEnvAfter", Kind::Str, V26_05, 0),
+    kw("PurgeJobMonths", Kind::U32, ALL, 0),
+    kw("PurgeJobScriptAfter", Kind::Str, V26_05, 0),
+    kw("PurgeResvAfter", Kind::Str, ALL, 0),
+    kw("PurgeStepAfter", Kind::Str, ALL, 0),
+    kw("PurgeStepMonths", Kind::U32, ALL, 0),
+    kw("PurgeSuspendAfter", Kind::Str, ALL, 0),
+    kw("PurgeSuspendMonths", Kind::U32, ALL, 0),
+    kw("PurgeTXNAfter", Kind::Str, ALL, 0),
+    kw("PurgeTXNMonths", Kind::U32, ALL, 0),
+    kw("PurgeUsageAfter", Kind::Str, ALL, 0),
+    kw("PurgeUsageMonths", Kind::U32, ALL, 0),
+    kw("SlurmUser", Kind::Str, ALL, 0),
+    kw("StepPurge", Kind::U32, ALL, 0),
+    kw("StorageBackupHost", Kind::Str, ALL, 0),
+    kw("StorageHost", Kind::Str, ALL, 0),
+    kw("StorageLoc", Kind::Str, ALL, 0),
+    kw("StorageParameters", Kind::Str, ALL, 0),
+    kw("StoragePass", Kind::Str, ALL, 0),
+    kw("StoragePassScript", Kind::Str, V26_05, 0),
+    kw("StoragePort", Kind::U16, ALL, 0),
+    kw("StorageType", Kind::Str, ALL, 0),
+    kw("StorageUser", Kind::Str, ALL, 0),
+    kw("TCPTimeout", Kind::U16, ALL, 0),
+    kw("TLSParameters", Kind::Str, V24_11 | V26_05, 0),
+    kw("TLSType", Kind::Str, V24_11 | V26_05, 0),
+    kw("TrackSlurmctldDown", Kind::Bool, ALL, 0),
+    kw("TrackWCKey", Kind::Bool, ALL, 0),
+];
+
 /// Top-level `topology.conf` keywords (tree and block plugins).
 pub static TOPOLOGY: &[Keyword] = &[
     kw("BlockName", Kind::Line, V24_11 | V26_05, 0),
@@ -525,7 +602,7 @@ mod tests {
 
     #[test]
     fn tables_are_sorted_and_unique() {
-        for t in [SLURM_CONF, NODE, PARTITION, CGROUP, GRES] {
+        for t in [SLURM_CONF, NODE, PARTITION, CGROUP, GRES, SLURMDBD] {
             let names: Vec<String> = t.iter().map(|k| k.name.to_lowercase()).collect();
             let mut sorted = names.clone();
             sorted.sort();

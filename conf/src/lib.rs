@@ -1,6 +1,6 @@
 //! Slurm configuration files: `slurm.conf`, `gres.conf`, `cgroup.conf`,
-//! `topology.conf`, and hostlist expressions. Accepts the options of Slurm
-//! 22.05, 24.11 and 26.05.
+//! `topology.conf`, `slurmdbd.conf`, and hostlist expressions. Accepts the
+//! options of Slurm 22.05, 24.11 and 26.05.
 #![forbid(unsafe_code)]
 #![cfg_attr(
     not(test),
@@ -15,6 +15,7 @@ pub mod keywords;
 pub mod lexer;
 pub mod ranges;
 pub mod slurm_conf;
+pub mod slurmdbd_conf;
 pub mod topology;
 pub mod units;
 
@@ -29,5 +30,6 @@ pub use slurm_conf::{
     NodeConf, NodeEntry, NodeSetConf, OverSubscribe, Params, PartitionConf, PartitionState,
     PortRange, PriorityWeights, RecordLine, SlurmConf, DEFAULT_SLURM_CONF,
 };
+pub use slurmdbd_conf::{Purge, PurgeConf, PurgeUnit, SlurmdbdConf, SlurmdbdFile};
 pub use topology::{Block, Switch, TopologyConf};
 pub use units::{LogLevel, TimeLimit};

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use slurm_conf::{CgroupConf, GresConf, Hostlist, SlurmConf, TopologyConf};
+use slurm_conf::{CgroupConf, GresConf, Hostlist, SlurmConf, SlurmdbdConf, TopologyConf};
 
 fn no_files(_: &Path) -> std::io::Result<Vec<u8>> {
     Err(std::io::Error::other("no includes in this test"))
@@ -24,6 +24,10 @@ fn configish() -> impl Strategy<Value = String> {
         "Switches=",
         "Nodes=",
         "MaxTime=",
+        "StorageType=accounting_storage/mysql",
+        "PurgeJobAfter=",
+        "PurgeStepMonths=",
+        "12days",
         "CPUs=",
         "Sockets=",
         "OverSubscribe=",
@@ -62,6 +66,7 @@ fn run_all(s: &str) {
     let _ = GresConf::parse_with_loader(b, Path::new("gres.conf"), &no_files);
     let _ = CgroupConf::parse_with_loader(b, Path::new("cgroup.conf"), &no_files);
     let _ = TopologyConf::parse_with_loader(b, Path::new("topology.conf"), &no_files);
+    let _ = SlurmdbdConf::parse_with_loader(b, Path::new("slurmdbd.conf"), &no_files);
     if let Ok(hl) = Hostlist::parse(s) {
         let _ = hl.to_string();
         let _ = hl.iter().take(100).count();

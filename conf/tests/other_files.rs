@@ -192,3 +192,44 @@ fn topology_blocks_and_include() {
     assert_eq!(t.block_sizes.as_deref(), Some("4,16"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Stock 26.05 reads a slurmdbd.conf of mode 600 or 640 and nothing else
+/// (22.05 and 24.11: 600 only); an included file must be 600.
+#[test]
+fn slurmdbd_conf_mode_is_checked_before_reading() {
+    use slurm_conf::SlurmdbdConf;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch_dir("dbd-mode");
+    let text = "DbdHost=db\nStorageType=accounting_storage/mysql\nInclude extra.conf\n";
+    let path = write(&dir, "slurmdbd.conf", text);
+    let extra = write(&dir, "extra.conf", "StorageLoc=acct\n");
+    let chmod = |p: &std::path::Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    chmod(&extra, 0o600);
+    for mode in [0o600, 0o640] {
+        chmod(&path, mode);
+        let f = SlurmdbdConf::from_file(&path).unwrap();
+        assert_eq!(f.conf.storage_loc, "acct");
+        assert_eq!(f.conf.dbd_host, "db");
+    }
+    for mode in [0o644, 0o604, 0o660, 0o400, 0o700, 0o1600] {
+        chmod(&path, mode);
+        match SlurmdbdConf::from_file(&path) {
+            Err(ConfError::Mode { mode: m, .. }) if mode & 0o777 != 0o600 => {
+                assert_eq!(m, mode & 0o777)
+            }
+            // The sticky bit is not a permission bit.
+            Ok(_) if mode == 0o1600 => {}
+            other => panic!("mode {mode:o}: {other:?}"),
+        }
+    }
+    chmod(&path, 0o600);
+    chmod(&extra, 0o640);
+    let e = SlurmdbdConf::from_file(&path).unwrap_err();
+    assert!(
+        matches!(&e, ConfError::Include { message, .. } if message.contains("640")),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

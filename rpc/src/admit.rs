@@ -124,7 +124,7 @@ impl Admission {
 }
 
 /// A connection's slot; it is freed on drop.
-pub(crate) struct ConnGuard {
+pub struct ConnGuard {
     _permit: OwnedSemaphorePermit,
     id: u64,
     waiting: Arc<Mutex<Waiting>>,

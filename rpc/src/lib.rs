@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-pub use admit::ConnLimits;
+pub use admit::{ConnGuard, ConnLimits};
 use base::{fill_to, read_len};
 pub use base::{read_frame, AuthCtx, RpcError};
 pub use pool::{auth_call, AUTH_CALLS};
@@ -41,6 +41,29 @@ struct Prelude {
     body_start: usize,
     /// The frame's length, prefix excluded.
     len: usize,
+    /// The header's version as sent, when newer than ours (see [`Opening`]).
+    sent_version: Option<u16>,
+}
+
+/// What comes before the header of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// A request: the header right after the length prefix.
+    Rpc,
+    /// A persistent connection's first message: a `u16` type, then the
+    /// header. A header of a newer release than ours is read as ours, as
+    /// stock reads one newer than itself: the credential covers the type
+    /// and body, not the header's version.
+    Persist,
+}
+
+impl Opening {
+    fn lead(self) -> usize {
+        match self {
+            Opening::Rpc => 0,
+            Opening::Persist => 2,
+        }
+    }
 }
 
 /// Reads the length prefix and at most `limit` bytes of the frame, and
@@ -49,20 +72,39 @@ async fn read_prelude<S: AsyncRead + Unpin>(
     s: &mut S,
     limit: usize,
     buf: &mut Vec<u8>,
+    opening: Opening,
 ) -> Result<Prelude, RpcError> {
     let len = read_len(s).await?;
+    // An opening carries a few fields: it must fit in what is read before
+    // its credential is verified, so that no uid can make us buffer more.
+    if opening == Opening::Persist && len > limit {
+        return Err(RpcError::PreAuthTooLarge(limit));
+    }
     fill_to(s, buf, len.min(limit)).await?;
-    let mut r = slurm_wire::pack::Reader::new(buf);
+    let lead = opening.lead();
+    let mut sent_version = None;
+    if opening == Opening::Persist {
+        if let Some(v) = buf.get_mut(lead..lead + 2) {
+            let mut a = [0u8; 2];
+            a.copy_from_slice(v);
+            let raw = u16::from_be_bytes(a);
+            if raw > ProtocolVersion::NEWEST.to_wire() {
+                v.copy_from_slice(&ProtocolVersion::NEWEST.to_wire().to_be_bytes());
+                sent_version = Some(raw);
+            }
+        }
+    }
+    let mut r = slurm_wire::pack::Reader::new(buf.get(lead..).unwrap_or_default());
     let decoded = Header::decode(&mut r)
         .map_err(|e| e.within("header"))
         .and_then(|header| {
-            let header_end = r.position();
+            let header_end = lead + r.position();
             let auth = if header.flags & flags::NO_AUTH_CRED != 0 {
                 None
             } else {
                 Some(AuthBlob::decode(&mut r).map_err(|e| e.within("auth"))?)
             };
-            Ok((header, header_end, auth, r.position()))
+            Ok((header, header_end, auth, lead + r.position()))
         });
     let (header, header_end, auth, body_start) = match decoded {
         Ok(x) => x,
@@ -92,6 +134,7 @@ async fn read_prelude<S: AsyncRead + Unpin>(
         header_end,
         body_start,
         len,
+        sent_version,
     })
 }
 
@@ -108,6 +151,7 @@ struct Received {
     identity: Identity,
     raw: Vec<u8>,
     header_end: usize,
+    sent_version: Option<u16>,
 }
 
 /// Reads and authenticates one request: the header and credential within
@@ -121,10 +165,11 @@ async fn read_request<S: AsyncRead + Unpin>(
     header_deadline: tokio::time::Instant,
     deadline: tokio::time::Instant,
     mut guard: Option<&mut admit::ConnGuard>,
+    opening: Opening,
 ) -> Result<Received, RpcError> {
     let mut raw = Vec::new();
     let pre = async {
-        let p = read_prelude(s, pre_auth_bytes, &mut raw).await?;
+        let p = read_prelude(s, pre_auth_bytes, &mut raw, opening).await?;
         let id = verify_credential(ctx, p.auth.clone()).await?;
         Ok::<_, RpcError>((p, id))
     };
@@ -158,6 +203,7 @@ async fn read_request<S: AsyncRead + Unpin>(
         identity,
         raw,
         header_end: p.header_end,
+        sent_version: p.sent_version,
     })
 }
 
@@ -197,7 +243,7 @@ pub async fn recv_request(
 ) -> Result<Incoming, RpcError> {
     let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
     let limit = ConnLimits::default().pre_auth_bytes;
-    let got = read_request(ctx, stream, limit, far, far, None).await?;
+    let got = read_request(ctx, stream, limit, far, far, None, Opening::Rpc).await?;
     let (frame, identity) = (got.frame, got.identity);
     let msg = frame.message()?;
     Ok(Incoming {
@@ -464,8 +510,33 @@ where
     Fut: std::future::Future<Output = Option<R>> + Send,
     R: Into<Outgoing>,
 {
-    let admission = admit::Admission::new(&limits);
     let limits = Arc::new(limits);
+    accept_loop(listener, &limits.clone(), move |stream, peer, guard| {
+        let ctx = ctx.clone();
+        let opts = opts.clone();
+        let limits = limits.clone();
+        let handler = handler.clone();
+        async move {
+            if let Err(e) = serve_one(&ctx, stream, peer, &opts, &limits, guard, handler).await {
+                tracing::warn!(%peer, "{e}");
+            }
+        }
+    })
+    .await
+}
+
+/// Accepts connections forever and runs `conn` on each in a task of its
+/// own, at most `limits.max_connections` at once (see [`ConnLimits`]).
+pub async fn accept_loop<F, Fut>(
+    listener: tokio::net::TcpListener,
+    limits: &ConnLimits,
+    conn: F,
+) -> std::io::Result<()>
+where
+    F: Fn(TcpStream, SocketAddr, ConnGuard) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let admission = admit::Admission::new(limits);
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(x) => x,
@@ -479,15 +550,7 @@ where
         // Accepted first, so that only a connection that is there can
         // make an older one give way; the rest wait in the backlog.
         let guard = admission.admit().await;
-        let ctx = ctx.clone();
-        let opts = opts.clone();
-        let limits = limits.clone();
-        let handler = handler.clone();
-        tokio::spawn(async move {
-            if let Err(e) = serve_one(&ctx, stream, peer, &opts, &limits, guard, handler).await {
-                tracing::warn!(%peer, "{e}");
-            }
-        });
+        tokio::spawn(conn(stream, peer, guard));
     }
 }
 
@@ -514,6 +577,7 @@ where
         identity,
         raw,
         header_end,
+        ..
     } = read_request(
         ctx,
         &mut stream,
@@ -521,6 +585,7 @@ where
         header_deadline,
         deadline,
         Some(&mut guard),
+        Opening::Rpc,
     )
     .await?;
     let (v, uid) = (frame.header.version, identity.uid);
@@ -742,6 +807,7 @@ fn write_all_until(
 mod admit;
 mod base;
 pub mod forward;
+pub mod persist;
 mod pool;
 
 pub mod daemon;

@@ -2,6 +2,8 @@
 //!
 //! * [`munged`]: a private munged with a throwaway key; [`munged::FakeAuth`]
 //!   for tests that need no munged.
+//! * [`mariadb`]: a private MariaDB server (socket, or 127.0.0.1) for
+//!   storage tests.
 //! * [`mock`]: fake peers over real sockets: a slurmd that records what the
 //!   controller sends, a controller that slurmd registers with.
 //! * [`builders`]: wire messages as stock daemons and clients send them.
@@ -13,5 +15,6 @@
 
 pub mod builders;
 pub mod cluster;
+pub mod mariadb;
 pub mod mock;
 pub mod munged;
