@@ -12,6 +12,7 @@
 
 pub mod conn;
 pub mod daemon;
+pub mod db;
 pub mod dispatch;
 pub mod error;
 pub mod server;

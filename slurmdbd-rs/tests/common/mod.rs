@@ -1,6 +1,8 @@
 //! What the server tests share: stock's opening bytes and reading replies.
 #![allow(dead_code)]
 
+pub mod db;
+
 use slurm_wire::auth::{sign_body, Audience, AuthPlugin};
 use slurm_wire::dbd::body::persist_type;
 use slurm_wire::dbd::{DbdMessage, PersistInit, PersistInitReqMsg, PersistRcMsg};
