@@ -2,8 +2,9 @@
 //! its answer (the release both sides then speak), then framed DBD
 //! messages answered in order until DBD_FINI or the client leaves.
 
+use crate::db::Db;
 use crate::dispatch::{self, Outcome};
-use crate::session::{negotiate, Session};
+use crate::session::{host_text, negotiate, Session};
 use slurm_rpc::persist::{recv_msg, recv_opening};
 use slurm_rpc::{AuthCtx, ConnGuard, ConnLimits, RpcError};
 use slurm_wire::dbd::{persist, DbdMessage, DbdMsgType, PersistRcMsg};
@@ -74,14 +75,17 @@ fn too_old(e: &RpcError) -> Option<u16> {
     }
 }
 
-/// Serves one connection until it ends.
+/// Serves one connection from `peer` until it ends; `db` is the storage,
+/// `None` where there is none (messages that need it are refused).
 pub async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     ctx: &AuthCtx,
     conf: &ConnConf,
+    db: Option<&Db>,
+    peer: std::net::IpAddr,
     mut stream: S,
     mut guard: ConnGuard,
 ) -> Result<(), ConnError> {
-    let session = match handshake(ctx, conf, &mut stream, &mut guard).await {
+    let session = match handshake(ctx, conf, peer, &mut stream, &mut guard).await {
         Ok(s) => s,
         Err(e) => {
             let refused = match &e {
@@ -114,7 +118,7 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         let raw = persist::split_payload(&buf)?;
         let v = session.version;
         let out = match DbdMessage::decode(v, raw) {
-            Ok(msg) => dispatch::dispatch(&session, msg),
+            Ok(msg) => dispatch::dispatch(&session, db, msg).await,
             Err(e) => match (e.kind.clone(), DbdMsgType::from_wire(v, raw.msg_type)) {
                 (DecodeErrorKind::UnsupportedBody(..), Some(ty)) => {
                     dispatch::unsupported(&session, ty)
@@ -148,6 +152,7 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
 async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
     ctx: &AuthCtx,
     conf: &ConnConf,
+    peer: std::net::IpAddr,
     stream: &mut S,
     guard: &mut ConnGuard,
 ) -> Result<Session, ConnError> {
@@ -186,8 +191,10 @@ async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
         version,
         uid: opening.identity.uid,
         privileged: opening.identity.uid == 0 || opening.identity.uid == ctx.slurm_user_uid,
+        slurm_user_uid: ctx.slurm_user_uid,
         cluster_name: init.req.cluster_name,
         persist_type: init.req.persist_type,
+        peer_host: host_text(peer),
     };
     let ok = DbdMessage::PersistRc(PersistRcMsg {
         comment: None,

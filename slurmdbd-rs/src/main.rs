@@ -101,6 +101,20 @@ fn main() -> ExitCode {
     };
     let ctx = start::auth_ctx(&conf, &user);
     let conn = start::conn_conf(&conf);
+    // StorageUser defaults to whoever runs the daemon: SlurmUser by now.
+    let login = nix::unistd::User::from_uid(nix::unistd::geteuid())
+        .ok()
+        .flatten()
+        .map_or_else(|| user.name.clone(), |u| u.name);
+    let opts = slurmdbd::db::DbOpts::from_conf(&conf, &login);
+    let db = match rt.block_on(async {
+        let db = slurmdbd::db::Db::open(opts).await?;
+        slurmdbd::db::schema::create(&db).await?;
+        Ok::<_, slurmdbd::db::DbError>(db)
+    }) {
+        Ok(db) => db,
+        Err(e) => return fail(format_args!("database {}: {e}", conf.storage_loc)),
+    };
     tracing::info!("slurmdbd-rs listening on port {}", conf.dbd_port);
     let served = rt.block_on(async move {
         use tokio::signal::unix::{signal, SignalKind};
@@ -108,7 +122,7 @@ fn main() -> ExitCode {
         let mut term = signal(SignalKind::terminate())?;
         let mut int = signal(SignalKind::interrupt())?;
         tokio::select! {
-            r = slurmdbd::server::serve(l, ctx, conn) => r,
+            r = slurmdbd::server::serve(l, ctx, conn, Some(db)) => r,
             _ = term.recv() => Ok(()),
             _ = int.recv() => Ok(()),
         }

@@ -2,22 +2,25 @@
 //! once (rpc's admission: a connection not yet authenticated gives way).
 
 use crate::conn::{self, ConnConf};
+use crate::db::Db;
 use slurm_rpc::AuthCtx;
 use std::sync::Arc;
 
-/// Serves persistent connections on `listener` forever.
+/// Serves persistent connections on `listener` forever, storing in `db`
+/// (`None`: no storage, its messages refused).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     ctx: AuthCtx,
     conf: ConnConf,
+    db: Option<Db>,
 ) -> std::io::Result<()> {
     let limits = conf.limits.clone();
-    let shared = Arc::new((ctx, conf));
+    let shared = Arc::new((ctx, conf, db));
     slurm_rpc::accept_loop(listener, &limits, move |stream, peer, guard| {
         let shared = shared.clone();
         async move {
-            let (ctx, conf) = &*shared;
-            match conn::serve(ctx, conf, stream, guard).await {
+            let (ctx, conf, db) = &*shared;
+            match conn::serve(ctx, conf, db.as_ref(), peer.ip(), stream, guard).await {
                 Ok(()) => {}
                 // Connected and left without a message: a probe, or a
                 // client whose own munge failed.

@@ -12,9 +12,20 @@ pub struct Session {
     /// The uid is SlurmUser's or root's: it may send the controller's
     /// messages (job and step records, registration).
     pub privileged: bool,
+    /// SlurmUser's uid (stock records it as the reason's author of the
+    /// events it makes up).
+    pub slurm_user_uid: u32,
     pub cluster_name: Option<String>,
     /// `persist_conn_type_t` as the client declared it.
     pub persist_type: u16,
+    /// The peer's address as text: a registering controller's
+    /// control_host, as stock records it.
+    pub peer_host: String,
+}
+
+/// An address as stock prints a peer's: IPv4 for an IPv4-mapped IPv6 one.
+pub fn host_text(ip: std::net::IpAddr) -> String {
+    ip.to_canonical().to_string()
 }
 
 /// The release a connection runs at for a client of release `sent` (the
@@ -44,5 +55,13 @@ mod tests {
         assert_eq!(negotiate(0x2A01), Some(ProtocolVersion::V24_11));
         assert_eq!(negotiate(0x25FF), None);
         assert_eq!(negotiate(0), None);
+    }
+
+    #[test]
+    fn mapped_addresses_are_shown_as_ipv4() {
+        let v4: std::net::IpAddr = "::ffff:10.1.2.3".parse().unwrap();
+        assert_eq!(host_text(v4), "10.1.2.3");
+        let v6: std::net::IpAddr = "fd00::1".parse().unwrap();
+        assert_eq!(host_text(v6), "fd00::1");
     }
 }

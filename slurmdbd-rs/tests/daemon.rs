@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use slurm_testkit::mariadb::MariaDb;
 use slurm_testkit::munged::Munged;
 use slurm_wire::ProtocolVersion as V;
 use std::os::unix::fs::PermissionsExt;
@@ -91,6 +92,9 @@ fn uid_of(pid: u32) -> u32 {
 #[tokio::test]
 async fn the_daemon_serves_the_handshake_as_slurm_user() {
     let munged = Munged::start();
+    let db = MariaDb::start();
+    // SlurmUser reaches the server's socket.
+    std::fs::set_permissions(db.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let port = free_port();
@@ -107,7 +111,10 @@ async fn the_daemon_serves_the_handshake_as_slurm_user() {
         &munged,
         port,
         0o600,
-        &format!("SlurmUser={user}\n"),
+        &format!(
+            "SlurmUser={user}\nStorageHost=unix:{}\nStorageUser=root\nStorageLoc=acct\n",
+            db.socket.display()
+        ),
     );
     let d = start(dir.path(), port).await;
     let pid = std::fs::read_to_string(dir.path().join("slurmdbd.pid")).unwrap();
@@ -120,6 +127,12 @@ async fn the_daemon_serves_the_handshake_as_slurm_user() {
         let m = rc(&mut s, v).await;
         assert_eq!((m.rc, m.ret_info), (0, v.to_wire()), "{v}");
     }
+    // It made stock's schema before it served.
+    assert_eq!(
+        db.sql("select version from acct.convert_version_table")
+            .trim(),
+        "16"
+    );
     // It has answered, so it has taken SlurmUser (the kernel accepts
     // connections from the bind on, before that).
     if running_as_root {

@@ -17,7 +17,7 @@ use tokio::net::TcpStream;
 async fn server(ctx: slurm_rpc::AuthCtx, conf: ConnConf) -> SocketAddr {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
-    tokio::spawn(slurmdbd::server::serve(l, ctx, conf));
+    tokio::spawn(slurmdbd::server::serve(l, ctx, conf, None));
     addr
 }
 

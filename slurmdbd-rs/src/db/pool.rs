@@ -82,14 +82,16 @@ pub struct DbOpts {
 }
 
 impl DbOpts {
-    /// From slurmdbd.conf, as stock reads it: StorageHost `localhost` is
-    /// the local socket (as libmysqlclient takes it), anything else TCP on
-    /// StoragePort; StorageUser defaults to whoever runs the daemon.
+    /// From slurmdbd.conf, as stock reads it: StorageHost `unix:/path` is
+    /// that socket (26.05), `localhost` the local socket (as
+    /// libmysqlclient takes it), anything else TCP on StoragePort;
+    /// StorageUser defaults to whoever runs the daemon.
     pub fn from_conf(conf: &SlurmdbdConf, login: &str) -> Self {
-        let endpoint = if conf.storage_host == "localhost" {
-            Endpoint::Socket(DEFAULT_SOCKET.into())
-        } else {
-            Endpoint::Tcp(conf.storage_host.clone(), conf.storage_port)
+        let host = conf.storage_host.as_str();
+        let endpoint = match host.get(..5) {
+            Some(p) if p.eq_ignore_ascii_case("unix:") => Endpoint::Socket(host[5..].into()),
+            _ if host == "localhost" => Endpoint::Socket(DEFAULT_SOCKET.into()),
+            _ => Endpoint::Tcp(host.to_string(), conf.storage_port),
         };
         DbOpts {
             endpoint,
@@ -247,6 +249,11 @@ mod tests {
             (o.user.as_str(), o.pass.as_deref(), o.name.as_str()),
             ("acct", Some("pw"), "acc")
         );
+        let o = DbOpts::from_conf(
+            &conf("StorageType=accounting_storage/mysql\nStorageHost=UNIX:/run/db.sock\n"),
+            "x",
+        );
+        assert_eq!(o.endpoint, Endpoint::Socket("/run/db.sock".into()));
         // Without StorageHost, stock's default: localhost.
         let o = DbOpts::from_conf(&conf("StorageType=accounting_storage/mysql\n"), "x");
         assert_eq!(o.endpoint, Endpoint::Socket(DEFAULT_SOCKET.into()));
