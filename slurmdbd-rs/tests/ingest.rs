@@ -4,10 +4,9 @@
 
 mod common;
 
-use common::db::fresh;
+use common::db::{count, expect, fresh, row};
 use common::*;
 use mysql_async::prelude::Queryable;
-use mysql_async::Row;
 use slurm_testkit::mariadb::MariaDb;
 use slurm_testkit::munged::FakeAuth;
 use slurm_wire::dbd::acct::node_state;
@@ -84,40 +83,6 @@ async fn serve(db: Db) -> std::net::SocketAddr {
         Some(db),
     ));
     addr
-}
-
-/// One row as text (NULL as "NULL"), by column name.
-async fn row(db: &Db, sql: &str) -> std::collections::BTreeMap<String, String> {
-    let mut c = db.conn().await.unwrap();
-    let r: Option<Row> = c.query_first(sql).await.unwrap();
-    let r = r.unwrap_or_else(|| panic!("no row: {sql}"));
-    let mut out = std::collections::BTreeMap::new();
-    for (i, col) in r.columns_ref().iter().enumerate() {
-        let v: mysql_async::Value = r.as_ref(i).unwrap().clone();
-        let text = match v {
-            mysql_async::Value::NULL => "NULL".to_string(),
-            mysql_async::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-            other => other.as_sql(true).trim_matches('\'').to_string(),
-        };
-        out.insert(col.name_str().into_owned(), text);
-    }
-    out
-}
-
-async fn count(db: &Db, sql: &str) -> i64 {
-    let mut c = db.conn().await.unwrap();
-    c.query_first::<i64, _>(sql).await.unwrap().unwrap()
-}
-
-/// Asserts the named columns of `r`.
-fn expect(r: &std::collections::BTreeMap<String, String>, want: &[(&str, &str)], what: &str) {
-    for (col, v) in want {
-        assert_eq!(
-            r.get(*col).map(String::as_str),
-            Some(*v),
-            "{what}: column {col}"
-        );
-    }
 }
 
 fn register() -> DbdMessage {

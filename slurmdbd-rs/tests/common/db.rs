@@ -40,3 +40,37 @@ pub async fn show_create(c: &mut mysql_async::Conn, table: &str) -> String {
         .unwrap();
     row.unwrap().1
 }
+
+/// One row as text (NULL as "NULL"), by column name.
+pub async fn row(db: &Db, sql: &str) -> std::collections::BTreeMap<String, String> {
+    let mut c = db.conn().await.unwrap();
+    let r: Option<mysql_async::Row> = c.query_first(sql).await.unwrap();
+    let r = r.unwrap_or_else(|| panic!("no row: {sql}"));
+    let mut out = std::collections::BTreeMap::new();
+    for (i, col) in r.columns_ref().iter().enumerate() {
+        let v: mysql_async::Value = r.as_ref(i).unwrap().clone();
+        let text = match v {
+            mysql_async::Value::NULL => "NULL".to_string(),
+            mysql_async::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => other.as_sql(true).trim_matches('\'').to_string(),
+        };
+        out.insert(col.name_str().into_owned(), text);
+    }
+    out
+}
+
+pub async fn count(db: &Db, sql: &str) -> i64 {
+    let mut c = db.conn().await.unwrap();
+    c.query_first::<i64, _>(sql).await.unwrap().unwrap()
+}
+
+/// Asserts the named columns of `r`.
+pub fn expect(r: &std::collections::BTreeMap<String, String>, want: &[(&str, &str)], what: &str) {
+    for (col, v) in want {
+        assert_eq!(
+            r.get(*col).map(String::as_str),
+            Some(*v),
+            "{what}: column {col}"
+        );
+    }
+}
