@@ -131,6 +131,7 @@ pub async fn item(s: &Session, db: Option<&Db>, msg: DbdMessage) -> (DbdMessage,
         msg,
         DbdMessage::RegisterCtld(_)
             | DbdMessage::ClusterTres(_)
+            | DbdMessage::FlushJobs(_)
             | DbdMessage::NodeState(_)
             | DbdMessage::JobStart(_)
             | DbdMessage::JobHeavy(_)
@@ -164,12 +165,14 @@ pub async fn item(s: &Session, db: Option<&Db>, msg: DbdMessage) -> (DbdMessage,
         ty,
         DbdMsgType::RegisterCtld
             | DbdMsgType::ClusterTres
+            | DbdMsgType::FlushJobs
             | DbdMsgType::StepStart
             | DbdMsgType::StepComplete
     );
     let done: Result<Done, DbError> = match &msg {
         DbdMessage::RegisterCtld(m) => ctld::register(s, db, cluster, m).await,
         DbdMessage::ClusterTres(m) => ctld::cluster_tres(db, cluster, m).await,
+        DbdMessage::FlushJobs(m) => jobs::flush_jobs(db, &tables, m.event_time).await,
         DbdMessage::NodeState(m) => ctld::node_state(db, cluster, s.slurm_user_uid, m).await,
         DbdMessage::JobHeavy(m) => jobs::job_heavy(db, &tables, m).await,
         DbdMessage::JobComplete(m) => jobs::job_complete(db, v, &tables, m).await,

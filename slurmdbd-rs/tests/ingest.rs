@@ -855,3 +855,247 @@ async fn a_cluster_that_never_registered_gets_errors() {
     assert_eq!(c.rc(register()).await.rc & (1 << 31), 1 << 31);
     assert_eq!(c.id_rc(job(v)).await.return_code, 0);
 }
+
+/// A controller that starts clean ends its unended jobs (DBD_FLUSH_JOBS):
+/// CANCELLED at the flush's time, a suspended one with its suspension
+/// counted and closed; ended jobs are left alone.
+#[tokio::test]
+async fn flush_jobs_ends_what_was_running() {
+    let server = MariaDb::start();
+    let db = fresh(&server, "flush").await;
+    let addr = serve(db.clone()).await;
+    let v = V::V26_05;
+    let mut c = Ctld::open(addr, v, 0).await;
+    c.rc(register()).await;
+    for (id, inx) in [(5, SLUID), (6, SLUID + 1), (7, SLUID + 2)] {
+        let r = c
+            .id_rc(DbdJobStartMsg {
+                job_id: id,
+                db_index: inx,
+                sluid: inx,
+                ..job(v)
+            })
+            .await;
+        assert_eq!(r.return_code, 0);
+    }
+    c.rc(DbdMessage::StepStart(Box::new(step_start(SLUID, 0, v))))
+        .await;
+    // 6 is suspended at T0+25; 7 has ended.
+    c.rc(DbdMessage::JobSuspend(DbdJobSuspendMsg {
+        assoc_id: 2,
+        db_index: SLUID + 1,
+        job_id: 6,
+        job_state: JOB_SUSPENDED,
+        submit_time: T0 + 10,
+        suspend_time: T0 + 25,
+    }))
+    .await;
+    c.rc(DbdMessage::JobComplete(Box::new(DbdJobCompMsg {
+        db_index: SLUID + 2,
+        end_time: T0 + 30,
+        job_id: 7,
+        job_state: JOB_COMPLETE,
+        submit_time: T0 + 10,
+        start_time: T0 + 20,
+        derived_ec: NO_VAL,
+        req_uid: u32::MAX,
+        ..Default::default()
+    })))
+    .await;
+    let flush = DbdMessage::FlushJobs(DbdClusterTresMsg {
+        event_time: T0 + 100,
+        ..Default::default()
+    });
+    let r = c.rc(flush).await;
+    assert_eq!((r.rc, r.ret_info), (0, 1408));
+    let t100 = (T0 + 100).to_string();
+    let j5 = row(&db, "select * from \"c1_job_table\" where id_job = 5").await;
+    expect(&j5, &[("state", "4"), ("time_end", &t100)], "running job");
+    let s5 = row(&db, "select * from \"c1_step_table\"").await;
+    expect(&s5, &[("state", "4"), ("time_end", &t100)], "its step");
+    let j6 = row(&db, "select * from \"c1_job_table\" where id_job = 6").await;
+    expect(
+        &j6,
+        &[
+            ("state", "4"),
+            ("time_end", &t100),
+            ("time_suspended", "75"),
+        ],
+        "suspended job",
+    );
+    let sus = row(&db, "select * from \"c1_suspend_table\"").await;
+    expect(&sus, &[("time_end", &t100)], "its suspension");
+    let j7 = row(&db, "select * from \"c1_job_table\" where id_job = 7").await;
+    let t30 = (T0 + 30).to_string();
+    expect(&j7, &[("state", "3"), ("time_end", &t30)], "ended job");
+}
+
+/// How exit codes are recorded: a step that failed marks the job's
+/// derived exit code (the worst, an OOM as is), 1 is stored as 256, the
+/// killer's uid is kept.
+#[tokio::test]
+async fn failures_set_exit_codes_as_stock_does() {
+    let server = MariaDb::start();
+    let db = fresh(&server, "fail").await;
+    let addr = serve(db.clone()).await;
+    let v = V::V24_11;
+    let mut c = Ctld::open(addr, v, 0).await;
+    c.rc(register()).await;
+    c.id_rc(job(v)).await;
+    let end = |step, exit_code, req_uid| {
+        DbdMessage::StepComplete(Box::new(DbdStepCompMsg {
+            db_index: SLUID,
+            end_time: T0 + 30,
+            exit_code,
+            jobacct: JobAcctInfo(None),
+            job_submit_time: T0 + 10,
+            req_uid,
+            start_time: T0 + 21,
+            state: JOB_RUNNING as u16,
+            step_id: StepId {
+                sluid: SLUID,
+                job_id: 5,
+                step_id: step,
+                step_het_comp: NO_VAL,
+            },
+            total_tasks: 1,
+            ..Default::default()
+        }))
+    };
+    for step in [0, 1, 2] {
+        c.rc(DbdMessage::StepStart(Box::new(step_start(SLUID, step, v))))
+            .await;
+    }
+    c.rc(end(0, 2 << 8, 1000)).await;
+    c.rc(end(1, 9, 0)).await;
+    c.rc(end(2, 1 << 8, 1000)).await;
+    let state = |r: std::collections::BTreeMap<String, String>| {
+        (
+            r["state"].clone(),
+            r["exit_code"].clone(),
+            r["kill_requid"].clone(),
+        )
+    };
+    let s0 = row(&db, "select * from \"c1_step_table\" where id_step = 0").await;
+    assert_eq!(
+        state(s0),
+        ("5".into(), "512".into(), "1000".into()),
+        "FAILED"
+    );
+    let s1 = row(&db, "select * from \"c1_step_table\" where id_step = 1").await;
+    assert_eq!(
+        state(s1),
+        ("4".into(), "9".into(), "0".into()),
+        "CANCELLED by signal"
+    );
+    let j = row(&db, "select * from \"c1_job_table\"").await;
+    assert_eq!(j["derived_ec"], "512", "the worst step's");
+    c.rc(DbdMessage::JobComplete(Box::new(DbdJobCompMsg {
+        db_index: SLUID,
+        derived_ec: NO_VAL,
+        end_time: T0 + 40,
+        exit_code: 1,
+        job_id: 5,
+        job_state: 5,
+        req_uid: 1000,
+        start_time: T0 + 20,
+        submit_time: T0 + 10,
+        ..Default::default()
+    })))
+    .await;
+    let j = row(&db, "select * from \"c1_job_table\"").await;
+    expect(
+        &j,
+        &[
+            ("state", "5"),
+            ("exit_code", "256"),
+            ("kill_requid", "1000"),
+            ("derived_ec", "512"),
+        ],
+        "failed job",
+    );
+}
+
+/// DBD_SEND_MULT_MSG stops at the first item whose handler fails, as
+/// stock's: the controller keeps and resends the rest.
+#[tokio::test]
+async fn a_batch_stops_at_its_first_failure() {
+    let server = MariaDb::start();
+    let db = fresh(&server, "batch").await;
+    let addr = serve(db.clone()).await;
+    let v = V::V24_11;
+    let mut c = Ctld::open(addr, v, 0).await;
+    c.rc(register()).await;
+    // The middle step has no submit time and no index: it cannot be recorded.
+    let bad = DbdStepStartMsg {
+        db_index: 0,
+        job_submit_time: 0,
+        ..step_start(0, 1, v)
+    };
+    let got = c
+        .send(DbdMessage::SendMultMsg(DbdMultMsg {
+            my_list: Some(vec![
+                DbdMessage::JobStart(Box::new(job(v))),
+                DbdMessage::StepStart(Box::new(bad)),
+                DbdMessage::StepStart(Box::new(step_start(SLUID, 0, v))),
+            ]),
+            return_code: 0,
+        }))
+        .await;
+    let DbdMessage::GotMultMsg(got) = got else {
+        panic!("{got:?}")
+    };
+    let items = got.my_list.unwrap();
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert!(matches!(&items[0], DbdMessage::IdRc(r) if r.return_code == 0));
+    assert!(matches!(&items[1], DbdMessage::PersistRc(r) if r.rc != 0 && r.ret_info == 1442));
+    assert_eq!(
+        count(&db, "select count(*) from \"c1_step_table\"").await,
+        0
+    );
+}
+
+/// DBD_NODE_STATE_UPDATE: a node's extra and cloud instance, written on
+/// its latest powered-down event (one made up when there is none).
+#[tokio::test]
+async fn node_updates_set_extra_and_instance() {
+    let server = MariaDb::start();
+    let db = fresh(&server, "upd").await;
+    let addr = serve(db.clone()).await;
+    let v = V::V26_05;
+    let mut c = Ctld::open(addr, v, 0).await;
+    c.rc(register()).await;
+    let r = c
+        .rc(DbdMessage::NodeState(DbdNodeStateMsg {
+            hostlist: Some("n2".into()),
+            extra: Some("rack=4".into()),
+            instance_id: Some("i-123".into()),
+            instance_type: Some("m5".into()),
+            new_state: node_state::UPDATE,
+            state: 1 << 12,
+            tres_str: Some("1=4".into()),
+            reason_uid: NO_VAL,
+            ..Default::default()
+        }))
+        .await;
+    assert_eq!(r.rc, 0);
+    let e = row(
+        &db,
+        "select * from \"c1_event_table\" where node_name = 'n2'",
+    )
+    .await;
+    expect(
+        &e,
+        &[
+            ("extra", "rack=4"),
+            ("instance_id", "i-123"),
+            ("instance_type", "m5"),
+            ("reason", "node-update"),
+            // SlurmUser's uid.
+            ("reason_uid", "0"),
+            ("state", "4096"),
+        ],
+        "update event",
+    );
+    assert_ne!(e["time_end"], "0", "ended at once");
+}

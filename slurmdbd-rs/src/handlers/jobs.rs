@@ -527,6 +527,92 @@ pub async fn job_suspend(
     .await
 }
 
+/// Jobs ended per transaction by DBD_FLUSH_JOBS (stock's MAX_FLUSH_JOBS).
+pub const FLUSH_BATCH: usize = 500;
+
+/// DBD_FLUSH_JOBS: a controller that starts clean ends every job it has
+/// not ended, CANCELLED at `event_time` (suspended ones with their
+/// suspended time counted), in batches of [`FLUSH_BATCH`].
+pub async fn flush_jobs(db: &Db, t: &JobTables, event_time: i64) -> Result<Done, DbError> {
+    // A zero time would end nothing and stock would loop for ever.
+    let mut at = if event_time > 0 {
+        event_time
+    } else {
+        super::common::now()
+    };
+    loop {
+        let (n, later) = db
+            .txn("flush_jobs", t, |tx, t| {
+                Box::pin(async move {
+                    let open: Vec<(u64, u32, i64)> = tx
+                        .query(format!(
+                            "select distinct job_db_inx, state, time_suspended from {} \
+                             where time_end = 0 limit {FLUSH_BATCH}",
+                            t.job
+                        ))
+                        .await?;
+                    let mut at = at;
+                    let suspended: Vec<u64> = open
+                        .iter()
+                        .filter(|j| j.1 == job_state::SUSPENDED)
+                        .map(|j| {
+                            // The latest suspension, so the count never goes negative.
+                            at = at.max(j.2);
+                            j.0
+                        })
+                        .collect();
+                    let all: Vec<u64> = open.iter().map(|j| j.0).collect();
+                    let marks = |n: usize| vec!["?"; n].join(", ");
+                    if !suspended.is_empty() {
+                        let inx = marks(suspended.len());
+                        for (table, cond) in [
+                            (&t.job, ""),
+                            (&t.step, ""),
+                            (&t.suspend, " and time_end = 0"),
+                        ] {
+                            let set = if table == &t.suspend {
+                                "time_end = ?"
+                            } else {
+                                "time_suspended = ? - time_suspended"
+                            };
+                            let mut vals: Vec<mysql_async::Value> = vec![at.into()];
+                            vals.extend(suspended.iter().map(|&i| i.into()));
+                            tx.exec_drop(
+                                format!(
+                                    "update {table} set {set} where job_db_inx in ({inx}){cond}"
+                                ),
+                                vals,
+                            )
+                            .await?;
+                        }
+                    }
+                    if !all.is_empty() {
+                        let inx = marks(all.len());
+                        for table in [&t.job, &t.step] {
+                            let mut vals: Vec<mysql_async::Value> =
+                                vec![job_state::CANCELLED.into(), at.into()];
+                            vals.extend(all.iter().map(|&i| i.into()));
+                            tx.exec_drop(
+                                format!(
+                                    "update {table} set state = ?, time_end = ? \
+                                     where job_db_inx in ({inx})"
+                                ),
+                                vals,
+                            )
+                            .await?;
+                        }
+                    }
+                    Ok((open.len(), at))
+                })
+            })
+            .await?;
+        at = later;
+        if n < FLUSH_BATCH {
+            return Ok(Done::OK);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
