@@ -242,8 +242,10 @@ async fn a_jobs_whole_life(server: &MariaDb, v: V) {
         &root,
         &[
             ("acct", "root"),
+            ("parent_acct", ""),
             ("lineage", "/"),
-            ("qos", ",1"),
+            ("qos", ",1,"),
+            ("shares", "1"),
             ("id_parent", "0"),
         ],
         &what("root association"),
@@ -253,7 +255,12 @@ async fn a_jobs_whole_life(server: &MariaDb, v: V) {
         &user,
         &[
             ("acct", "root"),
-            ("parent_acct", "root"),
+            // A user's association names its account, not a parent.
+            ("parent_acct", ""),
+            ("partition", ""),
+            ("qos", ""),
+            ("flags", "131072"),
+            ("shares", "1"),
             ("is_def", "1"),
             ("lineage", "/0-root/"),
             ("id_parent", &root["id_assoc"]),
@@ -269,8 +276,58 @@ async fn a_jobs_whole_life(server: &MariaDb, v: V) {
         .unwrap();
     assert_eq!(
         txn,
-        [1404, 1405, 1430],
-        "{v}: add assoc, add cluster, modify cluster"
+        [1405, 1404, 1430],
+        "{v}: add cluster, add assoc, modify cluster"
+    );
+    // Their text, as stock 26.05 writes it (its own rows, read off a
+    // database it made, with this cluster's times and ids).
+    let txn: Vec<(String, String, String)> = db
+        .conn()
+        .await
+        .unwrap()
+        .query("select name, cluster, info from txn_table order by id")
+        .await
+        .unwrap();
+    let t = &cl["creation_time"];
+    let (root_id, user_id) = (&root["id_assoc"], &user["id_assoc"]);
+    assert_eq!(
+        txn[0],
+        (
+            "c1".into(),
+            "".into(),
+            format!(
+                "mod_time={t}, shares=1, grp_jobs=NULL, grp_jobs_accrue=NULL, \
+                 grp_submit_jobs=NULL, grp_wall=NULL, max_jobs=NULL, max_jobs_accrue=NULL, \
+                 min_prio_thresh=NULL, max_submit_jobs=NULL, max_wall_pj=NULL, priority=NULL, \
+                 def_qos_id=NULL, qos=',1,', federation='', fed_id=0, fed_state=0, features=''"
+            )
+        )
+    );
+    assert_eq!(
+        txn[1],
+        (
+            format!("id_assoc={user_id}"),
+            "c1".into(),
+            format!(
+                "mod_time={t}, acct='root', user='root', `partition`='', id_parent='{root_id}', \
+                 lineage='/0-root/', shares=1, grp_jobs=NULL, grp_jobs_accrue=NULL, \
+                 grp_submit_jobs=NULL, grp_wall=NULL, is_def=1, max_jobs=NULL, \
+                 max_jobs_accrue=NULL, min_prio_thresh=NULL, max_submit_jobs=NULL, \
+                 max_wall_pj=NULL, priority=NULL, def_qos_id=NULL, flags=131072, qos='', \
+                 delta_qos=''"
+            )
+        )
+    );
+    assert_eq!(
+        txn[2],
+        (
+            "name='c1'".into(),
+            "".into(),
+            format!(
+                "control_host='127.0.0.1', control_port=6817, last_port=6817, \
+                 rpc_version={rpc}, dimensions=1, flags=0"
+            )
+        )
     );
     // Registering again is a modification only.
     let again = c.rc(register()).await;

@@ -26,8 +26,14 @@ pub const RC_AS_CLUSTER_ID: u32 = 1 << 31;
 const TXN_ADD_CLUSTERS: u16 = 1405;
 const TXN_MODIFY_CLUSTERS: u16 = 1430;
 const TXN_ADD_ASSOCS: u16 = 1404;
-/// `CLUSTER_FLAG_REGISTER`, `CLUSTER_FLAG_EXT`.
-const CLUSTER_FLAG_EXT: u32 = 1 << 5;
+/// `CLUSTER_FLAG_EXT`.
+const CLUSTER_FLAG_EXT: u32 = 1 << 12;
+/// `ASSOC_FLAG_BLOCK_ADD`, the one flag of root's association stored.
+const ASSOC_FLAG_BLOCK_ADD: u32 = 1 << 17;
+/// A new association's limits as stock's txn rows list them.
+const NEW_ASSOC_LIMITS: &str = "shares=1, grp_jobs=NULL, grp_jobs_accrue=NULL, \
+     grp_submit_jobs=NULL, grp_wall=NULL, max_jobs=NULL, max_jobs_accrue=NULL, \
+     min_prio_thresh=NULL, max_submit_jobs=NULL, max_wall_pj=NULL, priority=NULL";
 
 /// Registers the connection's cluster: adds it (tables, root
 /// associations) when it is new, then records where its controller is.
@@ -163,6 +169,10 @@ async fn add_cluster(
             )
             .await?;
                 let actor = user_name(s.uid);
+                // The txn rows' info, as stock's setup_assoc_limits writes a
+                // new association's defaults.
+                let mut info = format!("mod_time={t}");
+                let mut user_assoc = None;
                 if !ext {
                     // The default QOS list of a new root association: stock's
                     // default_qos_str, the `normal` QOS.
@@ -171,55 +181,67 @@ async fn add_cluster(
                             "select id from qos_table where name = 'normal' and deleted = 0",
                         )
                         .await?;
-                    let qos = normal.map_or_else(String::new, |i| format!(",{i}"));
+                    let qos = normal.map_or_else(String::new, |i| format!(",{i},"));
                     tx.exec_drop(
                         format!(
-                            "insert into {assoc} (creation_time, mod_time, acct, qos, lineage) \
-                         values (?, ?, 'root', ?, '/') on duplicate key update deleted = 0, \
-                         id_assoc = last_insert_id(id_assoc), lineage = values(lineage), \
-                         mod_time = values(mod_time)"
+                            "insert into {assoc} (creation_time, mod_time, acct, shares, qos, \
+                             lineage) values (?, ?, 'root', 1, ?, '/') on duplicate key update \
+                             deleted = 0, id_assoc = last_insert_id(id_assoc), \
+                             lineage = values(lineage), mod_time = values(mod_time)"
                         ),
                         (t, t, &qos),
                     )
                     .await?;
-                    let root_id = tx.last_insert_id().unwrap_or(0);
+                    user_assoc = Some(tx.last_insert_id().unwrap_or(0));
+                    info.push_str(&format!(
+                        ", {NEW_ASSOC_LIMITS}, def_qos_id=NULL, qos='{qos}'"
+                    ));
+                }
+                info.push_str(", federation='', fed_id=0, fed_state=0, features=''");
+                tx.exec_drop(
+                    "insert into txn_table (timestamp, action, name, actor, info) \
+                     values (?, ?, ?, ?, ?)",
+                    (t, TXN_ADD_CLUSTERS, cluster, &actor, info),
+                )
+                .await?;
+                if let Some(root_id) = user_assoc {
+                    // root's own association under the root account; stock
+                    // keeps it from being added to (BLOCK_ADD).
                     tx.exec_drop(
                         format!(
-                            "insert into {assoc} (creation_time, mod_time, is_def, user, acct, \
-                         parent_acct, id_parent, lineage) values (?, ?, 1, 'root', 'root', \
-                         'root', ?, '/0-root/') on duplicate key update deleted = 0, \
-                         is_def = 1, id_parent = values(id_parent), lineage = values(lineage), \
-                         mod_time = values(mod_time)"
+                            "insert into {assoc} (creation_time, mod_time, is_def, flags, user, \
+                             acct, shares, id_parent, lineage) values (?, ?, 1, ?, 'root', \
+                             'root', 1, ?, '/0-root/') on duplicate key update deleted = 0, \
+                             is_def = 1, flags = values(flags), id_parent = values(id_parent), \
+                             lineage = values(lineage), mod_time = values(mod_time), \
+                             id_assoc = last_insert_id(id_assoc)"
                         ),
-                        (t, t, root_id),
+                        (t, t, ASSOC_FLAG_BLOCK_ADD, root_id),
                     )
                     .await?;
+                    let id = tx.last_insert_id().unwrap_or(0);
                     tx.exec_drop(
                         "insert into txn_table (timestamp, action, name, cluster, actor, info) \
-                     values (?, ?, ?, ?, ?, ?)",
+                         values (?, ?, ?, ?, ?, ?)",
                         (
                             t,
                             TXN_ADD_ASSOCS,
-                            "id_assoc=root",
+                            format!("id_assoc={id}"),
                             cluster,
                             &actor,
-                            "is_def=1, parent_acct='root', lineage='/0-root/'",
+                            format!(
+                                "mod_time={t}, acct='root', user='root', `partition`='', \
+                                 id_parent='{root_id}', lineage='/0-root/', shares=1, \
+                                 grp_jobs=NULL, grp_jobs_accrue=NULL, grp_submit_jobs=NULL, \
+                                 grp_wall=NULL, is_def=1, max_jobs=NULL, max_jobs_accrue=NULL, \
+                                 min_prio_thresh=NULL, max_submit_jobs=NULL, max_wall_pj=NULL, \
+                                 priority=NULL, def_qos_id=NULL, flags={ASSOC_FLAG_BLOCK_ADD}, \
+                                 qos='', delta_qos=''"
+                            ),
                         ),
                     )
                     .await?;
                 }
-                tx.exec_drop(
-                    "insert into txn_table (timestamp, action, name, actor, info) \
-                 values (?, ?, ?, ?, ?)",
-                    (
-                        t,
-                        TXN_ADD_CLUSTERS,
-                        cluster,
-                        &actor,
-                        format!("mod_time={t}, federation='', fed_id=0, fed_state=0, features=''"),
-                    ),
-                )
-                .await?;
                 Ok(())
             })
         },
