@@ -125,8 +125,11 @@ impl DbOpts {
             format!("SET SESSION TRANSACTION ISOLATION LEVEL {level}"),
         ];
         setup.extend(self.extra_setup.iter().cloned());
-        // `setup` runs again whenever the pool resets a connection.
+        // The session settings are ours alone and nothing changes them: a
+        // connection back in the pool is not reset (that would cost a
+        // round trip, and `setup` again, per message).
         b.setup(setup)
+            .pool_opts(mysql_async::PoolOpts::default().with_reset_connection(false))
     }
 }
 
@@ -186,9 +189,8 @@ impl Db {
         let mut attempt = 1;
         loop {
             let r: Result<T, DbError> = async {
-                let mut o = TxOpts::default();
-                o.with_isolation_level(self.opts.isolation);
-                let mut tx = self.pool.start_transaction(o).await?;
+                // The session's isolation level (see `builder`) applies.
+                let mut tx = self.pool.start_transaction(TxOpts::default()).await?;
                 let v = f(&mut tx, ctx).await?;
                 tx.commit().await?;
                 Ok(v)
