@@ -3,9 +3,10 @@
 use std::path::Path;
 
 use crate::error::{ConfError, Location};
+use crate::flat::{self, Flat};
 use crate::keywords;
-use crate::lexer::{self, Line, LineSink, Loader, Walker};
-use crate::units;
+use crate::keywords::Keyword;
+use crate::lexer::{self, Loader, Walker};
 
 /// A parsed `cgroup.conf`, defaults as in stock 24.11.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,117 +91,76 @@ impl CgroupConf {
         origin: &Path,
         loader: Loader<'_>,
     ) -> Result<CgroupConf, ConfError> {
-        let mut sink = Sink::default();
+        let mut sink = Flat::new(keywords::CGROUP, note);
         Walker::new(loader).walk(bytes, origin, &mut sink)?;
-        Ok(sink.finish())
+        Ok(finish(sink))
     }
 
     /// The last value written for an option (any case).
     pub fn raw(&self, key: &str) -> Option<&str> {
-        self.raw
-            .iter()
-            .rev()
-            .find(|(k, _, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v, _)| v.as_str())
+        flat::last(&self.raw, key)
     }
 }
 
-#[derive(Default)]
-struct Sink {
-    raw: Vec<(&'static str, String, Location)>,
-    warnings: Vec<String>,
-}
-
-impl LineSink for Sink {
-    fn line(&mut self, line: &Line) -> Result<(), ConfError> {
-        let at = &line.at;
-        let Some((p, kw)) = lexer::keyword_pair(line, keywords::CGROUP)? else {
-            return Ok(());
-        };
-        lexer::expect_end(p.rest, at)?;
-        kw.check(p.value, at)?;
-        if kw.is_defunct() {
-            self.warnings
-                .push(format!("{at}: {} is defunct and ignored", kw.name));
+/// What cgroup.conf says of a keyword it accepts but does not use.
+fn note(kw: &'static Keyword, at: &Location, warnings: &mut Vec<String>) {
+    if kw.is_defunct() {
+        warnings.push(format!("{at}: {} is defunct and ignored", kw.name));
+    }
+    match kw.name {
+        "CgroupReleaseAgentDir" => warnings.push(format!(
+            "{at}: CgroupReleaseAgentDir is obsolete (removed in 24.11)"
+        )),
+        "AllowedDevicesFile" => {
+            warnings.push(format!("{at}: AllowedDevicesFile is obsolete and ignored"))
         }
-        match kw.name {
-            "CgroupReleaseAgentDir" => self.warnings.push(format!(
-                "{at}: CgroupReleaseAgentDir is obsolete (removed in 24.11)"
-            )),
-            "AllowedDevicesFile" => self
-                .warnings
-                .push(format!("{at}: AllowedDevicesFile is obsolete and ignored")),
-            n if UNTYPED.contains(&n) => self
-                .warnings
-                .push(format!("{at}: {n} is recognised but not implemented")),
-            _ => {}
+        n if UNTYPED.contains(&n) => {
+            warnings.push(format!("{at}: {n} is recognised but not implemented"))
         }
-        self.raw.push((kw.name, p.value.to_string(), at.clone()));
-        Ok(())
+        _ => {}
     }
 }
 
-impl Sink {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.raw
-            .iter()
-            .rev()
-            .find(|(k, _, _)| *k == key)
-            .map(|(_, v, _)| v.as_str())
+/// The configuration a read file holds.
+fn finish(mut sink: Flat) -> CgroupConf {
+    let d = CgroupConf::default();
+    let mut mountpoint = sink
+        .get("CgroupMountpoint")
+        .map(str::to_string)
+        .unwrap_or(d.cgroup_mountpoint);
+    if mountpoint.len() > 1 && mountpoint.ends_with('/') {
+        mountpoint.pop();
     }
-
-    fn bool(&self, key: &str, d: bool) -> bool {
-        self.get(key).and_then(units::parse_bool).unwrap_or(d)
+    let mut swappiness = sink.u64("MemorySwappiness");
+    if swappiness.is_some_and(|s| s > 100) {
+        sink.warnings
+            .push("MemorySwappiness is too high, rounding down to 100".into());
+        swappiness = Some(100);
     }
-
-    fn f32(&self, key: &str, d: f32) -> f32 {
-        self.get(key).and_then(units::parse_f32).unwrap_or(d)
-    }
-
-    fn u64(&self, key: &str) -> Option<u64> {
-        self.get(key).and_then(|v| units::parse_u64(v).ok())
-    }
-
-    fn finish(mut self) -> CgroupConf {
-        let d = CgroupConf::default();
-        let mut mountpoint = self
-            .get("CgroupMountpoint")
+    let ignore_systemd = sink.bool_or("IgnoreSystemd", false);
+    CgroupConf {
+        cgroup_plugin: sink
+            .get("CgroupPlugin")
             .map(str::to_string)
-            .unwrap_or(d.cgroup_mountpoint);
-        if mountpoint.len() > 1 && mountpoint.ends_with('/') {
-            mountpoint.pop();
-        }
-        let mut swappiness = self.u64("MemorySwappiness");
-        if swappiness.is_some_and(|s| s > 100) {
-            self.warnings
-                .push("MemorySwappiness is too high, rounding down to 100".into());
-            swappiness = Some(100);
-        }
-        let ignore_systemd = self.bool("IgnoreSystemd", false);
-        CgroupConf {
-            cgroup_plugin: self
-                .get("CgroupPlugin")
-                .map(str::to_string)
-                .unwrap_or(d.cgroup_plugin),
-            cgroup_mountpoint: mountpoint,
-            constrain_cores: self.bool("ConstrainCores", false),
-            constrain_devices: self.bool("ConstrainDevices", false),
-            constrain_ram_space: self.bool("ConstrainRAMSpace", false),
-            constrain_swap_space: self.bool("ConstrainSwapSpace", false),
-            allowed_ram_space: self.f32("AllowedRAMSpace", d.allowed_ram_space),
-            allowed_swap_space: self.f32("AllowedSwapSpace", d.allowed_swap_space),
-            max_ram_percent: self.f32("MaxRAMPercent", d.max_ram_percent),
-            max_swap_percent: self.f32("MaxSwapPercent", d.max_swap_percent),
-            min_ram_space: self.u64("MinRAMSpace").unwrap_or(d.min_ram_space),
-            memory_swappiness: swappiness,
-            // IgnoreSystemd implies IgnoreSystemdOnFailure.
-            ignore_systemd,
-            ignore_systemd_on_failure: ignore_systemd || self.bool("IgnoreSystemdOnFailure", false),
-            enable_controllers: self.bool("EnableControllers", false),
-            signal_children_processes: self.bool("SignalChildrenProcesses", false),
-            systemd_timeout: self.u64("SystemdTimeout").unwrap_or(d.systemd_timeout),
-            raw: self.raw,
-            warnings: self.warnings,
-        }
+            .unwrap_or(d.cgroup_plugin),
+        cgroup_mountpoint: mountpoint,
+        constrain_cores: sink.bool_or("ConstrainCores", false),
+        constrain_devices: sink.bool_or("ConstrainDevices", false),
+        constrain_ram_space: sink.bool_or("ConstrainRAMSpace", false),
+        constrain_swap_space: sink.bool_or("ConstrainSwapSpace", false),
+        allowed_ram_space: sink.f32_or("AllowedRAMSpace", d.allowed_ram_space),
+        allowed_swap_space: sink.f32_or("AllowedSwapSpace", d.allowed_swap_space),
+        max_ram_percent: sink.f32_or("MaxRAMPercent", d.max_ram_percent),
+        max_swap_percent: sink.f32_or("MaxSwapPercent", d.max_swap_percent),
+        min_ram_space: sink.u64("MinRAMSpace").unwrap_or(d.min_ram_space),
+        memory_swappiness: swappiness,
+        // IgnoreSystemd implies IgnoreSystemdOnFailure.
+        ignore_systemd,
+        ignore_systemd_on_failure: ignore_systemd || sink.bool_or("IgnoreSystemdOnFailure", false),
+        enable_controllers: sink.bool_or("EnableControllers", false),
+        signal_children_processes: sink.bool_or("SignalChildrenProcesses", false),
+        systemd_timeout: sink.u64("SystemdTimeout").unwrap_or(d.systemd_timeout),
+        raw: sink.raw,
+        warnings: sink.warnings,
     }
 }

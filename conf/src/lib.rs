@@ -9,6 +9,7 @@
 
 pub mod cgroup;
 pub mod error;
+mod flat;
 pub mod gres;
 pub mod hostlist;
 pub mod keywords;

@@ -5,9 +5,11 @@
 use std::path::Path;
 
 use crate::error::{ConfError, Location};
+use crate::flat::{self, Flat};
 use crate::keywords;
-use crate::lexer::{self, Line, LineSink, Loader, Walker};
-use crate::units::{self, LogLevel};
+use crate::keywords::Keyword;
+use crate::lexer::{self, Loader, Walker};
+use crate::units::LogLevel;
 
 /// `SLURMDBD_PORT`.
 pub const DEFAULT_DBD_PORT: u16 = 6819;
@@ -236,18 +238,14 @@ impl SlurmdbdConf {
         origin: &Path,
         loader: Loader<'_>,
     ) -> Result<SlurmdbdConf, ConfError> {
-        let mut sink = Sink::default();
+        let mut sink = Flat::new(keywords::SLURMDBD, note);
         Walker::new(loader).walk(bytes, origin, &mut sink)?;
-        sink.finish(&Location::new(origin.display().to_string(), 0))
+        finish(sink, &Location::new(origin.display().to_string(), 0))
     }
 
     /// The last value written for an option (any case).
     pub fn raw(&self, key: &str) -> Option<&str> {
-        self.raw
-            .iter()
-            .rev()
-            .find(|(k, _, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v, _)| v.as_str())
+        flat::last(&self.raw, key)
     }
 }
 
@@ -273,206 +271,158 @@ fn check_mode(path: &Path, allowed: &[u32], expected: &'static str) -> Result<u3
     Ok(meta.uid())
 }
 
-#[derive(Default)]
-struct Sink {
-    raw: Vec<(&'static str, String, Location)>,
-    warnings: Vec<String>,
-}
-
-impl LineSink for Sink {
-    fn line(&mut self, line: &Line) -> Result<(), ConfError> {
-        let at = &line.at;
-        let Some((p, kw)) = lexer::keyword_pair(line, keywords::SLURMDBD)? else {
-            return Ok(());
-        };
-        lexer::expect_end(p.rest, at)?;
-        kw.check(p.value, at)?;
-        if !USED.contains(&kw.name) {
-            self.warnings.push(format!(
-                "{at}: {} is accepted but has no effect in slurmdbd-rs",
-                kw.name
-            ));
-        }
-        self.raw.retain(|(k, _, _)| *k != kw.name);
-        self.raw.push((kw.name, p.value.to_string(), at.clone()));
-        Ok(())
+/// Keys stock reads that slurmdbd-rs does not act on yet.
+fn note(kw: &'static Keyword, at: &Location, warnings: &mut Vec<String>) {
+    if !USED.contains(&kw.name) {
+        warnings.push(format!(
+            "{at}: {} is accepted but has no effect in slurmdbd-rs",
+            kw.name
+        ));
     }
 }
 
-impl Sink {
-    fn entry(&self, key: &str) -> Option<(&str, &Location)> {
-        self.raw
-            .iter()
-            .find(|(k, _, _)| *k == key)
-            .map(|(_, v, at)| (v.as_str(), at))
+/// `Purge*After`: a period, or an error naming the line.
+fn after(f: &Flat, key: &str, slot: &mut Option<Purge>) -> Result<(), ConfError> {
+    if let Some((v, at)) = f.entry(key) {
+        let p = Purge::parse(v).ok_or_else(|| ConfError::value(at, key, "purge period", v))?;
+        *slot = Some(p);
     }
+    Ok(())
+}
 
-    fn get(&self, key: &str) -> Option<&str> {
-        self.entry(key).map(|(v, _)| v)
-    }
+/// `Purge*Months`, `JobPurge`, `StepPurge`: months; 0 keeps for ever.
+fn months(f: &Flat, key: &str, slot: &mut Option<Purge>) -> Result<(), ConfError> {
+    let Some((v, at)) = f.entry(key) else {
+        return Ok(());
+    };
+    let n = f.u32(key).unwrap_or(0);
+    let count = u16::try_from(n).map_err(|_| ConfError::value(at, key, "purge period", v))?;
+    *slot = (count > 0).then_some(Purge {
+        count,
+        unit: PurgeUnit::Months,
+        archive: false,
+    });
+    Ok(())
+}
 
-    fn string(&self, key: &str) -> Option<String> {
-        self.get(key).map(str::to_string)
-    }
-
-    /// Values were checked against the keyword's type when read.
-    fn bool(&self, key: &str) -> bool {
-        self.get(key).and_then(units::parse_bool).unwrap_or(false)
-    }
-
-    fn u16(&self, key: &str) -> Option<u16> {
-        self.get(key).and_then(|v| units::parse_u16(v).ok())
-    }
-
-    fn u32(&self, key: &str) -> Option<u32> {
-        self.get(key).and_then(|v| units::parse_u32(v).ok())
-    }
-
-    /// `Purge*After`: a period, or an error naming the line.
-    fn after(&self, key: &str, slot: &mut Option<Purge>) -> Result<(), ConfError> {
-        if let Some((v, at)) = self.entry(key) {
-            let p = Purge::parse(v).ok_or_else(|| ConfError::value(at, key, "purge period", v))?;
-            *slot = Some(p);
+fn purge(f: &Flat) -> Result<PurgeConf, ConfError> {
+    let mut p = PurgeConf::default();
+    // Stock's order: later keys override earlier ones for one record type.
+    months(f, "JobPurge", &mut p.job)?;
+    after(f, "PurgeEventAfter", &mut p.event)?;
+    after(f, "PurgeJobAfter", &mut p.job)?;
+    after(f, "PurgeResvAfter", &mut p.resv)?;
+    after(f, "PurgeStepAfter", &mut p.step)?;
+    after(f, "PurgeSuspendAfter", &mut p.suspend)?;
+    after(f, "PurgeTXNAfter", &mut p.txn)?;
+    after(f, "PurgeUsageAfter", &mut p.usage)?;
+    after(f, "PurgeJobScriptAfter", &mut p.job_script)?;
+    after(f, "PurgeJobEnvAfter", &mut p.job_env)?;
+    months(f, "PurgeEventMonths", &mut p.event)?;
+    months(f, "PurgeJobMonths", &mut p.job)?;
+    months(f, "PurgeStepMonths", &mut p.step)?;
+    months(f, "PurgeSuspendMonths", &mut p.suspend)?;
+    months(f, "PurgeTXNMonths", &mut p.txn)?;
+    months(f, "PurgeUsageMonths", &mut p.usage)?;
+    months(f, "StepPurge", &mut p.step)?;
+    let archive = |slot: &mut Option<Purge>, key: &str| {
+        if let Some(x) = slot.as_mut() {
+            x.archive = f.bool_or(key, false);
         }
-        Ok(())
-    }
+    };
+    archive(&mut p.event, "ArchiveEvents");
+    archive(&mut p.job, "ArchiveJobs");
+    archive(&mut p.job_script, "ArchiveJobScript");
+    archive(&mut p.job_env, "ArchiveJobEnv");
+    archive(&mut p.resv, "ArchiveResvs");
+    archive(&mut p.step, "ArchiveSteps");
+    archive(&mut p.suspend, "ArchiveSuspend");
+    archive(&mut p.txn, "ArchiveTXN");
+    archive(&mut p.usage, "ArchiveUsage");
+    Ok(p)
+}
 
-    /// `Purge*Months`, `JobPurge`, `StepPurge`: months; 0 keeps for ever.
-    fn months(&self, key: &str, slot: &mut Option<Purge>) -> Result<(), ConfError> {
-        let Some((v, at)) = self.entry(key) else {
-            return Ok(());
-        };
-        let n = self.u32(key).unwrap_or(0);
-        let count = u16::try_from(n).map_err(|_| ConfError::value(at, key, "purge period", v))?;
-        *slot = (count > 0).then_some(Purge {
-            count,
-            unit: PurgeUnit::Months,
-            archive: false,
-        });
-        Ok(())
-    }
-
-    fn purge(&self) -> Result<PurgeConf, ConfError> {
-        let mut p = PurgeConf::default();
-        // Stock's order: later keys override earlier ones for one record type.
-        self.months("JobPurge", &mut p.job)?;
-        self.after("PurgeEventAfter", &mut p.event)?;
-        self.after("PurgeJobAfter", &mut p.job)?;
-        self.after("PurgeResvAfter", &mut p.resv)?;
-        self.after("PurgeStepAfter", &mut p.step)?;
-        self.after("PurgeSuspendAfter", &mut p.suspend)?;
-        self.after("PurgeTXNAfter", &mut p.txn)?;
-        self.after("PurgeUsageAfter", &mut p.usage)?;
-        self.after("PurgeJobScriptAfter", &mut p.job_script)?;
-        self.after("PurgeJobEnvAfter", &mut p.job_env)?;
-        self.months("PurgeEventMonths", &mut p.event)?;
-        self.months("PurgeJobMonths", &mut p.job)?;
-        self.months("PurgeStepMonths", &mut p.step)?;
-        self.months("PurgeSuspendMonths", &mut p.suspend)?;
-        self.months("PurgeTXNMonths", &mut p.txn)?;
-        self.months("PurgeUsageMonths", &mut p.usage)?;
-        self.months("StepPurge", &mut p.step)?;
-        let archive = |slot: &mut Option<Purge>, key: &str| {
-            if let Some(x) = slot.as_mut() {
-                x.archive = self.bool(key);
-            }
-        };
-        archive(&mut p.event, "ArchiveEvents");
-        archive(&mut p.job, "ArchiveJobs");
-        archive(&mut p.job_script, "ArchiveJobScript");
-        archive(&mut p.job_env, "ArchiveJobEnv");
-        archive(&mut p.resv, "ArchiveResvs");
-        archive(&mut p.step, "ArchiveSteps");
-        archive(&mut p.suspend, "ArchiveSuspend");
-        archive(&mut p.txn, "ArchiveTXN");
-        archive(&mut p.usage, "ArchiveUsage");
-        Ok(p)
-    }
-
-    fn finish(mut self, file: &Location) -> Result<SlurmdbdConf, ConfError> {
-        let debug_level = match self.entry("DebugLevel") {
-            Some((v, at)) => {
-                LogLevel::parse(v).ok_or_else(|| ConfError::value(at, "DebugLevel", "level", v))?
-            }
-            None => LogLevel::Info,
-        };
-        let Some(storage_type) = self.string("StorageType") else {
-            return Err(ConfError::invalid(file, "StorageType must be set"));
-        };
-        if storage_type == "accounting_storage/slurmdbd" {
-            let at = self.entry("StorageType").map_or(file, |(_, at)| at);
-            return Err(ConfError::invalid(
-                at,
-                "StorageType=accounting_storage/slurmdbd names the daemon itself",
-            ));
+fn finish(mut f: Flat, file: &Location) -> Result<SlurmdbdConf, ConfError> {
+    let debug_level = match f.entry("DebugLevel") {
+        Some((v, at)) => {
+            LogLevel::parse(v).ok_or_else(|| ConfError::value(at, "DebugLevel", "level", v))?
         }
-        let purge = self.purge()?;
-        let mysql = storage_type == "accounting_storage/mysql";
-        let dbd_host = match self.string("DbdHost") {
-            Some(h) => h,
-            None => {
-                self.warnings
-                    .push(format!("{file}: no DbdHost, using localhost"));
-                "localhost".into()
-            }
-        };
-        let message_timeout = self
-            .u16("MessageTimeout")
-            .unwrap_or(DEFAULT_MESSAGE_TIMEOUT);
-        if message_timeout > 100 {
-            self.warnings.push(format!(
-                "{file}: MessageTimeout={message_timeout} is too long for timely failure detection"
-            ));
-        }
-        Ok(SlurmdbdConf {
-            dbd_addr: self.string("DbdAddr").unwrap_or_else(|| dbd_host.clone()),
-            dbd_host,
-            dbd_backup_host: self.string("DbdBackupHost"),
-            dbd_port: self
-                .u16("DbdPort")
-                .filter(|&p| p != 0)
-                .unwrap_or(DEFAULT_DBD_PORT),
-            slurm_user: self.string("SlurmUser").unwrap_or_else(|| "root".into()),
-            storage_host: self
-                .string("StorageHost")
-                .unwrap_or_else(|| DEFAULT_STORAGE_HOST.into()),
-            storage_backup_host: self.string("StorageBackupHost"),
-            storage_port: self
-                .u16("StoragePort")
-                .filter(|&p| p != 0)
-                .unwrap_or(if mysql { DEFAULT_MYSQL_PORT } else { 0 }),
-            storage_user: self.string("StorageUser"),
-            storage_pass: self.string("StoragePass"),
-            storage_loc: self.string("StorageLoc").unwrap_or_else(|| {
-                if mysql {
-                    DEFAULT_MYSQL_DB
-                } else {
-                    DEFAULT_STORAGE_LOC
-                }
-                .into()
-            }),
-            storage_parameters: self.string("StorageParameters"),
-            storage_type,
-            purge,
-            archive_dir: self
-                .string("ArchiveDir")
-                .unwrap_or_else(|| DEFAULT_ARCHIVE_DIR.into()),
-            archive_script: self.string("ArchiveScript"),
-            max_purge_limit: self.u32("MaxPurgeLimit").unwrap_or(DEFAULT_MAX_PURGE_LIMIT),
-            log_file: self.string("LogFile"),
-            debug_level,
-            pid_file: self
-                .string("PidFile")
-                .unwrap_or_else(|| DEFAULT_PID_FILE.into()),
-            auth_type: self
-                .string("AuthType")
-                .unwrap_or_else(|| DEFAULT_AUTH_TYPE.into()),
-            auth_info: self.string("AuthInfo"),
-            message_timeout,
-            raw: self.raw,
-            warnings: self.warnings,
-        })
+        None => LogLevel::Info,
+    };
+    let Some(storage_type) = f.string("StorageType") else {
+        return Err(ConfError::invalid(file, "StorageType must be set"));
+    };
+    if storage_type == "accounting_storage/slurmdbd" {
+        let at = f.entry("StorageType").map_or(file, |(_, at)| at);
+        return Err(ConfError::invalid(
+            at,
+            "StorageType=accounting_storage/slurmdbd names the daemon itself",
+        ));
     }
+    let purge = purge(&f)?;
+    let mysql = storage_type == "accounting_storage/mysql";
+    let dbd_host = match f.string("DbdHost") {
+        Some(h) => h,
+        None => {
+            f.warnings
+                .push(format!("{file}: no DbdHost, using localhost"));
+            "localhost".into()
+        }
+    };
+    let message_timeout = f.u16("MessageTimeout").unwrap_or(DEFAULT_MESSAGE_TIMEOUT);
+    if message_timeout > 100 {
+        f.warnings.push(format!(
+            "{file}: MessageTimeout={message_timeout} is too long for timely failure detection"
+        ));
+    }
+    Ok(SlurmdbdConf {
+        dbd_addr: f.string("DbdAddr").unwrap_or_else(|| dbd_host.clone()),
+        dbd_host,
+        dbd_backup_host: f.string("DbdBackupHost"),
+        dbd_port: f
+            .u16("DbdPort")
+            .filter(|&p| p != 0)
+            .unwrap_or(DEFAULT_DBD_PORT),
+        slurm_user: f.string("SlurmUser").unwrap_or_else(|| "root".into()),
+        storage_host: f
+            .string("StorageHost")
+            .unwrap_or_else(|| DEFAULT_STORAGE_HOST.into()),
+        storage_backup_host: f.string("StorageBackupHost"),
+        storage_port: f
+            .u16("StoragePort")
+            .filter(|&p| p != 0)
+            .unwrap_or(if mysql { DEFAULT_MYSQL_PORT } else { 0 }),
+        storage_user: f.string("StorageUser"),
+        storage_pass: f.string("StoragePass"),
+        storage_loc: f.string("StorageLoc").unwrap_or_else(|| {
+            if mysql {
+                DEFAULT_MYSQL_DB
+            } else {
+                DEFAULT_STORAGE_LOC
+            }
+            .into()
+        }),
+        storage_parameters: f.string("StorageParameters"),
+        storage_type,
+        purge,
+        archive_dir: f
+            .string("ArchiveDir")
+            .unwrap_or_else(|| DEFAULT_ARCHIVE_DIR.into()),
+        archive_script: f.string("ArchiveScript"),
+        max_purge_limit: f.u32("MaxPurgeLimit").unwrap_or(DEFAULT_MAX_PURGE_LIMIT),
+        log_file: f.string("LogFile"),
+        debug_level,
+        pid_file: f
+            .string("PidFile")
+            .unwrap_or_else(|| DEFAULT_PID_FILE.into()),
+        auth_type: f
+            .string("AuthType")
+            .unwrap_or_else(|| DEFAULT_AUTH_TYPE.into()),
+        auth_info: f.string("AuthInfo"),
+        message_timeout,
+        raw: f.raw,
+        warnings: f.warnings,
+    })
 }
 
 #[cfg(test)]
