@@ -8,6 +8,7 @@ use super::acct::{
     DbdMultIdRcMsg, DbdMultJobStartMsg, DbdNodeStateMsg, DbdRegisterCtldMsg, DbdStepCompMsg,
     DbdStepStartMsg,
 };
+use super::admin::{DbdAcctCoordMsg, DbdModifyMsg};
 use super::body::{DbdFiniMsg, PersistInitReqMsg, PersistRcMsg};
 use super::error::EncodeError;
 use super::list::DbdListMsg;
@@ -19,8 +20,9 @@ use crate::codec::{prim, BufMut};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::header::{flags, Header};
 use crate::msg::slurmdb::{
-    OptFederationRec, SlurmdbFederationCond, SlurmdbJobCond, SlurmdbJobRec, SlurmdbQosRec,
-    SlurmdbTresCond, SlurmdbTresRec,
+    OptClusterRec, OptFederationRec, OptUserRec, SlurmdbAccountCond, SlurmdbAccountRec,
+    SlurmdbAddAssocCond, SlurmdbClusterCond, SlurmdbFederationCond, SlurmdbJobCond, SlurmdbJobRec,
+    SlurmdbQosRec, SlurmdbTresCond, SlurmdbTresRec, SlurmdbUserCond,
 };
 use crate::pack::{decode_exact, encode_to_vec, Reader, Wire, NO_VAL};
 use crate::{Frame, ProtocolVersion};
@@ -226,6 +228,30 @@ dbd_messages! {
     GotQos(DbdListMsg<SlurmdbQosRec>),
     GetFederations(SlurmdbFederationCond),
     GotFederations(DbdListMsg<OptFederationRec>),
+    // sacctmgr's entities and the controller's start-up reads
+    GetClusters(SlurmdbClusterCond),
+    GotClusters(DbdListMsg<OptClusterRec>),
+    AddClusters(DbdListMsg<OptClusterRec>),
+    ModifyClusters(Box<DbdModifyMsg<SlurmdbClusterCond, OptClusterRec>>),
+    RemoveClusters(SlurmdbClusterCond),
+    GetAccounts(SlurmdbAccountCond),
+    GotAccounts(DbdListMsg<SlurmdbAccountRec>),
+    AddAccounts(DbdListMsg<SlurmdbAccountRec>),
+    /// 23.11+: `sacctmgr add account` with the associations to make.
+    AddAccountsCond(Box<DbdModifyMsg<SlurmdbAddAssocCond, SlurmdbAccountRec>>),
+    ModifyAccounts(Box<DbdModifyMsg<SlurmdbAccountCond, SlurmdbAccountRec>>),
+    RemoveAccounts(SlurmdbAccountCond),
+    GetUsers(SlurmdbUserCond),
+    GotUsers(DbdListMsg<OptUserRec>),
+    AddUsers(DbdListMsg<OptUserRec>),
+    /// 23.11+: `sacctmgr add user` with the associations to make.
+    AddUsersCond(Box<DbdModifyMsg<SlurmdbAddAssocCond, OptUserRec>>),
+    ModifyUsers(Box<DbdModifyMsg<SlurmdbUserCond, OptUserRec>>),
+    RemoveUsers(SlurmdbUserCond),
+    AddAccountCoords(DbdAcctCoordMsg),
+    RemoveAccountCoords(DbdAcctCoordMsg),
+    /// The names a modify or remove touched.
+    GotList(DbdListMsg<Option<String>>),
 }
 
 impl DbdMessage {

@@ -418,3 +418,161 @@ wire! {
     /// `slurmdb_pack_federation_rec`: a `u8` presence flag, then the record.
     pub struct OptFederationRec(#[wire(with = shape::flag8)] pub Option<SlurmdbFederationRec>);
 }
+
+wire! {
+    /// `slurmdb_coord_rec_t` (`slurmdb_pack_coord_rec`): an account a user coordinates.
+    pub struct SlurmdbCoordRec {
+        pub name: Option<String>,
+        /// 1 when set on this account itself, 0 when inherited from a parent.
+        pub direct: u16,
+    }
+}
+
+wire! {
+    /// `slurmdb_wckey_rec_t` (`slurmdb_pack_wckey_rec`); the same 22.05..26.05.
+    pub struct SlurmdbWckeyRec {
+        pub accounting_list: Option<Vec<SlurmdbAccountingRec>>,
+        pub cluster: Option<String>,
+        pub flags: u32,
+        pub id: u32,
+        pub is_def: u16,
+        pub name: Option<String>,
+        pub uid: u32,
+        pub user: Option<String>,
+    }
+}
+
+wire! {
+    /// `slurmdb_user_rec_t` (`slurmdb_pack_user_rec`; see [`OptUserRec`] for the flag 25.11 put in
+    /// front). 25.11 added `def_qos_id`.
+    pub struct SlurmdbUserRec {
+        pub admin_level: u16,
+        pub assoc_list: Option<Vec<SlurmdbAssocRec>>,
+        pub coord_accts: Option<Vec<SlurmdbCoordRec>>,
+        [V25_11..] pub def_qos_id: u32,
+        pub default_acct: Option<String>,
+        pub default_wckey: Option<String>,
+        pub flags: u32,
+        pub name: Option<String>,
+        pub old_name: Option<String>,
+        pub uid: u32,
+        pub wckey_list: Option<Vec<SlurmdbWckeyRec>>,
+    }
+}
+
+wire! {
+    /// A user record as `slurmdb_pack_user_rec` packs it: from 25.11 behind a presence flag
+    /// (`None`: NULL); before, a NULL record went out as an empty one and decodes as one.
+    pub struct OptUserRec {
+        #[wire(with = shape::flag8)] [V25_11..] pub rec: Option<SlurmdbUserRec>,
+        #[wire(with = shape::some)] [..V25_11] => rec,
+    }
+}
+
+wire! {
+    /// `slurmdb_account_rec_t` (`slurmdb_pack_account_rec`); the same 22.05..26.05.
+    pub struct SlurmdbAccountRec {
+        pub assoc_list: Option<Vec<SlurmdbAssocRec>>,
+        pub coordinators: Option<Vec<SlurmdbCoordRec>>,
+        pub description: Option<String>,
+        pub flags: u32,
+        pub name: Option<String>,
+        pub organization: Option<String>,
+    }
+}
+
+wire! {
+    /// `slurmdb_assoc_cond_t` (`slurmdb_pack_assoc_cond`, without the presence flag 24.11 put in
+    /// front: see [`OptAssocCond`]). 24.11 folded `only_defs` and the six `with*` words into
+    /// `flags` (ASSOC_COND_FLAG_*).
+    pub struct SlurmdbAssocCond {
+        pub acct_list: StrList,
+        pub cluster_list: StrList,
+        pub def_qos_id_list: StrList,
+        [V24_11..] pub flags: u32,
+        pub format_list: StrList,
+        pub id_list: StrList,
+        [..V24_11] pub only_defs: u16,
+        pub partition_list: StrList,
+        pub parent_acct_list: StrList,
+        pub qos_list: StrList,
+        pub usage_end: i64,
+        pub usage_start: i64,
+        pub user_list: StrList,
+        [..V24_11] pub with_usage: u16,
+        [..V24_11] pub with_deleted: u16,
+        [..V24_11] pub with_raw_qos: u16,
+        [..V24_11] pub with_sub_accts: u16,
+        [..V24_11] pub without_parent_info: u16,
+        [..V24_11] pub without_parent_limits: u16,
+    }
+}
+
+wire! {
+    /// An association cond as `slurmdb_pack_assoc_cond` packs it: from 24.11 behind a presence
+    /// flag (`None`: NULL); before, a NULL cond went out as an empty one and decodes as one.
+    pub struct OptAssocCond {
+        #[wire(with = shape::flag8)] [V24_11..] pub cond: Option<SlurmdbAssocCond>,
+        #[wire(with = shape::some)] [..V24_11] => cond,
+    }
+}
+
+wire! {
+    /// `slurmdb_user_cond_t` (`slurmdb_pack_user_cond`); the same 22.05..26.05 but for its
+    /// association cond.
+    pub struct SlurmdbUserCond {
+        pub admin_level: u16,
+        pub assoc_cond: OptAssocCond,
+        pub def_acct_list: StrList,
+        pub def_wckey_list: StrList,
+        pub with_assocs: u16,
+        pub with_coords: u16,
+        pub with_deleted: u16,
+        pub with_wckeys: u16,
+    }
+}
+
+wire! {
+    /// `slurmdb_account_cond_t` (`slurmdb_pack_account_cond`). 24.05 replaced the three `with_*`
+    /// words by `flags` (SLURMDB_ACCT_FLAG_*) between the lists.
+    pub struct SlurmdbAccountCond {
+        pub assoc_cond: OptAssocCond,
+        pub description_list: StrList,
+        [V24_05..] pub flags: u32,
+        pub organization_list: StrList,
+        [..V24_05] pub with_assocs: u16,
+        [..V24_05] pub with_coords: u16,
+        [..V24_05] pub with_deleted: u16,
+    }
+}
+
+wire! {
+    /// `slurmdb_cluster_cond_t` (`slurmdb_pack_cluster_cond`); 23.11 dropped
+    /// `plugin_id_select_list`.
+    pub struct SlurmdbClusterCond {
+        pub classification: u16,
+        pub cluster_list: StrList,
+        pub federation_list: StrList,
+        pub flags: u32,
+        pub format_list: StrList,
+        [..V23_11] pub plugin_id_select_list: StrList,
+        pub rpc_version_list: StrList,
+        pub usage_end: i64,
+        pub usage_start: i64,
+        pub with_usage: u16,
+        pub with_deleted: u16,
+    }
+}
+
+wire! {
+    /// `slurmdb_add_assoc_cond_t` (`slurmdb_pack_add_assoc_cond`, 23.11): what `sacctmgr add
+    /// account/user` of 23.11+ sends, the associations to make with their shared limits.
+    pub struct SlurmdbAddAssocCond {
+        pub acct_list: StrList,
+        pub assoc: SlurmdbAssocRec,
+        pub cluster_list: StrList,
+        pub partition_list: StrList,
+        pub user_list: StrList,
+        pub wckey_list: StrList,
+    }
+}

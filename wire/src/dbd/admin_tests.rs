@@ -1,0 +1,477 @@
+//! sacctmgr's messages and the controller's start-up reads (clusters, accounts, users,
+//! coordinators) against layouts
+//! written out field by field from `slurmdb_pack.c` / `slurmdbd_pack.c` of every release branch
+//! (`_pack_cond_msg`, `_pack_modify_msg`, `_pack_acct_coord_msg`, `slurmdbd_pack_list_msg`), not
+//! from our encoder.
+
+use super::acct_tests::{check, frame};
+use super::query_tests::{assoc_body, assoc_value, cluster_body, cluster_value, list, s, strlist};
+use super::tests::{be16, be32, be64, packstr};
+use super::*;
+use crate::msg::slurmdb::*;
+use crate::pack::NO_VAL;
+use crate::{DecodeErrorKind, ProtocolVersion as V};
+
+/// `slurmdbd_pack_list_msg` of one item written by `item`, return code 0.
+fn one(item: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut b = Vec::new();
+    be32(&mut b, 1);
+    item(&mut b);
+    be32(&mut b, 0);
+    b
+}
+
+fn listed<T>(x: T) -> DbdListMsg<T> {
+    DbdListMsg {
+        my_list: Some(vec![x]),
+        return_code: 0,
+    }
+}
+
+/// An association cond selecting alice's associations under `research`, deleted ones too.
+fn assoc_cond_body(b: &mut Vec<u8>, v: V) {
+    let new = v >= V::V24_11;
+    if new {
+        b.push(1); // packbool: a cond follows
+    }
+    strlist(b, &["research"]); // acct_list
+    be32(b, NO_VAL); // cluster_list
+    be32(b, NO_VAL); // def_qos_id_list
+    if new {
+        be32(b, 0x1 | 0x4); // flags: ASSOC_COND_FLAG_WITH_DELETED | ONLY_DEFS
+    }
+    be32(b, NO_VAL); // format_list
+    be32(b, NO_VAL); // id_list
+    if !new {
+        be16(b, 1); // only_defs
+    }
+    be32(b, NO_VAL); // partition_list
+    be32(b, NO_VAL); // parent_acct_list
+    be32(b, NO_VAL); // qos_list
+    be64(b, 0); // usage_end
+    be64(b, 1_700_000_000); // usage_start
+    strlist(b, &["alice"]); // user_list
+    if !new {
+        be16(b, 0); // with_usage
+        be16(b, 1); // with_deleted
+        be16(b, 0); // with_raw_qos
+        be16(b, 0); // with_sub_accts
+        be16(b, 0); // without_parent_info
+        be16(b, 0); // without_parent_limits
+    }
+}
+
+fn assoc_cond_value(v: V) -> OptAssocCond {
+    let new = v >= V::V24_11;
+    OptAssocCond {
+        cond: Some(SlurmdbAssocCond {
+            acct_list: list(&["research"]),
+            flags: if new { 0x5 } else { 0 },
+            only_defs: u16::from(!new),
+            usage_start: 1_700_000_000,
+            user_list: list(&["alice"]),
+            with_deleted: u16::from(!new),
+            ..Default::default()
+        }),
+    }
+}
+
+fn cluster_cond_body(b: &mut Vec<u8>, v: V) {
+    be16(b, 0); // classification
+    strlist(b, &["c1"]); // cluster_list
+    be32(b, NO_VAL); // federation_list
+    be32(b, 0); // flags
+    be32(b, NO_VAL); // format_list
+    if v < V::V23_11 {
+        be32(b, NO_VAL); // plugin_id_select_list
+    }
+    be32(b, NO_VAL); // rpc_version_list
+    be64(b, 1_700_086_400); // usage_end
+    be64(b, 1_700_000_000); // usage_start
+    be16(b, 1); // with_usage
+    be16(b, 0); // with_deleted
+}
+
+fn cluster_cond_value() -> SlurmdbClusterCond {
+    SlurmdbClusterCond {
+        cluster_list: list(&["c1"]),
+        usage_end: 1_700_086_400,
+        usage_start: 1_700_000_000,
+        with_usage: 1,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn clusters_per_release() {
+    let mut sizes = Vec::new();
+    for v in V::ALL {
+        let mut b = Vec::new();
+        cluster_cond_body(&mut b, v);
+        sizes.push(b.len());
+        check(v, 1412, &b, &DbdMessage::GetClusters(cluster_cond_value()));
+        check(
+            v,
+            1438,
+            &b,
+            &DbdMessage::RemoveClusters(cluster_cond_value()),
+        );
+
+        let b = one(|b| cluster_body(b, v));
+        let rec = OptClusterRec {
+            rec: Some(cluster_value(v)),
+        };
+        check(v, 1419, &b, &DbdMessage::GotClusters(listed(rec.clone())));
+        check(v, 1405, &b, &DbdMessage::AddClusters(listed(rec.clone())));
+
+        let mut b = Vec::new();
+        cluster_cond_body(&mut b, v);
+        cluster_body(&mut b, v);
+        let m = DbdModifyMsg {
+            cond: cluster_cond_value(),
+            rec,
+        };
+        check(v, 1430, &b, &DbdMessage::ModifyClusters(Box::new(m)));
+    }
+    // 23.11 dropped plugin_id_select_list, nothing else changed.
+    assert_eq!(sizes[2] + 4, sizes[0]);
+    assert!(sizes[2..].iter().all(|&n| n == sizes[2]));
+}
+
+fn coord_body(b: &mut Vec<u8>, name: &str, direct: u16) {
+    packstr(b, name);
+    be16(b, direct);
+}
+
+fn coord(name: &str, direct: u16) -> SlurmdbCoordRec {
+    SlurmdbCoordRec {
+        name: s(name),
+        direct,
+    }
+}
+
+fn account_body(b: &mut Vec<u8>, v: V) {
+    be32(b, 1); // assoc_list: one association
+    assoc_body(b, v);
+    be32(b, 1); // coordinators
+    coord_body(b, "alice", 1);
+    packstr(b, "Research group"); // description
+    be32(b, 0); // flags
+    packstr(b, "research"); // name
+    packstr(b, "science"); // organization
+}
+
+fn account_value(v: V) -> SlurmdbAccountRec {
+    SlurmdbAccountRec {
+        assoc_list: Some(vec![assoc_value(v)]),
+        coordinators: Some(vec![coord("alice", 1)]),
+        description: s("Research group"),
+        flags: 0,
+        name: s("research"),
+        organization: s("science"),
+    }
+}
+
+fn account_cond_body(b: &mut Vec<u8>, v: V) {
+    assoc_cond_body(b, v); // assoc_cond
+    be32(b, NO_VAL); // description_list
+    if v >= V::V24_05 {
+        be32(b, 0x2 | 0x4); // flags: SLURMDB_ACCT_FLAG_WASSOC | WCOORD
+    }
+    strlist(b, &["science"]); // organization_list
+    if v < V::V24_05 {
+        be16(b, 1); // with_assocs
+        be16(b, 1); // with_coords
+        be16(b, 0); // with_deleted
+    }
+}
+
+fn account_cond_value(v: V) -> SlurmdbAccountCond {
+    let new = v >= V::V24_05;
+    SlurmdbAccountCond {
+        assoc_cond: assoc_cond_value(v),
+        flags: if new { 0x6 } else { 0 },
+        organization_list: list(&["science"]),
+        with_assocs: u16::from(!new),
+        with_coords: u16::from(!new),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn accounts_per_release() {
+    for v in V::ALL {
+        let mut b = Vec::new();
+        account_cond_body(&mut b, v);
+        check(v, 1409, &b, &DbdMessage::GetAccounts(account_cond_value(v)));
+        check(
+            v,
+            1435,
+            &b,
+            &DbdMessage::RemoveAccounts(account_cond_value(v)),
+        );
+
+        let b = one(|b| account_body(b, v));
+        check(
+            v,
+            1416,
+            &b,
+            &DbdMessage::GotAccounts(listed(account_value(v))),
+        );
+        check(
+            v,
+            1402,
+            &b,
+            &DbdMessage::AddAccounts(listed(account_value(v))),
+        );
+
+        let mut b = Vec::new();
+        account_cond_body(&mut b, v);
+        account_body(&mut b, v);
+        let m = DbdModifyMsg {
+            cond: account_cond_value(v),
+            rec: account_value(v),
+        };
+        check(v, 1428, &b, &DbdMessage::ModifyAccounts(Box::new(m)));
+    }
+}
+
+fn wckey_body(b: &mut Vec<u8>) {
+    be32(b, NO_VAL); // accounting_list
+    packstr(b, "c1"); // cluster
+    be32(b, 0); // flags
+    be32(b, 4); // id
+    be16(b, 1); // is_def
+    packstr(b, "*"); // name
+    be32(b, 1000); // uid
+    packstr(b, "alice"); // user
+}
+
+fn wckey_value() -> SlurmdbWckeyRec {
+    SlurmdbWckeyRec {
+        cluster: s("c1"),
+        id: 4,
+        is_def: 1,
+        name: s("*"),
+        uid: 1000,
+        user: s("alice"),
+        ..Default::default()
+    }
+}
+
+fn user_body(b: &mut Vec<u8>, v: V) {
+    let new = v >= V::V25_11;
+    if new {
+        b.push(1); // packbool: a record follows
+    }
+    be16(b, 3); // admin_level: SLURMDB_ADMIN_SUPER_USER
+    be32(b, 1); // assoc_list
+    assoc_body(b, v);
+    be32(b, 1); // coord_accts
+    coord_body(b, "research", 1);
+    if new {
+        be32(b, 2); // def_qos_id
+    }
+    packstr(b, "research"); // default_acct
+    be32(b, 0); // default_wckey: NULL
+    be32(b, 0); // flags
+    packstr(b, "alice"); // name
+    be32(b, 0); // old_name: NULL
+    be32(b, 1000); // uid
+    be32(b, 1); // wckey_list
+    wckey_body(b);
+}
+
+fn user_value(v: V) -> OptUserRec {
+    OptUserRec {
+        rec: Some(SlurmdbUserRec {
+            admin_level: 3,
+            assoc_list: Some(vec![assoc_value(v)]),
+            coord_accts: Some(vec![coord("research", 1)]),
+            def_qos_id: if v >= V::V25_11 { 2 } else { 0 },
+            default_acct: s("research"),
+            name: s("alice"),
+            uid: 1000,
+            wckey_list: Some(vec![wckey_value()]),
+            ..Default::default()
+        }),
+    }
+}
+
+fn user_cond_body(b: &mut Vec<u8>, v: V) {
+    be16(b, 0); // admin_level
+    assoc_cond_body(b, v); // assoc_cond
+    strlist(b, &["research"]); // def_acct_list
+    be32(b, NO_VAL); // def_wckey_list
+    be16(b, 1); // with_assocs
+    be16(b, 1); // with_coords
+    be16(b, 0); // with_deleted
+    be16(b, 0); // with_wckeys
+}
+
+fn user_cond_value(v: V) -> SlurmdbUserCond {
+    SlurmdbUserCond {
+        assoc_cond: assoc_cond_value(v),
+        def_acct_list: list(&["research"]),
+        with_assocs: 1,
+        with_coords: 1,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn users_per_release() {
+    for v in V::ALL {
+        let mut b = Vec::new();
+        user_cond_body(&mut b, v);
+        check(v, 1415, &b, &DbdMessage::GetUsers(user_cond_value(v)));
+        check(v, 1439, &b, &DbdMessage::RemoveUsers(user_cond_value(v)));
+
+        let b = one(|b| user_body(b, v));
+        check(v, 1423, &b, &DbdMessage::GotUsers(listed(user_value(v))));
+        check(v, 1406, &b, &DbdMessage::AddUsers(listed(user_value(v))));
+
+        let mut b = Vec::new();
+        user_cond_body(&mut b, v);
+        user_body(&mut b, v);
+        let m = DbdModifyMsg {
+            cond: user_cond_value(v),
+            rec: user_value(v),
+        };
+        check(v, 1431, &b, &DbdMessage::ModifyUsers(Box::new(m)));
+    }
+    // A NULL user: the flag alone from 25.11; an empty record before, which decodes as one.
+    let null = DbdMessage::GotUsers(listed(OptUserRec { rec: None }));
+    check(V::V25_11, 1423, &[0, 0, 0, 1, 0, 0, 0, 0, 0], &null);
+    let mut b = Vec::new();
+    be32(&mut b, 1);
+    be16(&mut b, 0); // admin_level
+    be32(&mut b, NO_VAL); // assoc_list
+    be32(&mut b, NO_VAL); // coord_accts
+    be32(&mut b, 0); // default_acct
+    be32(&mut b, 0); // default_wckey
+    be32(&mut b, 0); // flags
+    be32(&mut b, 0); // name
+    be32(&mut b, 0); // old_name
+    be32(&mut b, 0); // uid
+    be32(&mut b, NO_VAL); // wckey_list
+    be32(&mut b, 0);
+    assert_eq!(null.encode(V::V25_05).unwrap(), frame(1423, &b));
+}
+
+#[test]
+fn coordinators_are_accounts_then_a_user_cond() {
+    for v in V::ALL {
+        let mut b = Vec::new();
+        strlist(&mut b, &["research", "physics"]); // acct_list: a plain count
+        user_cond_body(&mut b, v);
+        let m = DbdAcctCoordMsg {
+            acct_list: vec![s("research"), s("physics")],
+            cond: user_cond_value(v),
+        };
+        check(v, 1403, &b, &DbdMessage::AddAccountCoords(m.clone()));
+        check(v, 1436, &b, &DbdMessage::RemoveAccountCoords(m));
+    }
+    // No accounts is a count of 0, never NO_VAL.
+    let v = V::V24_11;
+    let mut b = Vec::new();
+    be32(&mut b, NO_VAL);
+    user_cond_body(&mut b, v);
+    let e = DbdMessage::decode_framed(v, &frame(1403, &b)).unwrap_err();
+    assert!(
+        matches!(e.kind, DecodeErrorKind::CountTooLarge { count, .. } if count == u64::from(NO_VAL)),
+        "{e}"
+    );
+    assert_eq!(e.path(), "DBD_ADD_ACCOUNT_COORDS.acct_list");
+}
+
+fn add_assoc_cond_body(b: &mut Vec<u8>, v: V) {
+    strlist(b, &["research"]); // acct_list
+    assoc_body(b, v); // assoc: the limits shared by the new associations
+    strlist(b, &["c1"]); // cluster_list
+    be32(b, NO_VAL); // partition_list
+    strlist(b, &["alice", "bob"]); // user_list
+    be32(b, NO_VAL); // wckey_list
+}
+
+fn add_assoc_cond_value(v: V) -> SlurmdbAddAssocCond {
+    SlurmdbAddAssocCond {
+        acct_list: list(&["research"]),
+        assoc: assoc_value(v),
+        cluster_list: list(&["c1"]),
+        user_list: list(&["alice", "bob"]),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn add_accounts_and_users_cond_exist_from_23_11() {
+    for v in V::ALL {
+        let m = DbdMessage::AddUsersCond(Box::new(DbdModifyMsg {
+            cond: add_assoc_cond_value(v),
+            rec: user_value(v),
+        }));
+        let a = DbdMessage::AddAccountsCond(Box::new(DbdModifyMsg {
+            cond: add_assoc_cond_value(v),
+            rec: account_value(v),
+        }));
+        if v < V::V23_11 {
+            assert!(matches!(m.encode(v), Err(EncodeError::NotInRelease(..))));
+            assert!(matches!(a.encode(v), Err(EncodeError::NotInRelease(..))));
+            continue;
+        }
+        let mut b = Vec::new();
+        add_assoc_cond_body(&mut b, v);
+        user_body(&mut b, v);
+        check(v, 1502, &b, &m);
+        let mut b = Vec::new();
+        add_assoc_cond_body(&mut b, v);
+        account_body(&mut b, v);
+        check(v, 1501, &b, &a);
+    }
+}
+
+#[test]
+fn got_list_is_the_names_changed() {
+    for v in V::ALL {
+        let mut b = Vec::new();
+        strlist(&mut b, &[" C = c1 A = research U = alice"]);
+        be32(&mut b, 0);
+        let m = DbdListMsg {
+            my_list: Some(vec![s(" C = c1 A = research U = alice")]),
+            return_code: 0,
+        };
+        check(v, 1422, &b, &DbdMessage::GotList(m));
+    }
+    // Nothing matched: no list, and the return code says why.
+    let mut b = Vec::new();
+    be32(&mut b, NO_VAL);
+    be32(&mut b, 2006);
+    let m = DbdListMsg {
+        my_list: None,
+        return_code: 2006,
+    };
+    check(V::V22_05, 1422, &b, &DbdMessage::GotList(m));
+}
+
+#[test]
+fn a_user_list_is_bounded_by_the_bytes_left() {
+    let v = V::V26_05;
+    let mut b = Vec::new();
+    be32(&mut b, 1);
+    b.push(1); // present
+    be16(&mut b, 1); // admin_level
+    let at = b.len();
+    be32(&mut b, 0x0100_0000); // assoc_list: far more than the bytes left
+    b.extend([0; 32]);
+    let e = DbdMessage::decode_framed(v, &frame(1423, &b)).unwrap_err();
+    assert_eq!(
+        e.kind,
+        DecodeErrorKind::CountTooLarge {
+            count: 0x0100_0000,
+            remaining: 32
+        }
+    );
+    assert_eq!(e.offset, at, "{e}");
+    assert_eq!(e.path(), "DBD_GOT_USERS.my_list.[0].rec.assoc_list");
+}
