@@ -1,11 +1,13 @@
 //! sacctmgr's messages and the controller's start-up reads (clusters, accounts, users,
-//! coordinators) against layouts
+//! coordinators, associations, wckeys, resources, QOS and TRES changes) against layouts
 //! written out field by field from `slurmdb_pack.c` / `slurmdbd_pack.c` of every release branch
 //! (`_pack_cond_msg`, `_pack_modify_msg`, `_pack_acct_coord_msg`, `slurmdbd_pack_list_msg`), not
 //! from our encoder.
 
 use super::acct_tests::{check, frame};
-use super::query_tests::{assoc_body, assoc_value, cluster_body, cluster_value, list, s, strlist};
+use super::query_tests::{
+    assoc_body, assoc_value, cluster_body, cluster_value, list, s, strlist, INF,
+};
 use super::tests::{be16, be32, be64, packstr};
 use super::*;
 use crate::msg::slurmdb::*;
@@ -73,6 +75,58 @@ fn assoc_cond_value(v: V) -> OptAssocCond {
             with_deleted: u16::from(!new),
             ..Default::default()
         }),
+    }
+}
+
+#[test]
+fn assoc_cond_per_release() {
+    for v in V::ALL {
+        let mut b = Vec::new();
+        assoc_cond_body(&mut b, v);
+        let c = assoc_cond_value(v);
+        check(v, 1410, &b, &DbdMessage::GetAssocs(c.clone()));
+        check(v, 1437, &b, &DbdMessage::RemoveAssocs(c));
+    }
+    // A NULL cond: the flag alone from 24.11, an empty cond before.
+    let null = DbdMessage::GetAssocs(OptAssocCond { cond: None });
+    check(V::V24_11, 1410, &[0], &null);
+    let mut b = Vec::new();
+    for _ in 0..5 {
+        be32(&mut b, NO_VAL);
+    }
+    be16(&mut b, 0);
+    for _ in 0..3 {
+        be32(&mut b, NO_VAL);
+    }
+    be64(&mut b, 0);
+    be64(&mut b, 0);
+    be32(&mut b, NO_VAL);
+    for _ in 0..6 {
+        be16(&mut b, 0);
+    }
+    assert_eq!(null.encode(V::V23_11).unwrap(), frame(1410, &b));
+}
+
+#[test]
+fn got_assocs_and_problems_carry_assoc_records() {
+    for v in V::ALL {
+        let b = one(|b| assoc_body(b, v));
+        check(v, 1417, &b, &DbdMessage::GotAssocs(listed(assoc_value(v))));
+        check(v, 1404, &b, &DbdMessage::AddAssocs(listed(assoc_value(v))));
+    }
+}
+
+#[test]
+fn modify_assocs_is_a_cond_then_a_record() {
+    for v in V::ALL {
+        let mut b = Vec::new();
+        assoc_cond_body(&mut b, v);
+        assoc_body(&mut b, v);
+        let m = DbdModifyMsg {
+            cond: assoc_cond_value(v),
+            rec: assoc_value(v),
+        };
+        check(v, 1429, &b, &DbdMessage::ModifyAssocs(Box::new(m)));
     }
 }
 
@@ -428,6 +482,237 @@ fn add_accounts_and_users_cond_exist_from_23_11() {
         add_assoc_cond_body(&mut b, v);
         account_body(&mut b, v);
         check(v, 1501, &b, &a);
+    }
+}
+
+#[test]
+fn wckeys_are_the_same_everywhere() {
+    for v in V::ALL {
+        let mut b = Vec::new();
+        strlist(&mut b, &["c1"]); // cluster_list
+        be32(&mut b, NO_VAL); // format_list
+        be32(&mut b, NO_VAL); // id_list
+        be32(&mut b, NO_VAL); // name_list
+        be16(&mut b, 0); // only_defs
+        be64(&mut b, 0); // usage_end
+        be64(&mut b, 0); // usage_start
+        be32(&mut b, NO_VAL); // user_list
+        be16(&mut b, 0); // with_usage
+        be16(&mut b, 1); // with_deleted
+        let c = SlurmdbWckeyCond {
+            cluster_list: list(&["c1"]),
+            with_deleted: 1,
+            ..Default::default()
+        };
+        check(v, 1453, &b, &DbdMessage::GetWckeys(c.clone()));
+        check(v, 1455, &b, &DbdMessage::RemoveWckeys(c));
+        let b = one(wckey_body);
+        check(v, 1454, &b, &DbdMessage::GotWckeys(listed(wckey_value())));
+        check(v, 1452, &b, &DbdMessage::AddWckeys(listed(wckey_value())));
+    }
+}
+
+fn res_body(b: &mut Vec<u8>, v: V) {
+    let new = v >= V::V23_02;
+    be32(b, 1); // clus_res_list
+    packstr(b, "c1"); // .cluster
+    if new {
+        be32(b, 8); // .allowed
+    } else {
+        be16(b, 50); // .percent_allowed
+    }
+    be32(b, NO_VAL); // clus_res_rec: none
+    be32(b, 16); // count
+    be32(b, 0); // description: NULL
+    be32(b, 0); // flags
+    be32(b, 1); // id
+    be32(b, 0); // manager: NULL
+    packstr(b, "matlab"); // name
+    if new {
+        be32(b, 8); // allocated
+        be32(b, 2); // last_consumed
+    } else {
+        be16(b, 50); // percent_used
+    }
+    packstr(b, "flex"); // server
+    be32(b, 1); // type: SLURMDB_RESOURCE_LICENSE
+    if new {
+        be64(b, 1_700_000_000); // last_update
+    }
+}
+
+fn res_value(v: V) -> SlurmdbResRec {
+    let new = v >= V::V23_02;
+    SlurmdbResRec {
+        clus_res_list: Some(vec![SlurmdbClusResRec {
+            cluster: s("c1"),
+            allowed: if new { 8 } else { 50 },
+        }]),
+        clus_res_rec: None,
+        count: 16,
+        name: s("matlab"),
+        id: 1,
+        allocated: if new { 8 } else { 50 },
+        last_consumed: if new { 2 } else { 0 },
+        server: s("flex"),
+        r#type: 1,
+        last_update: if new { 1_700_000_000 } else { 0 },
+        ..Default::default()
+    }
+}
+
+#[test]
+fn resources_per_release() {
+    for v in V::ALL {
+        let mut b = Vec::new();
+        strlist(&mut b, &["c1"]); // cluster_list
+        be32(&mut b, NO_VAL); // description_list
+        be32(&mut b, 0x1000_0000); // flags: SLURMDB_RES_FLAG_NOTSET
+        for _ in 0..7 {
+            // format, id, manager, name, allowed, server, type lists
+            be32(&mut b, NO_VAL);
+        }
+        be16(&mut b, 0); // with_deleted
+        be16(&mut b, 1); // with_clusters
+        let c = SlurmdbResCond {
+            cluster_list: list(&["c1"]),
+            flags: 0x1000_0000,
+            with_clusters: 1,
+            ..Default::default()
+        };
+        check(v, 1478, &b, &DbdMessage::GetRes(c.clone()));
+        check(v, 1480, &b, &DbdMessage::RemoveRes(c));
+
+        let b = one(|b| res_body(b, v));
+        check(v, 1479, &b, &DbdMessage::GotRes(listed(res_value(v))));
+        check(v, 1477, &b, &DbdMessage::AddRes(listed(res_value(v))));
+    }
+    // The record for one cluster follows a 0 word; any other word but NO_VAL is refused.
+    let v = V::V24_11;
+    let mut b = Vec::new();
+    be32(&mut b, 1);
+    be32(&mut b, NO_VAL); // clus_res_list
+    let at = b.len();
+    be32(&mut b, 0); // clus_res_rec: present
+    packstr(&mut b, "c1");
+    be32(&mut b, 3);
+    let tail = |b: &mut Vec<u8>| {
+        for x in [16, 0, 0, 1, 0, 0, 0, 0, 0, 1] {
+            be32(b, x); // count .. type
+        }
+        be64(b, 0); // last_update
+        be32(b, 0); // return_code
+    };
+    tail(&mut b);
+    let m = DbdMessage::decode_framed(v, &frame(1479, &b)).unwrap();
+    let DbdMessage::GotRes(l) = &m else {
+        panic!("{m:?}")
+    };
+    let r = &l.my_list.as_ref().unwrap()[0];
+    assert_eq!(r.clus_res_rec.as_ref().unwrap().allowed, 3);
+    assert_eq!(m.encode(v).unwrap(), frame(1479, &b));
+    b[at + 3] = 7;
+    let e = DbdMessage::decode_framed(v, &frame(1479, &b)).unwrap_err();
+    assert!(
+        matches!(e.kind, DecodeErrorKind::BadValue { value: 7, .. }),
+        "{e}"
+    );
+    assert_eq!(e.offset, at, "{e}");
+}
+
+#[test]
+fn qos_and_tres_changes() {
+    for v in V::ALL {
+        // REMOVE_QOS takes GET_QOS's cond, MODIFY_QOS that cond and a record.
+        let mut cond = Vec::new();
+        if v >= V::V24_11 {
+            cond.push(0); // packbool: NULL cond
+        } else {
+            for _ in 0..4 {
+                be32(&mut cond, NO_VAL);
+            }
+            be16(&mut cond, 0);
+            be16(&mut cond, 0);
+        }
+        let null = DbdQosCondMsg {
+            cond: (v < V::V24_11).then(SlurmdbQosCond::default),
+        };
+        check(v, 1450, &cond, &DbdMessage::RemoveQos(null.clone()));
+
+        let mut rec = Vec::new();
+        packstr(&mut rec, "low"); // description
+        be32(&mut rec, 2); // id
+        for _ in 0..2 {
+            be32(&mut rec, 0); // flags, grace_time
+        }
+        for _ in 0..3 {
+            be32(&mut rec, 0); // grp_tres*: NULL
+        }
+        for _ in 0..4 {
+            be32(&mut rec, INF); // grp_jobs .. grp_wall
+        }
+        for _ in 0..7 {
+            be32(&mut rec, 0); // max_tres_*: NULL
+        }
+        for _ in 0..8 {
+            be32(&mut rec, INF); // max_jobs_pa .. max_wall_pj
+        }
+        be32(&mut rec, 0); // min_tres_pj: NULL
+        packstr(&mut rec, "low"); // name
+        be32(&mut rec, NO_VAL); // preempt_bitstr
+        be32(&mut rec, NO_VAL); // preempt_list
+        be16(&mut rec, 0); // preempt_mode
+        be32(&mut rec, NO_VAL); // preempt_exempt_time
+        be32(&mut rec, 1); // priority
+        for x in [1.0, -1.0, -1.0] {
+            be64(&mut rec, crate::types::Double::from_value(x).scaled_bits);
+        }
+        let q = SlurmdbQosRec {
+            description: s("low"),
+            id: 2,
+            grp_jobs: INF,
+            grp_jobs_accrue: INF,
+            grp_submit_jobs: INF,
+            grp_wall: INF,
+            max_jobs_pa: INF,
+            max_jobs_pu: INF,
+            max_jobs_accrue_pa: INF,
+            max_jobs_accrue_pu: INF,
+            min_prio_thresh: INF,
+            max_submit_jobs_pa: INF,
+            max_submit_jobs_pu: INF,
+            max_wall_pj: INF,
+            name: s("low"),
+            preempt_exempt_time: NO_VAL,
+            priority: 1,
+            usage_factor: crate::types::Double::from_value(1.0),
+            usage_thres: crate::types::Double::from_value(-1.0),
+            limit_factor: crate::types::Double::from_value(-1.0),
+            ..Default::default()
+        };
+        let mut b = cond.clone();
+        b.extend_from_slice(&rec);
+        let m = DbdModifyMsg {
+            cond: null,
+            rec: q.clone(),
+        };
+        check(v, 1451, &b, &DbdMessage::ModifyQos(Box::new(m)));
+        let b = one(|b| b.extend_from_slice(&rec));
+        check(v, 1447, &b, &DbdMessage::AddQos(listed(q)));
+
+        let b = one(|b| {
+            be64(b, 0); // alloc_secs
+            be64(b, 0); // count
+            be32(b, 0); // id: assigned by the dbd
+            packstr(b, "gpu"); // name
+            packstr(b, "gres"); // type
+        });
+        let t = SlurmdbTresRec {
+            name: s("gpu"),
+            r#type: s("gres"),
+            ..Default::default()
+        };
+        check(v, 1485, &b, &DbdMessage::AddTres(listed(t)));
     }
 }
 

@@ -20,9 +20,11 @@ use crate::codec::{prim, BufMut};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::header::{flags, Header};
 use crate::msg::slurmdb::{
-    OptClusterRec, OptFederationRec, OptUserRec, SlurmdbAccountCond, SlurmdbAccountRec,
-    SlurmdbAddAssocCond, SlurmdbClusterCond, SlurmdbFederationCond, SlurmdbJobCond, SlurmdbJobRec,
-    SlurmdbQosRec, SlurmdbTresCond, SlurmdbTresRec, SlurmdbUserCond,
+    OptAssocCond, OptClusterRec, OptFederationRec, OptUserRec, SlurmdbAccountCond,
+    SlurmdbAccountRec, SlurmdbAddAssocCond, SlurmdbAssocRec, SlurmdbClusterCond,
+    SlurmdbFederationCond, SlurmdbJobCond, SlurmdbJobRec, SlurmdbQosRec, SlurmdbResCond,
+    SlurmdbResRec, SlurmdbTresCond, SlurmdbTresRec, SlurmdbUserCond, SlurmdbWckeyCond,
+    SlurmdbWckeyRec,
 };
 use crate::pack::{decode_exact, encode_to_vec, Reader, Wire, NO_VAL};
 use crate::{Frame, ProtocolVersion};
@@ -250,6 +252,24 @@ dbd_messages! {
     RemoveUsers(SlurmdbUserCond),
     AddAccountCoords(DbdAcctCoordMsg),
     RemoveAccountCoords(DbdAcctCoordMsg),
+    GetAssocs(OptAssocCond),
+    GotAssocs(DbdListMsg<SlurmdbAssocRec>),
+    AddAssocs(DbdListMsg<SlurmdbAssocRec>),
+    ModifyAssocs(Box<DbdModifyMsg<OptAssocCond, SlurmdbAssocRec>>),
+    RemoveAssocs(OptAssocCond),
+    AddQos(DbdListMsg<SlurmdbQosRec>),
+    ModifyQos(Box<DbdModifyMsg<DbdQosCondMsg, SlurmdbQosRec>>),
+    RemoveQos(DbdQosCondMsg),
+    AddTres(DbdListMsg<SlurmdbTresRec>),
+    GetWckeys(SlurmdbWckeyCond),
+    GotWckeys(DbdListMsg<SlurmdbWckeyRec>),
+    AddWckeys(DbdListMsg<SlurmdbWckeyRec>),
+    RemoveWckeys(SlurmdbWckeyCond),
+    GetRes(SlurmdbResCond),
+    GotRes(DbdListMsg<SlurmdbResRec>),
+    AddRes(DbdListMsg<SlurmdbResRec>),
+    ModifyRes(Box<DbdModifyMsg<SlurmdbResCond, SlurmdbResRec>>),
+    RemoveRes(SlurmdbResCond),
     /// The names a modify or remove touched.
     GotList(DbdListMsg<Option<String>>),
 }

@@ -576,3 +576,69 @@ wire! {
         pub wckey_list: StrList,
     }
 }
+
+wire! {
+    /// `slurmdb_wckey_cond_t` (`slurmdb_pack_wckey_cond`); the same 22.05..26.05.
+    pub struct SlurmdbWckeyCond {
+        pub cluster_list: StrList,
+        pub format_list: StrList,
+        pub id_list: StrList,
+        pub name_list: StrList,
+        pub only_defs: u16,
+        pub usage_end: i64,
+        pub usage_start: i64,
+        pub user_list: StrList,
+        pub with_usage: u16,
+        pub with_deleted: u16,
+    }
+}
+
+wire! {
+    /// `slurmdb_clus_res_rec_t` (`slurmdb_pack_clus_res_rec`): a resource's share on one cluster,
+    /// a percentage in a `u16` before 23.02 made it a count.
+    pub struct SlurmdbClusResRec {
+        pub cluster: Option<String>,
+        [V23_02..] pub allowed: u32,
+        #[wire(with = shape::low16)] [..V23_02] => allowed,
+    }
+}
+
+wire! {
+    /// `slurmdb_res_rec_t` (`slurmdb_pack_res_rec`), a license or other resource. Before 23.02
+    /// `allocated` was the `u16` percent_used, and `last_consumed`, `last_update` did not exist.
+    pub struct SlurmdbResRec {
+        pub clus_res_list: Option<Vec<SlurmdbClusResRec>>,
+        #[wire(with = shape::nv32)] pub clus_res_rec: Option<SlurmdbClusResRec>,
+        pub count: u32,
+        pub description: Option<String>,
+        pub flags: u32,
+        pub id: u32,
+        pub manager: Option<String>,
+        pub name: Option<String>,
+        [V23_02..] pub allocated: u32,
+        #[wire(with = shape::low16)] [..V23_02] => allocated,
+        [V23_02..] pub last_consumed: u32,
+        pub server: Option<String>,
+        pub r#type: u32,
+        [V23_02..] pub last_update: i64,
+    }
+}
+
+wire! {
+    /// `slurmdb_res_cond_t` (`slurmdb_pack_res_cond`); the same 22.05..26.05 (23.02 renamed
+    /// percent_list to allowed_list).
+    pub struct SlurmdbResCond {
+        pub cluster_list: StrList,
+        pub description_list: StrList,
+        pub flags: u32,
+        pub format_list: StrList,
+        pub id_list: StrList,
+        pub manager_list: StrList,
+        pub name_list: StrList,
+        pub allowed_list: StrList,
+        pub server_list: StrList,
+        pub type_list: StrList,
+        pub with_deleted: u16,
+        pub with_clusters: u16,
+    }
+}
