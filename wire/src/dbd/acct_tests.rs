@@ -857,6 +857,17 @@ fn any_item(u: &mut Unstructured<'_>) -> arbitrary::Result<DbdMessage> {
         |u| Ok(M::ModifyRes(u.arbitrary()?)),
         |u| Ok(M::RemoveRes(u.arbitrary()?)),
         |u| Ok(M::GotList(u.arbitrary()?)),
+        |u| Ok(M::GetStats(u.arbitrary()?)),
+        |u| Ok(M::GotStats(u.arbitrary()?)),
+        |u| Ok(M::ClearStats(u.arbitrary()?)),
+        |u| Ok(M::GetProbs(u.arbitrary()?)),
+        |u| Ok(M::GotProbs(u.arbitrary()?)),
+        |u| Ok(M::GetConfig(u.arbitrary()?)),
+        |u| Ok(M::GotConfig(u.arbitrary()?)),
+        |u| Ok(M::GotConfigKeypairs(u.arbitrary()?)),
+        |u| Ok(M::GetTxn(u.arbitrary()?)),
+        |u| Ok(M::GotTxn(u.arbitrary()?)),
+        |u| Ok(M::RollUsage(u.arbitrary()?)),
     ];
     MAKE[u.choose_index(MAKE.len())?](u)
 }
@@ -999,11 +1010,13 @@ fn the_generator_reaches_every_accounting_type() {
 
 #[test]
 fn every_accounting_type_exists_in_every_release() {
-    // 24.05 added the TLS init, 23.11 the add-with-associations forms.
+    // 24.05 added the TLS init, 23.11 the add-with-associations forms, 26.05 the key pairs'
+    // own type.
     let newer = [
         (DbdMsgType::PersistInitTls, V::V24_05),
         (DbdMsgType::AddAccountsCond, V::V23_11),
         (DbdMsgType::AddUsersCond, V::V23_11),
+        (DbdMsgType::GotConfigKeypairs, V::V26_05),
     ];
     for (ty, from) in newer {
         let have: Vec<bool> = V::ALL.iter().map(|&v| ty.to_wire(v).is_some()).collect();
@@ -1046,4 +1059,11 @@ fn every_accounting_type_exists_in_every_release() {
             1475
         ]
     );
+    // 26.05 moved DBD_GOT_CONFIG to a new number, its old one naming the key pairs.
+    let got_config: Vec<u16> = V::ALL
+        .iter()
+        .map(|&v| DbdMsgType::GotConfig.to_wire(v).unwrap())
+        .collect();
+    assert_eq!(got_config, [1467, 1467, 1467, 1467, 1467, 1467, 1467, 1508]);
+    assert_eq!(DbdMsgType::GotConfigKeypairs.to_wire(V::V26_05), Some(1467));
 }

@@ -1,5 +1,5 @@
 //! sacctmgr's messages and the controller's start-up reads (clusters, accounts, users,
-//! coordinators, associations, wckeys, resources, QOS and TRES changes) against layouts
+//! coordinators, associations, wckeys, resources, stats, problems, config, txn) against layouts
 //! written out field by field from `slurmdb_pack.c` / `slurmdbd_pack.c` of every release branch
 //! (`_pack_cond_msg`, `_pack_modify_msg`, `_pack_acct_coord_msg`, `slurmdbd_pack_list_msg`), not
 //! from our encoder.
@@ -10,6 +10,7 @@ use super::query_tests::{
 };
 use super::tests::{be16, be32, be64, packstr};
 use super::*;
+use crate::msg::common::Empty;
 use crate::msg::slurmdb::*;
 use crate::pack::NO_VAL;
 use crate::{DecodeErrorKind, ProtocolVersion as V};
@@ -85,6 +86,7 @@ fn assoc_cond_per_release() {
         assoc_cond_body(&mut b, v);
         let c = assoc_cond_value(v);
         check(v, 1410, &b, &DbdMessage::GetAssocs(c.clone()));
+        check(v, 1468, &b, &DbdMessage::GetProbs(c.clone()));
         check(v, 1437, &b, &DbdMessage::RemoveAssocs(c));
     }
     // A NULL cond: the flag alone from 24.11, an empty cond before.
@@ -112,6 +114,7 @@ fn got_assocs_and_problems_carry_assoc_records() {
     for v in V::ALL {
         let b = one(|b| assoc_body(b, v));
         check(v, 1417, &b, &DbdMessage::GotAssocs(listed(assoc_value(v))));
+        check(v, 1469, &b, &DbdMessage::GotProbs(listed(assoc_value(v))));
         check(v, 1404, &b, &DbdMessage::AddAssocs(listed(assoc_value(v))));
     }
 }
@@ -737,6 +740,221 @@ fn got_list_is_the_names_changed() {
         return_code: 2006,
     };
     check(V::V22_05, 1422, &b, &DbdMessage::GotList(m));
+}
+
+fn rollup_body(b: &mut Vec<u8>, cluster: Option<&str>, base: u64) {
+    match cluster {
+        Some(c) => packstr(b, c),
+        None => be32(b, 0),
+    }
+    be16(b, 3); // DBD_ROLLUP_COUNT
+    for k in 0..3u64 {
+        be16(b, k as u16 + 1); // count
+        be64(b, 1_700_000_000 + k); // timestamp
+        be64(b, base + k); // time_last
+        be64(b, base + 10 + k); // time_max
+        be64(b, base + 20 + k); // time_total
+    }
+}
+
+fn rollup_value(cluster: Option<&str>, base: u64) -> SlurmdbRollupStats {
+    SlurmdbRollupStats {
+        cluster_name: cluster.map(Into::into),
+        periods: (0..3u64)
+            .map(|k| SlurmdbRollupPeriod {
+                count: k as u16 + 1,
+                timestamp: 1_700_000_000 + k as i64,
+                time_last: base + k,
+                time_max: base + 10 + k,
+                time_total: base + 20 + k,
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn stats_are_the_same_everywhere() {
+    for v in V::ALL {
+        check(v, 1489, &[], &DbdMessage::GetStats(Empty {}));
+        check(v, 1491, &[], &DbdMessage::ClearStats(Empty {}));
+        let mut b = Vec::new();
+        rollup_body(&mut b, None, 100); // dbd_rollup_stats
+        be32(&mut b, 1); // rollup_stats
+        rollup_body(&mut b, Some("c1"), 200);
+        be32(&mut b, 2); // rpc_list
+        for (cnt, id, time) in [(5, 1410, 900), (1, 1489, 40)] {
+            be32(&mut b, cnt);
+            be32(&mut b, id);
+            be64(&mut b, time);
+        }
+        be64(&mut b, 1_699_999_000); // time_start
+        be32(&mut b, 1); // user_list
+        be32(&mut b, 6); // cnt
+        be32(&mut b, 0); // id: root
+        be64(&mut b, 940); // time
+        let rpc = |cnt, id, time| SlurmdbRpcObj { cnt, id, time };
+        let m = SlurmdbStatsRec {
+            dbd_rollup_stats: rollup_value(None, 100),
+            rollup_stats: Some(vec![rollup_value(Some("c1"), 200)]),
+            rpc_list: Some(vec![rpc(5, 1410, 900), rpc(1, 1489, 40)]),
+            time_start: 1_699_999_000,
+            user_list: Some(vec![rpc(6, 0, 940)]),
+        };
+        check(v, 1490, &b, &DbdMessage::GotStats(m));
+    }
+}
+
+#[test]
+fn config_changed_shape_in_26_05() {
+    for v in V::ALL {
+        let new = v >= V::V26_05;
+        let mut b = Vec::new();
+        if !new {
+            packstr(&mut b, "slurmdbd.conf"); // the placeholder name
+        }
+        let m = DbdGetConfigMsg {
+            config_name: (!new).then(|| "slurmdbd.conf".into()),
+        };
+        check(v, 1466, &b, &DbdMessage::GetConfig(m));
+
+        let mut pairs = Vec::new();
+        be32(&mut pairs, 1);
+        packstr(&mut pairs, "DbdPort");
+        packstr(&mut pairs, "6819");
+        be32(&mut pairs, 0);
+        let kp = DbdListMsg {
+            my_list: Some(vec![ConfigKeyPair {
+                name: s("DbdPort"),
+                value: s("6819"),
+            }]),
+            return_code: 0,
+        };
+        if !new {
+            let m = DbdGotConfigMsg {
+                key_pairs: kp,
+                ..Default::default()
+            };
+            check(v, 1467, &pairs, &DbdMessage::GotConfig(m));
+            continue;
+        }
+        // 26.05: the pairs keep the old number under a new name; the structure gets 1508.
+        check(v, 1467, &pairs, &DbdMessage::GotConfigKeypairs(kp));
+        let mut b = Vec::new();
+        packstr(&mut b, "/tmp"); // archive_dir
+        be32(&mut b, 0); // archive_script
+        be16(&mut b, 0); // commit_delay
+        packstr(&mut b, "dbd"); // dbd_addr
+        be32(&mut b, 0); // dbd_backup
+        packstr(&mut b, "dbd"); // dbd_host
+        be16(&mut b, 6819); // dbd_port
+        be16(&mut b, 3); // debug_level
+        be32(&mut b, 0); // default_qos
+        be32(&mut b, 0); // flags
+        packstr(&mut b, "/var/log/slurmdbd.log"); // log_file
+        be32(&mut b, 50_000); // max_purge_limit
+        be32(&mut b, INF); // max_time_range
+        be32(&mut b, 0); // parameters
+        be16(&mut b, 0); // persist_conn_rc_flags
+        packstr(&mut b, "/run/slurmdbd.pid"); // pid_file
+        for _ in 0..9 {
+            be32(&mut b, NO_VAL); // purge_event .. purge_jobenv
+        }
+        for _ in 0..3 {
+            packstr(&mut b, ""); // storage_loc, storage_pass_script, storage_user: never sent
+        }
+        be16(&mut b, 0); // syslog_debug
+        be16(&mut b, 1); // track_wckey
+        be16(&mut b, 0); // track_ctld
+        let conf = SlurmdbdConf {
+            archive_dir: s("/tmp"),
+            dbd_addr: s("dbd"),
+            dbd_host: s("dbd"),
+            dbd_port: 6819,
+            debug_level: 3,
+            log_file: s("/var/log/slurmdbd.log"),
+            max_purge_limit: 50_000,
+            max_time_range: INF,
+            pid_file: s("/run/slurmdbd.pid"),
+            purge_event: NO_VAL,
+            purge_job: NO_VAL,
+            purge_resv: NO_VAL,
+            purge_step: NO_VAL,
+            purge_suspend: NO_VAL,
+            purge_txn: NO_VAL,
+            purge_usage: NO_VAL,
+            purge_jobscript: NO_VAL,
+            purge_jobenv: NO_VAL,
+            storage_loc: s(""),
+            storage_pass_script: s(""),
+            storage_user: s(""),
+            track_wckey: 1,
+            ..Default::default()
+        };
+        let m = DbdGotConfigMsg {
+            conf: Box::new(conf),
+            ..Default::default()
+        };
+        check(v, 1508, &b, &DbdMessage::GotConfig(m));
+    }
+}
+
+#[test]
+fn txn_and_roll_usage_are_the_same_everywhere() {
+    for v in V::ALL {
+        let mut b = Vec::new();
+        for _ in 0..3 {
+            be32(&mut b, NO_VAL); // acct_list, action_list, actor_list
+        }
+        strlist(&mut b, &["c1"]); // cluster_list
+        for _ in 0..4 {
+            be32(&mut b, NO_VAL); // format_list, id_list, info_list, name_list
+        }
+        be64(&mut b, 0); // time_end
+        be64(&mut b, 1_700_000_000); // time_start
+        be32(&mut b, NO_VAL); // user_list
+        be16(&mut b, 1); // with_assoc_info
+        let c = SlurmdbTxnCond {
+            cluster_list: list(&["c1"]),
+            time_start: 1_700_000_000,
+            with_assoc_info: 1,
+            ..Default::default()
+        };
+        check(v, 1445, &b, &DbdMessage::GetTxn(c));
+
+        let b = one(|b| {
+            be32(b, 0); // accts
+            be16(b, 1405); // action: DBD_ADD_CLUSTERS
+            packstr(b, "root"); // actor_name
+            packstr(b, "c1"); // clusters
+            be32(b, 9); // id
+            packstr(b, "mod_time=1700000000"); // set_info
+            be64(b, 1_700_000_000); // timestamp
+            be32(b, 0); // users
+            packstr(b, "name='c1'"); // where_query
+        });
+        let t = SlurmdbTxnRec {
+            action: 1405,
+            actor_name: s("root"),
+            clusters: s("c1"),
+            id: 9,
+            set_info: s("mod_time=1700000000"),
+            timestamp: 1_700_000_000,
+            where_query: s("name='c1'"),
+            ..Default::default()
+        };
+        check(v, 1446, &b, &DbdMessage::GotTxn(listed(t)));
+
+        let mut b = Vec::new();
+        be16(&mut b, 0); // archive_data
+        be64(&mut b, 1_700_086_400); // end
+        be64(&mut b, 1_700_000_000); // start
+        let m = DbdRollUsageMsg {
+            archive_data: 0,
+            end: 1_700_086_400,
+            start: 1_700_000_000,
+        };
+        check(v, 1440, &b, &DbdMessage::RollUsage(m));
+    }
 }
 
 #[test]

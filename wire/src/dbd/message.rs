@@ -8,7 +8,9 @@ use super::acct::{
     DbdMultIdRcMsg, DbdMultJobStartMsg, DbdNodeStateMsg, DbdRegisterCtldMsg, DbdStepCompMsg,
     DbdStepStartMsg,
 };
-use super::admin::{DbdAcctCoordMsg, DbdModifyMsg};
+use super::admin::{
+    DbdAcctCoordMsg, DbdGetConfigMsg, DbdGotConfigMsg, DbdModifyMsg, DbdRollUsageMsg,
+};
 use super::body::{DbdFiniMsg, PersistInitReqMsg, PersistRcMsg};
 use super::error::EncodeError;
 use super::list::DbdListMsg;
@@ -19,12 +21,13 @@ use crate::auth::AuthBlob;
 use crate::codec::{prim, BufMut};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::header::{flags, Header};
+use crate::msg::common::Empty;
 use crate::msg::slurmdb::{
-    OptAssocCond, OptClusterRec, OptFederationRec, OptUserRec, SlurmdbAccountCond,
+    ConfigKeyPair, OptAssocCond, OptClusterRec, OptFederationRec, OptUserRec, SlurmdbAccountCond,
     SlurmdbAccountRec, SlurmdbAddAssocCond, SlurmdbAssocRec, SlurmdbClusterCond,
     SlurmdbFederationCond, SlurmdbJobCond, SlurmdbJobRec, SlurmdbQosRec, SlurmdbResCond,
-    SlurmdbResRec, SlurmdbTresCond, SlurmdbTresRec, SlurmdbUserCond, SlurmdbWckeyCond,
-    SlurmdbWckeyRec,
+    SlurmdbResRec, SlurmdbStatsRec, SlurmdbTresCond, SlurmdbTresRec, SlurmdbTxnCond, SlurmdbTxnRec,
+    SlurmdbUserCond, SlurmdbWckeyCond, SlurmdbWckeyRec,
 };
 use crate::pack::{decode_exact, encode_to_vec, Reader, Wire, NO_VAL};
 use crate::{Frame, ProtocolVersion};
@@ -272,6 +275,19 @@ dbd_messages! {
     RemoveRes(SlurmdbResCond),
     /// The names a modify or remove touched.
     GotList(DbdListMsg<Option<String>>),
+    // show stats / problem / config / txn, roll
+    GetStats(Empty),
+    GotStats(SlurmdbStatsRec),
+    ClearStats(Empty),
+    GetProbs(OptAssocCond),
+    GotProbs(DbdListMsg<SlurmdbAssocRec>),
+    GetConfig(DbdGetConfigMsg),
+    GotConfig(DbdGotConfigMsg),
+    /// 26.05: the pairs DBD_GOT_CONFIG carried before.
+    GotConfigKeypairs(DbdListMsg<ConfigKeyPair>),
+    GetTxn(SlurmdbTxnCond),
+    GotTxn(DbdListMsg<SlurmdbTxnRec>),
+    RollUsage(DbdRollUsageMsg),
 }
 
 impl DbdMessage {

@@ -30,7 +30,9 @@ pub use acct::{
     DbdMultIdRcMsg, DbdMultJobStartMsg, DbdNodeStateMsg, DbdRegisterCtldMsg, DbdStepCompMsg,
     DbdStepStartMsg,
 };
-pub use admin::{DbdAcctCoordMsg, DbdModifyMsg};
+pub use admin::{
+    DbdAcctCoordMsg, DbdGetConfigMsg, DbdGotConfigMsg, DbdModifyMsg, DbdRollUsageMsg, SlurmdbdConf,
+};
 pub use body::{DbdFiniMsg, PersistInitReqMsg, PersistRcMsg};
 pub use error::EncodeError;
 pub use list::DbdListMsg;

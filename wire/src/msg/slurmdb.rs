@@ -642,3 +642,86 @@ wire! {
         pub with_clusters: u16,
     }
 }
+
+wire! {
+    /// `slurmdb_txn_cond_t` (`slurmdb_pack_txn_cond`); the same 22.05..26.05.
+    pub struct SlurmdbTxnCond {
+        pub acct_list: StrList,
+        pub action_list: StrList,
+        pub actor_list: StrList,
+        pub cluster_list: StrList,
+        pub format_list: StrList,
+        pub id_list: StrList,
+        pub info_list: StrList,
+        pub name_list: StrList,
+        pub time_end: i64,
+        pub time_start: i64,
+        pub user_list: StrList,
+        pub with_assoc_info: u16,
+    }
+}
+
+wire! {
+    /// `slurmdb_txn_rec_t` (`slurmdb_pack_txn_rec`), a row of the transaction log.
+    pub struct SlurmdbTxnRec {
+        pub accts: Option<String>,
+        /// A `DBD_*` message type of the change.
+        pub action: u16,
+        pub actor_name: Option<String>,
+        pub clusters: Option<String>,
+        pub id: u32,
+        pub set_info: Option<String>,
+        pub timestamp: i64,
+        pub users: Option<String>,
+        pub where_query: Option<String>,
+    }
+}
+
+wire! {
+    /// One rollup period (hour, day, month) of [`SlurmdbRollupStats`].
+    pub struct SlurmdbRollupPeriod {
+        pub count: u16,
+        pub timestamp: i64,
+        pub time_last: u64,
+        pub time_max: u64,
+        pub time_total: u64,
+    }
+}
+
+wire! {
+    /// `slurmdb_rollup_stats_t` (`slurmdb_pack_rollup_stats`): a `u16` count of periods
+    /// (DBD_ROLLUP_COUNT, 3), then each period's counters.
+    pub struct SlurmdbRollupStats {
+        pub cluster_name: Option<String>,
+        #[wire(with = shape::count16, min = 34)]
+        pub periods: Vec<SlurmdbRollupPeriod>,
+    }
+}
+
+wire! {
+    /// `slurmdb_rpc_obj_t` (`slurmdb_pack_rpc_obj`): calls of one RPC type or one user.
+    pub struct SlurmdbRpcObj {
+        pub cnt: u32,
+        pub id: u32,
+        pub time: u64,
+    }
+}
+
+wire! {
+    /// `slurmdb_stats_rec_t` (`slurmdb_pack_stats_msg`), DBD_GOT_STATS: `sacctmgr show stats`.
+    pub struct SlurmdbStatsRec {
+        pub dbd_rollup_stats: SlurmdbRollupStats,
+        pub rollup_stats: Option<Vec<SlurmdbRollupStats>>,
+        pub rpc_list: Option<Vec<SlurmdbRpcObj>>,
+        pub time_start: i64,
+        pub user_list: Option<Vec<SlurmdbRpcObj>>,
+    }
+}
+
+wire! {
+    /// `config_key_pair_t` (`pack_config_key_pair`).
+    pub struct ConfigKeyPair {
+        pub name: Option<String>,
+        pub value: Option<String>,
+    }
+}
