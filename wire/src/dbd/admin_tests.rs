@@ -623,6 +623,63 @@ fn resources_per_release() {
     assert_eq!(e.offset, at, "{e}");
 }
 
+/// The QOS `sacctmgr add qos low priority=1` makes (`slurmdb_pack_qos_rec`).
+fn qos_rec_body(b: &mut Vec<u8>) {
+    packstr(b, "low"); // description
+    be32(b, 2); // id
+    for _ in 0..2 {
+        be32(b, 0); // flags, grace_time
+    }
+    for _ in 0..3 {
+        be32(b, 0); // grp_tres*: NULL
+    }
+    for _ in 0..4 {
+        be32(b, INF); // grp_jobs .. grp_wall
+    }
+    for _ in 0..7 {
+        be32(b, 0); // max_tres_*: NULL
+    }
+    for _ in 0..8 {
+        be32(b, INF); // max_jobs_pa .. max_wall_pj
+    }
+    be32(b, 0); // min_tres_pj: NULL
+    packstr(b, "low"); // name
+    be32(b, NO_VAL); // preempt_bitstr
+    be32(b, NO_VAL); // preempt_list
+    be16(b, 0); // preempt_mode
+    be32(b, NO_VAL); // preempt_exempt_time
+    be32(b, 1); // priority
+    for x in [1.0, -1.0, -1.0] {
+        be64(b, crate::types::Double::from_value(x).scaled_bits);
+    }
+}
+
+fn qos_rec_value() -> SlurmdbQosRec {
+    SlurmdbQosRec {
+        description: s("low"),
+        id: 2,
+        grp_jobs: INF,
+        grp_jobs_accrue: INF,
+        grp_submit_jobs: INF,
+        grp_wall: INF,
+        max_jobs_pa: INF,
+        max_jobs_pu: INF,
+        max_jobs_accrue_pa: INF,
+        max_jobs_accrue_pu: INF,
+        min_prio_thresh: INF,
+        max_submit_jobs_pa: INF,
+        max_submit_jobs_pu: INF,
+        max_wall_pj: INF,
+        name: s("low"),
+        preempt_exempt_time: NO_VAL,
+        priority: 1,
+        usage_factor: crate::types::Double::from_value(1.0),
+        usage_thres: crate::types::Double::from_value(-1.0),
+        limit_factor: crate::types::Double::from_value(-1.0),
+        ..Default::default()
+    }
+}
+
 #[test]
 fn qos_and_tres_changes() {
     for v in V::ALL {
@@ -643,56 +700,8 @@ fn qos_and_tres_changes() {
         check(v, 1450, &cond, &DbdMessage::RemoveQos(null.clone()));
 
         let mut rec = Vec::new();
-        packstr(&mut rec, "low"); // description
-        be32(&mut rec, 2); // id
-        for _ in 0..2 {
-            be32(&mut rec, 0); // flags, grace_time
-        }
-        for _ in 0..3 {
-            be32(&mut rec, 0); // grp_tres*: NULL
-        }
-        for _ in 0..4 {
-            be32(&mut rec, INF); // grp_jobs .. grp_wall
-        }
-        for _ in 0..7 {
-            be32(&mut rec, 0); // max_tres_*: NULL
-        }
-        for _ in 0..8 {
-            be32(&mut rec, INF); // max_jobs_pa .. max_wall_pj
-        }
-        be32(&mut rec, 0); // min_tres_pj: NULL
-        packstr(&mut rec, "low"); // name
-        be32(&mut rec, NO_VAL); // preempt_bitstr
-        be32(&mut rec, NO_VAL); // preempt_list
-        be16(&mut rec, 0); // preempt_mode
-        be32(&mut rec, NO_VAL); // preempt_exempt_time
-        be32(&mut rec, 1); // priority
-        for x in [1.0, -1.0, -1.0] {
-            be64(&mut rec, crate::types::Double::from_value(x).scaled_bits);
-        }
-        let q = SlurmdbQosRec {
-            description: s("low"),
-            id: 2,
-            grp_jobs: INF,
-            grp_jobs_accrue: INF,
-            grp_submit_jobs: INF,
-            grp_wall: INF,
-            max_jobs_pa: INF,
-            max_jobs_pu: INF,
-            max_jobs_accrue_pa: INF,
-            max_jobs_accrue_pu: INF,
-            min_prio_thresh: INF,
-            max_submit_jobs_pa: INF,
-            max_submit_jobs_pu: INF,
-            max_wall_pj: INF,
-            name: s("low"),
-            preempt_exempt_time: NO_VAL,
-            priority: 1,
-            usage_factor: crate::types::Double::from_value(1.0),
-            usage_thres: crate::types::Double::from_value(-1.0),
-            limit_factor: crate::types::Double::from_value(-1.0),
-            ..Default::default()
-        };
+        qos_rec_body(&mut rec);
+        let q = qos_rec_value();
         let mut b = cond.clone();
         b.extend_from_slice(&rec);
         let m = DbdModifyMsg {
@@ -977,4 +986,97 @@ fn a_user_list_is_bounded_by_the_bytes_left() {
     );
     assert_eq!(e.offset, at, "{e}");
     assert_eq!(e.path(), "DBD_GOT_USERS.my_list.[0].rec.assoc_list");
+}
+
+/// ACCOUNTING_UPDATE_MSG's body (`_pack_accounting_update_msg`) in release `v`.
+fn accounting_update(v: V, body: &[u8]) -> crate::error::Result<crate::Message> {
+    crate::Message::decode(v, crate::MsgType::AccountingUpdateMsg, body)
+}
+
+#[test]
+fn update_objects_per_release() {
+    for v in V::ALL {
+        let mut b = Vec::new();
+        be32(&mut b, 4); // update_list: a plain count
+        be16(&mut b, 9); // SLURMDB_ADD_QOS
+        be32(&mut b, 1);
+        qos_rec_body(&mut b);
+        be16(&mut b, 4); // SLURMDB_MODIFY_USER
+        be32(&mut b, 1);
+        user_body(&mut b, v);
+        be16(&mut b, 15); // SLURMDB_ADD_CLUSTER: the type alone
+        be16(&mut b, 7); // SLURMDB_REMOVE_ASSOC
+        be32(&mut b, NO_VAL); // no list
+        let m = AccountingUpdateMsg {
+            update_list: vec![
+                SlurmdbUpdateObject::AddQos(Some(vec![qos_rec_value()])),
+                SlurmdbUpdateObject::ModifyUser(Some(vec![user_value(v)])),
+                SlurmdbUpdateObject::AddCluster,
+                SlurmdbUpdateObject::RemoveAssoc(None),
+            ],
+        };
+        let got = accounting_update(v, &b).unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(got, crate::Message::AccountingUpdateMsg(m), "{v}");
+        assert_eq!(got.encode_to_vec(v), b, "{v}");
+    }
+}
+
+#[test]
+fn update_objects_without_a_codec_are_refused_at_their_type() {
+    for ty in [0u16, 21, 24, 1489] {
+        let mut b = Vec::new();
+        be32(&mut b, 2);
+        be16(&mut b, 16); // SLURMDB_REMOVE_CLUSTER
+        be16(&mut b, ty);
+        be32(&mut b, 0);
+        let e = accounting_update(V::V24_11, &b).unwrap_err();
+        assert_eq!(
+            e.kind,
+            DecodeErrorKind::BadValue {
+                what: "update object type",
+                value: u64::from(ty)
+            }
+        );
+        assert_eq!(e.offset, 6, "{e}");
+    }
+    // The stats push is typed by DBD_GOT_STATS' number.
+    let mut b = Vec::new();
+    be32(&mut b, 1);
+    be16(&mut b, 1490);
+    be32(&mut b, 0); // an empty list
+    let m = accounting_update(V::V26_05, &b).unwrap();
+    let crate::Message::AccountingUpdateMsg(u) = &m else {
+        panic!("{m:?}")
+    };
+    assert_eq!(u.update_list, [SlurmdbUpdateObject::GotStats(Some(vec![]))]);
+}
+
+#[test]
+fn used_limits_carry_their_arrays_counts() {
+    for v in V::ALL {
+        let mut b = Vec::new();
+        be32(&mut b, 1); // accrue_cnt
+        packstr(&mut b, "research"); // acct
+        be32(&mut b, 2); // jobs
+        be32(&mut b, 3); // submit_jobs
+        be32(&mut b, 2); // tres: pack64_array
+        be64(&mut b, 4);
+        be64(&mut b, 5);
+        be32(&mut b, 0); // tres_run_secs: none
+        be32(&mut b, 1000); // uid
+        let u = SlurmdbUsedLimits {
+            accrue_cnt: 1,
+            acct: s("research"),
+            jobs: 2,
+            submit_jobs: 3,
+            tres: vec![4, 5],
+            tres_run_secs: vec![],
+            uid: 1000,
+        };
+        assert_eq!(
+            crate::pack::decode_exact::<SlurmdbUsedLimits>(&b, v).unwrap(),
+            u
+        );
+        assert_eq!(crate::pack::encode_to_vec(&u, v), b);
+    }
 }

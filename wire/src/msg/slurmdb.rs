@@ -1,9 +1,12 @@
 //! Accounting records (`slurmdb_*_rec_t`, `slurmdb_pack.c`) and the conditions (`slurmdb_*_cond_t`)
 //! that select them; some also travel in controller RPCs.
 
-use crate::codec::shape;
+use crate::codec::error::{named, PResult, WireError};
+use crate::codec::{prim, shape, BufMut};
+use crate::error::DecodeErrorKind;
+use crate::pack::Wire;
 use crate::types::{BitStr, Double, StepId};
-use crate::wire;
+use crate::{wire, ProtocolVersion};
 
 wire! {
     /// `slurmdb_tres_rec_t` as packed by `slurmdb_pack_tres_rec`; the same
@@ -723,5 +726,119 @@ wire! {
     pub struct ConfigKeyPair {
         pub name: Option<String>,
         pub value: Option<String>,
+    }
+}
+
+wire! {
+    /// `slurmdb_used_limits_t` (`slurmdb_pack_used_limits`): one user's or account's use of a
+    /// QOS. The arrays carry their own counts (`pack64_array`); 24.05 renamed `tres_run_mins` to
+    /// `tres_run_secs` without changing the wire.
+    pub struct SlurmdbUsedLimits {
+        pub accrue_cnt: u32,
+        pub acct: Option<String>,
+        pub jobs: u32,
+        pub submit_jobs: u32,
+        pub tres: Vec<u64>,
+        pub tres_run_secs: Vec<u64>,
+        pub uid: u32,
+    }
+}
+
+/// Declares [`SlurmdbUpdateObject`]: one variant per `slurmdb_update_type_t` value, with the
+/// record list that type carries (`slurmdb_pack_update_object`), or none.
+macro_rules! update_objects {
+    (
+        lists { $($(#[doc = $doc:literal])* $variant:ident = $num:literal => $rec:ty,)* }
+        bare { $($(#[doc = $bdoc:literal])* $bare:ident = $bnum:literal,)* }
+    ) => {
+        /// `slurmdb_update_object_t`: a `u16` type, then (but for a cluster's) a list of the
+        /// records that type names. SLURMDB_REMOVE_QOS_USAGE (21, a QOS list before 23.11) and
+        /// 23.11's SLURMDB_UPDATE_QOS_USAGE in its place have no codec yet.
+        #[derive(Debug, Clone, PartialEq)]
+        #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+        pub enum SlurmdbUpdateObject {
+            $($(#[doc = $doc])* $variant(Option<Vec<$rec>>),)*
+            $($(#[doc = $bdoc])* $bare,)*
+        }
+
+        impl SlurmdbUpdateObject {
+            /// The `slurmdb_update_type_t` on the wire.
+            pub fn update_type(&self) -> u16 {
+                match self {
+                    $(Self::$variant(_) => $num,)*
+                    $(Self::$bare => $bnum,)*
+                }
+            }
+        }
+
+        // irregular: the type word decides what follows.
+        impl Wire for SlurmdbUpdateObject {
+            fn parse<'a>(i: &'a [u8], v: ProtocolVersion) -> PResult<'a, Self> {
+                let (r, ty) = named(prim::u16(i), "type")?;
+                match ty {
+                    $($num => {
+                        let (r, l) = named(Option::<Vec<$rec>>::parse(r, v), "objects")?;
+                        Ok((r, Self::$variant(l)))
+                    })*
+                    $($bnum => Ok((r, Self::$bare)),)*
+                    other => WireError::fail(
+                        DecodeErrorKind::BadValue {
+                            what: "update object type",
+                            value: u64::from(other),
+                        },
+                        i,
+                    ),
+                }
+            }
+
+            fn put<B: BufMut>(&self, b: &mut B, v: ProtocolVersion) {
+                b.put_u16(self.update_type());
+                match self {
+                    $(Self::$variant(l) => l.put(b, v),)*
+                    $(Self::$bare => {})*
+                }
+            }
+        }
+    };
+}
+
+update_objects! {
+    lists {
+        AddUser = 1 => OptUserRec,
+        AddAssoc = 2 => SlurmdbAssocRec,
+        AddCoord = 3 => OptUserRec,
+        ModifyUser = 4 => OptUserRec,
+        ModifyAssoc = 5 => SlurmdbAssocRec,
+        RemoveUser = 6 => OptUserRec,
+        RemoveAssoc = 7 => SlurmdbAssocRec,
+        RemoveCoord = 8 => OptUserRec,
+        AddQos = 9 => SlurmdbQosRec,
+        RemoveQos = 10 => SlurmdbQosRec,
+        ModifyQos = 11 => SlurmdbQosRec,
+        AddWckey = 12 => SlurmdbWckeyRec,
+        RemoveWckey = 13 => SlurmdbWckeyRec,
+        ModifyWckey = 14 => SlurmdbWckeyRec,
+        RemoveAssocUsage = 17 => SlurmdbAssocRec,
+        AddRes = 18 => SlurmdbResRec,
+        RemoveRes = 19 => SlurmdbResRec,
+        ModifyRes = 20 => SlurmdbResRec,
+        AddTres = 22 => SlurmdbTresRec,
+        UpdateFeds = 23 => OptFederationRec,
+        /// The dbd's statistics, typed by the DBD message number DBD_GOT_STATS.
+        GotStats = 1490 => SlurmdbStatsRec,
+    }
+    bare {
+        AddCluster = 15,
+        RemoveCluster = 16,
+    }
+}
+
+wire! {
+    /// `accounting_update_msg_t`, ACCOUNTING_UPDATE_MSG: the changes slurmdbd pushes to a
+    /// controller (a plain count, 0 for none). Before 23.02 it came as an RPC of its own; later
+    /// releases send it on the persistent connection the dbd opens to the controller.
+    pub struct AccountingUpdateMsg {
+        #[wire(with = shape::count32, min = 2)]
+        pub update_list: Vec<SlurmdbUpdateObject>,
     }
 }
