@@ -744,6 +744,47 @@ wire! {
     }
 }
 
+wire! {
+    /// `slurmdb_qos_usage_t` (`slurmdb_pack_qos_usage`): a QOS's use as the controller counts it.
+    /// The arrays carry their own counts; a long double travels as its `%Lf` text
+    /// (`packlongdouble`), kept here as text so that it re-encodes exactly.
+    pub struct SlurmdbQosUsage {
+        pub accrue_cnt: u32,
+        pub grp_used_jobs: u32,
+        pub grp_used_submit_jobs: u32,
+        pub grp_used_tres: Vec<u64>,
+        pub grp_used_tres_run_secs: Vec<u64>,
+        pub grp_used_wall: Double,
+        pub norm_priority: Double,
+        pub usage_raw: Option<String>,
+        pub usage_tres_raw: Vec<Option<String>>,
+        /// NO_VAL (`None`) where upstream has no or an empty list.
+        pub user_limit_list: Option<Vec<SlurmdbUsedLimits>>,
+        pub acct_limit_list: Option<Vec<SlurmdbUsedLimits>>,
+    }
+}
+
+wire! {
+    /// The object of SLURMDB_UPDATE_QOS_USAGE (`slurmdb_pack_qos_usage_update`): from 23.11 a QOS
+    /// with the controller's limit arrays and its usage (`slurmdb_pack_qos_rec_with_usage`);
+    /// before, as SLURMDB_REMOVE_QOS_USAGE, the QOS alone.
+    pub struct SlurmdbQosUsageUpdate {
+        pub qos: SlurmdbQosRec,
+        [V23_11..] pub grp_tres_mins_ctld: Vec<u64>,
+        [V23_11..] pub grp_tres_run_mins_ctld: Vec<u64>,
+        [V23_11..] pub grp_tres_ctld: Vec<u64>,
+        [V23_11..] pub max_tres_mins_pj_ctld: Vec<u64>,
+        [V23_11..] pub max_tres_run_mins_pa_ctld: Vec<u64>,
+        [V23_11..] pub max_tres_run_mins_pu_ctld: Vec<u64>,
+        [V23_11..] pub max_tres_pa_ctld: Vec<u64>,
+        [V23_11..] pub max_tres_pj_ctld: Vec<u64>,
+        [V23_11..] pub max_tres_pn_ctld: Vec<u64>,
+        [V23_11..] pub max_tres_pu_ctld: Vec<u64>,
+        [V23_11..] pub min_tres_pj_ctld: Vec<u64>,
+        [V23_11..] pub usage: SlurmdbQosUsage,
+    }
+}
+
 /// Declares [`SlurmdbUpdateObject`]: one variant per `slurmdb_update_type_t` value, with the
 /// record list that type carries (`slurmdb_pack_update_object`), or none.
 macro_rules! update_objects {
@@ -752,8 +793,7 @@ macro_rules! update_objects {
         bare { $($(#[doc = $bdoc:literal])* $bare:ident = $bnum:literal,)* }
     ) => {
         /// `slurmdb_update_object_t`: a `u16` type, then (but for a cluster's) a list of the
-        /// records that type names. SLURMDB_REMOVE_QOS_USAGE (21, a QOS list before 23.11) and
-        /// 23.11's SLURMDB_UPDATE_QOS_USAGE in its place have no codec yet.
+        /// records that type names.
         #[derive(Debug, Clone, PartialEq)]
         #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
         pub enum SlurmdbUpdateObject {
@@ -822,6 +862,8 @@ update_objects! {
         AddRes = 18 => SlurmdbResRec,
         RemoveRes = 19 => SlurmdbResRec,
         ModifyRes = 20 => SlurmdbResRec,
+        /// SLURMDB_REMOVE_QOS_USAGE before 23.11, SLURMDB_UPDATE_QOS_USAGE from then.
+        UpdateQosUsage = 21 => SlurmdbQosUsageUpdate,
         AddTres = 22 => SlurmdbTresRec,
         UpdateFeds = 23 => OptFederationRec,
         /// The dbd's statistics, typed by the DBD message number DBD_GOT_STATS.
