@@ -5,12 +5,17 @@
 //!
 //! A connection that opens with slurmdbd's REQUEST_PERSIST_INIT (to port
 //! 6819, or wherever DbdPort says) is a DBD stream: its messages go to the
-//! DBD codec, in the release the server's SLURM_PERSIST_RC names.
+//! DBD codec, in the release the server's SLURM_PERSIST_RC names. One that
+//! opens with an RPC frame of REQUEST_PERSIST_INIT (slurmdbd's update
+//! connection to a controller) carries `u32 length | u16 type | body`
+//! messages of the RPC namespace after it (ACCOUNTING_UPDATE_MSG,
+//! RESPONSE_SLURM_RC), the answer to the opening being SLURM_PERSIST_RC.
 
-use slurm_wire::dbd::{persist, DbdMessage, DbdMsgType};
+use slurm_wire::dbd::{persist, DbdMessage, DbdMsgType, PersistInitReqMsg};
 use slurm_wire::frame::frame_len;
-use slurm_wire::pack::Reader;
-use slurm_wire::{DecodeError, DecodeErrorKind, ProtocolVersion};
+use slurm_wire::header::flags;
+use slurm_wire::pack::{decode_exact, encode_to_vec, Reader};
+use slurm_wire::{DecodeError, DecodeErrorKind, Frame, Message, MsgType, ProtocolVersion};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
@@ -229,6 +234,9 @@ pub struct CapturedMsg<'a> {
     pub raw: &'a [u8],
     /// Whether it travelled on a slurmdbd persistent connection.
     pub dbd: bool,
+    /// On such a connection, a body of the RPC namespace (the dbd's update
+    /// connection to a controller).
+    pub rpc_body: bool,
     /// The release it is read in (an RPC header's; a DBD connection's), if known.
     pub version: Option<ProtocolVersion>,
     /// The type's upstream name, `UNKNOWN(n)` when the release has no such
@@ -242,6 +250,7 @@ impl CapturedMsg<'_> {
     /// counted as a failure while the accounting codecs land family by family.
     pub fn awaits_codec(&self) -> bool {
         self.dbd
+            && !self.rpc_body
             && matches!(&self.outcome, Err(e) if matches!(e.kind, DecodeErrorKind::UnsupportedBody(..)))
     }
 }
@@ -255,6 +264,14 @@ pub enum Decoded {
     },
     /// A message on a slurmdbd connection.
     Dbd(DbdMessage),
+    /// The RPC frame of REQUEST_PERSIST_INIT that opens a persistent
+    /// connection to a controller.
+    PersistInit {
+        frame: Frame,
+        req: PersistInitReqMsg,
+    },
+    /// An RPC body on such a connection, after its `u16` type.
+    PersistRpc(Box<Message>),
 }
 
 /// What is not Slurm framing (srun I/O, HTTP replies, cut streams).
@@ -362,6 +379,10 @@ pub fn decode_streams_in(
             decode_dbd_stream(s.index, ends, v, true, &mut msgs, &mut raws);
             continue;
         }
+        if let Some((v, n)) = persist_rpc_opening(&s.to_server.bytes) {
+            decode_persist_rpc_stream(s.index, ends, v, n, &mut msgs, &mut raws);
+            continue;
+        }
         if let Some(v) = release {
             // without its SYN, the first talker may have been the server
             let [a, b] = ends;
@@ -391,6 +412,7 @@ pub fn decode_streams_in(
                             time_us: d.time_at(off),
                             raw,
                             dbd: false,
+                            rpc_body: false,
                             version,
                             name,
                             outcome: decode_frame_strict(raw),
@@ -453,6 +475,137 @@ fn decode_dbd_stream<'a>(
     }
 }
 
+/// (release, length) of the opening RPC frame when `bytes` start with
+/// REQUEST_PERSIST_INIT as a plain RPC (no SLURMDBD_CONNECTION flag) and the
+/// rest divides into persistent-connection messages.
+pub fn persist_rpc_opening(bytes: &[u8]) -> Option<(ProtocolVersion, usize)> {
+    let n = frame_len(bytes).ok()??;
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+    };
+    let v = ProtocolVersion::from_wire(word(4)?)?;
+    let init = MsgType::RequestPersistInit.to_wire(v)?;
+    let plain = word(6)? & flags::SLURMDBD_CONNECTION == 0;
+    (plain && word(8)? == init && split_persist(bytes.get(n..)?).is_some()).then_some((v, n))
+}
+
+/// The opening frame of a persistent connection to a controller, checked to
+/// re-encode to its bytes.
+pub fn decode_persist_init_strict(raw: &[u8]) -> Result<Decoded, DecodeError> {
+    let frame = Frame::decode_prefixed(raw)?;
+    let req: PersistInitReqMsg =
+        decode_exact(&frame.body, frame.header.version).map_err(|e| e.within("persist_init"))?;
+    let body = encode_to_vec(&req, frame.header.version);
+    if body != frame.body {
+        return Err(mismatch(&frame.body, &body).within("re-encode of body"));
+    }
+    let again = frame.encode();
+    if again != raw {
+        return Err(mismatch(raw, &again).within("re-encode of frame"));
+    }
+    Ok(Decoded::PersistInit { frame, req })
+}
+
+/// A message after that opening: SLURM_PERSIST_RC (the DBD codec's), or an
+/// RPC body of the type in front of it, checked to re-encode to its bytes.
+pub fn decode_persist_rpc_strict(v: ProtocolVersion, raw: &[u8]) -> Result<Decoded, DecodeError> {
+    let m = persist::decode_one(raw)?;
+    let Some(ty) = MsgType::from_wire(v, m.msg_type) else {
+        return Err(DecodeError::new(
+            DecodeErrorKind::UnknownMsgType {
+                version: v,
+                number: m.msg_type,
+            },
+            0,
+        ));
+    };
+    if ty == MsgType::PersistRc {
+        return decode_dbd_strict(v, raw);
+    }
+    let msg = Message::decode(v, ty, m.body)?;
+    let again = msg.encode_to_vec(v);
+    if again != m.body {
+        return Err(mismatch(m.body, &again).within("re-encode of body"));
+    }
+    Ok(Decoded::PersistRpc(Box::new(msg)))
+}
+
+/// A persistent connection to a controller, client end first: the opening
+/// frame (`n` bytes, in release `v`), then messages in the release the
+/// answer's `ret_info` names.
+fn decode_persist_rpc_stream<'a>(
+    stream: usize,
+    [(cdir, c), (sdir, srv)]: [(&'static str, &'a Direction); 2],
+    v: ProtocolVersion,
+    n: usize,
+    msgs: &mut Vec<CapturedMsg<'a>>,
+    raws: &mut Vec<RawRun>,
+) {
+    let open = &c.bytes[..n];
+    let (version, name) = rpc_label(open);
+    msgs.push(CapturedMsg {
+        stream,
+        dir: cdir,
+        src: c.src,
+        dst: c.dst,
+        time_us: c.time_at(0),
+        raw: open,
+        dbd: false,
+        rpc_body: false,
+        version,
+        name,
+        outcome: decode_persist_init_strict(open),
+    });
+    let answers = match split_persist(&srv.bytes) {
+        Some(f) => f,
+        None => {
+            raws.push(RawRun {
+                stream,
+                dir: sdir,
+                len: srv.bytes.len(),
+            });
+            Vec::new()
+        }
+    };
+    let agreed = answers
+        .first()
+        .and_then(|&(_, raw)| match decode_dbd_strict(v, raw) {
+            Ok(Decoded::Dbd(DbdMessage::PersistRc(rc))) => ProtocolVersion::from_wire(rc.ret_info),
+            _ => None,
+        })
+        .unwrap_or(v);
+    let requests = split_persist(&c.bytes[n..]).unwrap_or_default();
+    let ends = [(cdir, c, n, requests), (sdir, srv, 0, answers)];
+    for (dir, d, base, frames) in ends {
+        for (off, raw) in frames {
+            let first = dir == sdir && off == 0;
+            let rv = if first { v } else { agreed };
+            let name = raw
+                .get(4..6)
+                .map(|b| u16::from_be_bytes([b[0], b[1]]))
+                .map_or("?".into(), |t| {
+                    MsgType::from_wire(rv, t)
+                        .map_or_else(|| format!("UNKNOWN({t})"), |m| m.name().to_string())
+                });
+            msgs.push(CapturedMsg {
+                stream,
+                dir,
+                src: d.src,
+                dst: d.dst,
+                time_us: d.time_at(base + off),
+                raw,
+                dbd: true,
+                rpc_body: true,
+                version: Some(rv),
+                name,
+                outcome: decode_persist_rpc_strict(rv, raw),
+            });
+        }
+    }
+}
+
 fn dbd_msg<'a>(
     stream: usize,
     dir: &'static str,
@@ -470,6 +623,7 @@ fn dbd_msg<'a>(
         time_us: d.time_at(off),
         raw,
         dbd: true,
+        rpc_body: false,
         version: Some(v),
         name: dbd_name(v, raw),
         outcome,
@@ -490,6 +644,7 @@ mod tests {
             time_us: 0,
             raw: &[],
             dbd,
+            rpc_body: false,
             version: Some(ProtocolVersion::V24_11),
             name: "DBD_REGISTER_CTLD".into(),
             outcome: Err(DecodeError::new(kind, 0)),
@@ -519,5 +674,34 @@ mod tests {
         // an RPC frame: u32 length | u16 version | u16 flags | ...
         dbd[4..6].copy_from_slice(&[0x2a, 0x00]);
         assert_eq!(dbd_opening(&dbd), None);
+    }
+
+    #[test]
+    fn a_plain_persist_init_frame_opens_an_rpc_persistent_connection() {
+        // u32 length | u16 24.11 | u16 flags | u16 6500 | ...: an RPC frame of 20 bytes
+        let mut init = vec![0, 0, 0, 20, 0x2a, 0x00, 0x00, 0x01, 0x19, 0x64];
+        init.resize(24, 0);
+        assert_eq!(
+            persist_rpc_opening(&init),
+            Some((ProtocolVersion::V24_11, 24))
+        );
+        // then u32 length | u16 10001 | body
+        let mut more = init.clone();
+        more.extend([0, 0, 0, 6, 0x27, 0x11, 0, 0, 0, 0]);
+        assert_eq!(
+            persist_rpc_opening(&more),
+            Some((ProtocolVersion::V24_11, 24))
+        );
+        // what follows must divide into messages
+        more.push(0);
+        assert_eq!(persist_rpc_opening(&more), None);
+        // with SLURMDBD_CONNECTION it would be the DBD form's frame, not this
+        let mut dbd = init.clone();
+        dbd[6..8].copy_from_slice(&flags::SLURMDBD_CONNECTION.to_be_bytes());
+        assert_eq!(persist_rpc_opening(&dbd), None);
+        // another RPC type is an ordinary connection
+        let mut ping = init;
+        ping[8..10].copy_from_slice(&1008u16.to_be_bytes());
+        assert_eq!(persist_rpc_opening(&ping), None);
     }
 }

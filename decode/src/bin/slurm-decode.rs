@@ -70,7 +70,10 @@ fn print_line(out: &mut impl Write, l: &Line<'_>, args: &Args) -> std::io::Resul
     let dbd_body = l.raw.len().saturating_sub(6).to_string();
     let (body_len, status, ok) = match l.outcome {
         Ok(Decoded::Rpc { frame, .. }) => (frame.body.len().to_string(), "ok".to_string(), true),
-        Ok(Decoded::Dbd(_)) => (dbd_body, "ok".to_string(), true),
+        Ok(Decoded::Dbd(_) | Decoded::PersistRpc(_)) => (dbd_body, "ok".to_string(), true),
+        Ok(Decoded::PersistInit { frame, .. }) => {
+            (frame.body.len().to_string(), "ok".to_string(), true)
+        }
         Err(_) if l.awaits_codec => (dbd_body, "no codec yet".to_string(), true),
         Err(e) => {
             let declared = l.raw.get(10..14).map_or("?".to_string(), |b| {
@@ -103,19 +106,23 @@ fn print_line(out: &mut impl Write, l: &Line<'_>, args: &Args) -> std::io::Resul
                     frame.header.ret_list.len(),
                     frame.header.orig_addr
                 )?;
-                for line in format!("{msg:#?}").lines() {
-                    writeln!(out, "    {line}")?;
-                }
+                indented(out, msg)?;
             }
-            Ok(Decoded::Dbd(msg)) => {
-                for line in format!("{msg:#?}").lines() {
-                    writeln!(out, "    {line}")?;
-                }
-            }
+            Ok(Decoded::Dbd(msg)) => indented(out, msg)?,
+            Ok(Decoded::PersistRpc(msg)) => indented(out, msg)?,
+            Ok(Decoded::PersistInit { req, .. }) => indented(out, req)?,
             Err(_) => {}
         }
     }
     Ok(ok)
+}
+
+/// A decoded value's fields, one level in.
+fn indented(out: &mut impl Write, x: &impl std::fmt::Debug) -> std::io::Result<()> {
+    for line in format!("{x:#?}").lines() {
+        writeln!(out, "    {line}")?;
+    }
+    Ok(())
 }
 
 fn parse_release(s: &str) -> Result<slurm_wire::ProtocolVersion, String> {

@@ -99,6 +99,46 @@ pub mod some {
     }
 }
 
+/// `Option<T>` behind a `u32` that is NO_VAL for none and 0 for present (`slurmdb_pack_res_rec`'s
+/// `clus_res_rec`; upstream reads anything but NO_VAL as present, 0 keeps re-encoding exact).
+pub mod nv32 {
+    use super::*;
+    use crate::pack::NO_VAL;
+    pub fn parse<'a, T: Wire>(
+        i: &'a [u8],
+        v: ProtocolVersion,
+        f: &mut Option<T>,
+    ) -> PResult<'a, ()> {
+        match prim::u32(i)? {
+            (r, NO_VAL) => {
+                *f = None;
+                Ok((r, ()))
+            }
+            (r, 0) => {
+                let (r, x) = T::parse(r, v)?;
+                *f = Some(x);
+                Ok((r, ()))
+            }
+            (_, x) => WireError::fail(
+                DecodeErrorKind::BadValue {
+                    what: "presence word (NO_VAL or 0)",
+                    value: u64::from(x),
+                },
+                i,
+            ),
+        }
+    }
+    pub fn put<B: BufMut, T: Wire>(b: &mut B, v: ProtocolVersion, f: &Option<T>) {
+        match f {
+            None => b.put_u32(NO_VAL),
+            Some(x) => {
+                b.put_u32(0);
+                x.put(b, v);
+            }
+        }
+    }
+}
+
 /// A `u32` that went out as a `u16` before a release widened it (`=> field` under the older gate);
 /// a value above `u16::MAX` is cut, as upstream's cast did.
 pub mod low16 {

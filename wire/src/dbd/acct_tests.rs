@@ -794,31 +794,95 @@ fn mult_msg_is_bounded_by_the_bytes_left() {
 /// One message of any type that may be an item of a multiple-message list.
 fn any_item(u: &mut Unstructured<'_>) -> arbitrary::Result<DbdMessage> {
     use DbdMessage as M;
-    Ok(match u.int_in_range(0..=22u8)? {
-        0 => M::PersistRc(u.arbitrary()?),
-        1 => M::Fini(u.arbitrary()?),
-        2 => M::RegisterCtld(u.arbitrary()?),
-        3 => M::ClusterTres(u.arbitrary()?),
-        4 => M::FlushJobs(u.arbitrary()?),
-        5 => M::NodeState(u.arbitrary()?),
-        6 => M::JobStart(u.arbitrary()?),
-        7 => M::IdRc(u.arbitrary()?),
-        8 => M::JobHeavy(u.arbitrary()?),
-        9 => M::JobComplete(u.arbitrary()?),
-        10 => M::JobSuspend(u.arbitrary()?),
-        11 => M::StepStart(u.arbitrary()?),
-        12 => M::StepComplete(u.arbitrary()?),
-        13 => M::SendMultJobStart(u.arbitrary()?),
-        14 => M::GotMultJobStart(u.arbitrary()?),
-        15 => M::GetJobsCond(u.arbitrary()?),
-        16 => M::GotJobs(u.arbitrary()?),
-        17 => M::GetTres(u.arbitrary()?),
-        18 => M::GotTres(u.arbitrary()?),
-        19 => M::GetQos(u.arbitrary()?),
-        20 => M::GotQos(u.arbitrary()?),
-        21 => M::GetFederations(u.arbitrary()?),
-        _ => M::GotFederations(u.arbitrary()?),
-    })
+    type Make = fn(&mut Unstructured<'_>) -> arbitrary::Result<DbdMessage>;
+    const MAKE: &[Make] = &[
+        |u| Ok(M::PersistRc(u.arbitrary()?)),
+        |u| Ok(M::Fini(u.arbitrary()?)),
+        |u| Ok(M::RegisterCtld(u.arbitrary()?)),
+        |u| Ok(M::ClusterTres(u.arbitrary()?)),
+        |u| Ok(M::FlushJobs(u.arbitrary()?)),
+        |u| Ok(M::NodeState(u.arbitrary()?)),
+        |u| Ok(M::JobStart(u.arbitrary()?)),
+        |u| Ok(M::IdRc(u.arbitrary()?)),
+        |u| Ok(M::JobHeavy(u.arbitrary()?)),
+        |u| Ok(M::JobComplete(u.arbitrary()?)),
+        |u| Ok(M::JobSuspend(u.arbitrary()?)),
+        |u| Ok(M::StepStart(u.arbitrary()?)),
+        |u| Ok(M::StepComplete(u.arbitrary()?)),
+        |u| Ok(M::SendMultJobStart(u.arbitrary()?)),
+        |u| Ok(M::GotMultJobStart(u.arbitrary()?)),
+        |u| Ok(M::GetJobsCond(u.arbitrary()?)),
+        |u| Ok(M::GotJobs(u.arbitrary()?)),
+        |u| Ok(M::GetTres(u.arbitrary()?)),
+        |u| Ok(M::GotTres(u.arbitrary()?)),
+        |u| Ok(M::GetQos(u.arbitrary()?)),
+        |u| Ok(M::GotQos(u.arbitrary()?)),
+        |u| Ok(M::GetFederations(u.arbitrary()?)),
+        |u| Ok(M::GotFederations(u.arbitrary()?)),
+        |u| Ok(M::GetClusters(u.arbitrary()?)),
+        |u| Ok(M::GotClusters(u.arbitrary()?)),
+        |u| Ok(M::AddClusters(u.arbitrary()?)),
+        |u| Ok(M::ModifyClusters(u.arbitrary()?)),
+        |u| Ok(M::RemoveClusters(u.arbitrary()?)),
+        |u| Ok(M::GetAccounts(u.arbitrary()?)),
+        |u| Ok(M::GotAccounts(u.arbitrary()?)),
+        |u| Ok(M::AddAccounts(u.arbitrary()?)),
+        |u| Ok(M::AddAccountsCond(u.arbitrary()?)),
+        |u| Ok(M::ModifyAccounts(u.arbitrary()?)),
+        |u| Ok(M::RemoveAccounts(u.arbitrary()?)),
+        |u| Ok(M::GetUsers(u.arbitrary()?)),
+        |u| Ok(M::GotUsers(u.arbitrary()?)),
+        |u| Ok(M::AddUsers(u.arbitrary()?)),
+        |u| Ok(M::AddUsersCond(u.arbitrary()?)),
+        |u| Ok(M::ModifyUsers(u.arbitrary()?)),
+        |u| Ok(M::RemoveUsers(u.arbitrary()?)),
+        |u| Ok(M::AddAccountCoords(u.arbitrary()?)),
+        |u| Ok(M::RemoveAccountCoords(u.arbitrary()?)),
+        |u| Ok(M::GetAssocs(u.arbitrary()?)),
+        |u| Ok(M::GotAssocs(u.arbitrary()?)),
+        |u| Ok(M::AddAssocs(u.arbitrary()?)),
+        |u| Ok(M::ModifyAssocs(u.arbitrary()?)),
+        |u| Ok(M::RemoveAssocs(u.arbitrary()?)),
+        |u| Ok(M::AddQos(u.arbitrary()?)),
+        |u| Ok(M::ModifyQos(u.arbitrary()?)),
+        |u| Ok(M::RemoveQos(u.arbitrary()?)),
+        |u| Ok(M::AddTres(u.arbitrary()?)),
+        |u| Ok(M::GetWckeys(u.arbitrary()?)),
+        |u| Ok(M::GotWckeys(u.arbitrary()?)),
+        |u| Ok(M::AddWckeys(u.arbitrary()?)),
+        |u| Ok(M::RemoveWckeys(u.arbitrary()?)),
+        |u| Ok(M::GetRes(u.arbitrary()?)),
+        |u| Ok(M::GotRes(u.arbitrary()?)),
+        |u| Ok(M::AddRes(u.arbitrary()?)),
+        |u| Ok(M::ModifyRes(u.arbitrary()?)),
+        |u| Ok(M::RemoveRes(u.arbitrary()?)),
+        |u| Ok(M::GotList(u.arbitrary()?)),
+        |u| Ok(M::GetStats(u.arbitrary()?)),
+        |u| Ok(M::GotStats(u.arbitrary()?)),
+        |u| Ok(M::ClearStats(u.arbitrary()?)),
+        |u| Ok(M::GetProbs(u.arbitrary()?)),
+        |u| Ok(M::GotProbs(u.arbitrary()?)),
+        |u| Ok(M::GetConfig(u.arbitrary()?)),
+        |u| Ok(M::GotConfig(u.arbitrary()?)),
+        |u| Ok(M::GotConfigKeypairs(u.arbitrary()?)),
+        |u| Ok(M::GetTxn(u.arbitrary()?)),
+        |u| Ok(M::GotTxn(u.arbitrary()?)),
+        |u| Ok(M::RollUsage(u.arbitrary()?)),
+    ];
+    MAKE[u.choose_index(MAKE.len())?](u)
+}
+
+/// Whether every item of `m` (and `m` itself) has a number in `v`.
+fn exists_in(m: &DbdMessage, v: V) -> bool {
+    let items = match m {
+        DbdMessage::SendMultMsg(l) | DbdMessage::GotMultMsg(l) => l.my_list.as_deref(),
+        _ => None,
+    };
+    m.msg_type().to_wire(v).is_some()
+        && items
+            .unwrap_or_default()
+            .iter()
+            .all(|i| i.msg_type().to_wire(v).is_some())
 }
 
 /// Any message but the init (tests.rs covers it), multiple-message lists included.
@@ -864,6 +928,10 @@ proptest! {
         let mut u = Unstructured::new(&data);
         let Ok(m) = any_message(&mut u) else { return Ok(()) };
         for v in V::ALL {
+            if !exists_in(&m, v) {
+                prop_assert!(m.encode(v).is_err());
+                continue;
+            }
             let bytes = m.encode(v).unwrap();
             let back = DbdMessage::decode_framed(v, &bytes)
                 .unwrap_or_else(|e| panic!("{v}: {e}\n{m:?}"));
@@ -897,7 +965,10 @@ proptest! {
     ) {
         let mut u = Unstructured::new(&data);
         let Ok(m) = any_message(&mut u) else { return Ok(()) };
-        let mut bytes = m.encode(v).unwrap();
+        let Ok(mut bytes) = m.encode(v) else {
+            prop_assert!(!exists_in(&m, v));
+            return Ok(());
+        };
         let n = bytes.len() - 6;
         if n == 0 {
             return Ok(());
@@ -939,8 +1010,21 @@ fn the_generator_reaches_every_accounting_type() {
 
 #[test]
 fn every_accounting_type_exists_in_every_release() {
+    // 24.05 added the TLS init, 23.11 the add-with-associations forms, 26.05 the key pairs'
+    // own type.
+    let newer = [
+        (DbdMsgType::PersistInitTls, V::V24_05),
+        (DbdMsgType::AddAccountsCond, V::V23_11),
+        (DbdMsgType::AddUsersCond, V::V23_11),
+        (DbdMsgType::GotConfigKeypairs, V::V26_05),
+    ];
+    for (ty, from) in newer {
+        let have: Vec<bool> = V::ALL.iter().map(|&v| ty.to_wire(v).is_some()).collect();
+        let want: Vec<bool> = V::ALL.iter().map(|&v| v >= from).collect();
+        assert_eq!(have, want, "{}", ty.name());
+    }
     for ty in DbdMessage::SUPPORTED {
-        if *ty == DbdMsgType::PersistInitTls {
+        if newer.iter().any(|(t, _)| t == ty) {
             continue;
         }
         for v in V::ALL {
@@ -975,4 +1059,11 @@ fn every_accounting_type_exists_in_every_release() {
             1475
         ]
     );
+    // 26.05 moved DBD_GOT_CONFIG to a new number, its old one naming the key pairs.
+    let got_config: Vec<u16> = V::ALL
+        .iter()
+        .map(|&v| DbdMsgType::GotConfig.to_wire(v).unwrap())
+        .collect();
+    assert_eq!(got_config, [1467, 1467, 1467, 1467, 1467, 1467, 1467, 1508]);
+    assert_eq!(DbdMsgType::GotConfigKeypairs.to_wire(V::V26_05), Some(1467));
 }

@@ -8,6 +8,9 @@ use super::acct::{
     DbdMultIdRcMsg, DbdMultJobStartMsg, DbdNodeStateMsg, DbdRegisterCtldMsg, DbdStepCompMsg,
     DbdStepStartMsg,
 };
+use super::admin::{
+    DbdAcctCoordMsg, DbdGetConfigMsg, DbdGotConfigMsg, DbdModifyMsg, DbdRollUsageMsg,
+};
 use super::body::{DbdFiniMsg, PersistInitReqMsg, PersistRcMsg};
 use super::error::EncodeError;
 use super::list::DbdListMsg;
@@ -18,9 +21,13 @@ use crate::auth::AuthBlob;
 use crate::codec::{prim, BufMut};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::header::{flags, Header};
+use crate::msg::common::Empty;
 use crate::msg::slurmdb::{
-    OptFederationRec, SlurmdbFederationCond, SlurmdbJobCond, SlurmdbJobRec, SlurmdbQosRec,
-    SlurmdbTresCond, SlurmdbTresRec,
+    ConfigKeyPair, OptAssocCond, OptClusterRec, OptFederationRec, OptUserRec, SlurmdbAccountCond,
+    SlurmdbAccountRec, SlurmdbAddAssocCond, SlurmdbAssocRec, SlurmdbClusterCond,
+    SlurmdbFederationCond, SlurmdbJobCond, SlurmdbJobRec, SlurmdbQosRec, SlurmdbResCond,
+    SlurmdbResRec, SlurmdbStatsRec, SlurmdbTresCond, SlurmdbTresRec, SlurmdbTxnCond, SlurmdbTxnRec,
+    SlurmdbUserCond, SlurmdbWckeyCond, SlurmdbWckeyRec,
 };
 use crate::pack::{decode_exact, encode_to_vec, Reader, Wire, NO_VAL};
 use crate::{Frame, ProtocolVersion};
@@ -226,6 +233,61 @@ dbd_messages! {
     GotQos(DbdListMsg<SlurmdbQosRec>),
     GetFederations(SlurmdbFederationCond),
     GotFederations(DbdListMsg<OptFederationRec>),
+    // sacctmgr's entities and the controller's start-up reads
+    GetClusters(SlurmdbClusterCond),
+    GotClusters(DbdListMsg<OptClusterRec>),
+    AddClusters(DbdListMsg<OptClusterRec>),
+    ModifyClusters(Box<DbdModifyMsg<SlurmdbClusterCond, OptClusterRec>>),
+    RemoveClusters(SlurmdbClusterCond),
+    GetAccounts(SlurmdbAccountCond),
+    GotAccounts(DbdListMsg<SlurmdbAccountRec>),
+    AddAccounts(DbdListMsg<SlurmdbAccountRec>),
+    /// 23.11+: `sacctmgr add account` with the associations to make.
+    AddAccountsCond(Box<DbdModifyMsg<SlurmdbAddAssocCond, SlurmdbAccountRec>>),
+    ModifyAccounts(Box<DbdModifyMsg<SlurmdbAccountCond, SlurmdbAccountRec>>),
+    RemoveAccounts(SlurmdbAccountCond),
+    GetUsers(SlurmdbUserCond),
+    GotUsers(DbdListMsg<OptUserRec>),
+    AddUsers(DbdListMsg<OptUserRec>),
+    /// 23.11+: `sacctmgr add user` with the associations to make.
+    AddUsersCond(Box<DbdModifyMsg<SlurmdbAddAssocCond, OptUserRec>>),
+    ModifyUsers(Box<DbdModifyMsg<SlurmdbUserCond, OptUserRec>>),
+    RemoveUsers(SlurmdbUserCond),
+    AddAccountCoords(DbdAcctCoordMsg),
+    RemoveAccountCoords(DbdAcctCoordMsg),
+    GetAssocs(OptAssocCond),
+    GotAssocs(DbdListMsg<SlurmdbAssocRec>),
+    AddAssocs(DbdListMsg<SlurmdbAssocRec>),
+    ModifyAssocs(Box<DbdModifyMsg<OptAssocCond, SlurmdbAssocRec>>),
+    RemoveAssocs(OptAssocCond),
+    AddQos(DbdListMsg<SlurmdbQosRec>),
+    ModifyQos(Box<DbdModifyMsg<DbdQosCondMsg, SlurmdbQosRec>>),
+    RemoveQos(DbdQosCondMsg),
+    AddTres(DbdListMsg<SlurmdbTresRec>),
+    GetWckeys(SlurmdbWckeyCond),
+    GotWckeys(DbdListMsg<SlurmdbWckeyRec>),
+    AddWckeys(DbdListMsg<SlurmdbWckeyRec>),
+    RemoveWckeys(SlurmdbWckeyCond),
+    GetRes(SlurmdbResCond),
+    GotRes(DbdListMsg<SlurmdbResRec>),
+    AddRes(DbdListMsg<SlurmdbResRec>),
+    ModifyRes(Box<DbdModifyMsg<SlurmdbResCond, SlurmdbResRec>>),
+    RemoveRes(SlurmdbResCond),
+    /// The names a modify or remove touched.
+    GotList(DbdListMsg<Option<String>>),
+    // show stats / problem / config / txn, roll
+    GetStats(Empty),
+    GotStats(SlurmdbStatsRec),
+    ClearStats(Empty),
+    GetProbs(OptAssocCond),
+    GotProbs(DbdListMsg<SlurmdbAssocRec>),
+    GetConfig(DbdGetConfigMsg),
+    GotConfig(DbdGotConfigMsg),
+    /// 26.05: the pairs DBD_GOT_CONFIG carried before.
+    GotConfigKeypairs(DbdListMsg<ConfigKeyPair>),
+    GetTxn(SlurmdbTxnCond),
+    GotTxn(DbdListMsg<SlurmdbTxnRec>),
+    RollUsage(DbdRollUsageMsg),
 }
 
 impl DbdMessage {

@@ -11,10 +11,12 @@
 //! the body packed for that release ([`message`]); DBD_FINI ends it.
 //!
 //! The handshake and DBD_FINI are in [`body`], the controller's accounting
-//! messages in [`acct`], the query bodies in [`query`], the generic list body in [`list`]. The
+//! messages in [`acct`], the query bodies in [`query`], sacctmgr's other
+//! bodies in [`admin`], the generic list body in [`list`]. The
 //! `slurmdb_*_rec_t` records they carry live in `crate::msg::slurmdb`.
 
 pub mod acct;
+pub mod admin;
 pub mod body;
 pub mod error;
 pub mod list;
@@ -28,6 +30,9 @@ pub use acct::{
     DbdMultIdRcMsg, DbdMultJobStartMsg, DbdNodeStateMsg, DbdRegisterCtldMsg, DbdStepCompMsg,
     DbdStepStartMsg,
 };
+pub use admin::{
+    DbdAcctCoordMsg, DbdGetConfigMsg, DbdGotConfigMsg, DbdModifyMsg, DbdRollUsageMsg, SlurmdbdConf,
+};
 pub use body::{DbdFiniMsg, PersistInitReqMsg, PersistRcMsg};
 pub use error::EncodeError;
 pub use list::DbdListMsg;
@@ -38,6 +43,8 @@ pub use query::DbdQosCondMsg;
 
 #[cfg(test)]
 mod acct_tests;
+#[cfg(test)]
+mod admin_tests;
 #[cfg(test)]
 mod query_tests;
 #[cfg(test)]

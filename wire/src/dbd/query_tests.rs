@@ -10,19 +10,19 @@ use crate::pack::NO_VAL;
 use crate::types::{BitStr, Double, StepId};
 use crate::{DecodeErrorKind, ProtocolVersion as V};
 
-fn s(x: &str) -> Option<String> {
+pub(super) fn s(x: &str) -> Option<String> {
     Some(x.into())
 }
 
 /// `slurm_pack_list` of `packstr_func`.
-fn strlist(b: &mut Vec<u8>, items: &[&str]) {
+pub(super) fn strlist(b: &mut Vec<u8>, items: &[&str]) {
     be32(b, items.len() as u32);
     for x in items {
         packstr(b, x);
     }
 }
 
-fn list(items: &[&str]) -> StrList {
+pub(super) fn list(items: &[&str]) -> StrList {
     Some(items.iter().map(|x| s(x)).collect())
 }
 
@@ -611,9 +611,9 @@ fn got_qos_is_the_same_everywhere() {
     }
 }
 
-const INF: u32 = crate::pack::INFINITE;
+pub(super) const INF: u32 = crate::pack::INFINITE;
 
-fn assoc_body(b: &mut Vec<u8>, v: V) {
+pub(super) fn assoc_body(b: &mut Vec<u8>, v: V) {
     // accounting_list: one slurmdb_accounting_rec_t
     be32(b, 1);
     be64(b, 3600); // alloc_secs
@@ -670,7 +670,7 @@ fn assoc_body(b: &mut Vec<u8>, v: V) {
     be32(b, 0); // user: NULL
 }
 
-fn assoc_value(v: V) -> SlurmdbAssocRec {
+pub(super) fn assoc_value(v: V) -> SlurmdbAssocRec {
     SlurmdbAssocRec {
         accounting_list: Some(vec![SlurmdbAccountingRec {
             alloc_secs: 3600,
@@ -704,7 +704,7 @@ fn assoc_value(v: V) -> SlurmdbAssocRec {
     }
 }
 
-fn cluster_body(b: &mut Vec<u8>, v: V) {
+pub(super) fn cluster_body(b: &mut Vec<u8>, v: V) {
     if v >= V::V24_11 {
         b.push(1); // packbool: a record follows
     }
@@ -748,7 +748,7 @@ fn cluster_body(b: &mut Vec<u8>, v: V) {
     packstr(b, "1=16"); // tres_str
 }
 
-fn cluster_value(v: V) -> SlurmdbClusterRec {
+pub(super) fn cluster_value(v: V) -> SlurmdbClusterRec {
     SlurmdbClusterRec {
         accounting_list: Some(vec![SlurmdbClusterAccountingRec {
             alloc_secs: 10,

@@ -180,13 +180,13 @@ fn unknown_and_unimplemented_types_are_typed_errors() {
     let e = DbdMessage::decode(V::V24_11, raw).unwrap_err();
     assert!(matches!(e.kind, DecodeErrorKind::UnknownMsgType { .. }));
     let raw = RawMsg {
-        msg_type: 1445, // DBD_GET_TXN: no codec yet
+        msg_type: 1470, // DBD_GET_EVENTS: no codec yet
         body: &[],
     };
     let e = DbdMessage::decode(V::V24_11, raw).unwrap_err();
     assert_eq!(
         e.kind,
-        DecodeErrorKind::UnsupportedBody("DBD_GET_TXN", V::V24_11)
+        DecodeErrorKind::UnsupportedBody("DBD_GET_EVENTS", V::V24_11)
     );
 }
 

@@ -131,6 +131,7 @@ messages! {
     ResponseForwardFailed(common::Empty),
     ResponseSlurmRc(common::ReturnCodeMsg),
     ResponseSlurmRcMsg(common::ReturnCodeMsgWithText),
+    AccountingUpdateMsg(slurmdb::AccountingUpdateMsg),
     RequestStatsInfo(stats::StatsInfoRequestMsg),
     ResponseStatsInfo(stats::StatsInfoResponseMsg),
 }
