@@ -163,16 +163,6 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<(), FatalError> {
     let conf_path = slurm_conf::locate_config(args.conf.as_deref());
     let conf = SlurmConf::from_file(&conf_path).map_err(|e| FatalError::conf(&conf_path, e))?;
-    let logfile = args
-        .logfile
-        .clone()
-        .or_else(|| conf.slurmd_log_file.as_ref().map(PathBuf::from));
-    let level = daemon::log_level(conf.slurmd_debug, args.verbose);
-    daemon::init_logging(logfile.as_deref(), level, args.foreground, "SLURMD_RS_LOG")
-        .map_err(FatalError::Logging)?;
-    for w in &conf.warnings {
-        tracing::warn!("slurm.conf: {w}");
-    }
     let pinned = match args.ctld_protocol.as_deref() {
         None => None,
         Some(r) => Some(
@@ -183,6 +173,19 @@ fn run(args: Args) -> Result<(), FatalError> {
     let detected = hw::detect();
     let tmp_disk = hw::tmp_disk(&conf.tmp_fs);
     let node = node::resolve(&conf, args.node_name.as_deref(), &host, detected, tmp_disk)?;
+    // The node name is known only now: SlurmdLogFile may name it (`%n`),
+    // so that several slurmd-rs -N on one host log apart. -L is taken as is.
+    let logfile = args.logfile.clone().or_else(|| {
+        conf.slurmd_log_file
+            .as_ref()
+            .map(|f| PathBuf::from(node::expand_node_path(f, &node.name, &host)))
+    });
+    let level = daemon::log_level(conf.slurmd_debug, args.verbose);
+    daemon::init_logging(logfile.as_deref(), level, args.foreground, "SLURMD_RS_LOG")
+        .map_err(FatalError::Logging)?;
+    for w in &conf.warnings {
+        tracing::warn!("slurm.conf: {w}");
+    }
     let slurm_user_uid = nix::unistd::User::from_name(&conf.slurm_user)
         .ok()
         .flatten()

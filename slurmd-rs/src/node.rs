@@ -92,9 +92,11 @@ pub fn resolve(
     })
 }
 
-/// SlurmdSpoolDir with `%n` (node name) and `%h` (host name) replaced.
+/// SlurmdSpoolDir, SlurmdPidFile or SlurmdLogFile with `%h` (host name),
+/// then `%n` (node name) replaced. Like stock, only the first of each is:
+/// a site's `/x/%n/%n.log` means the same file under both daemons.
 pub fn expand_node_path(path: &str, node: &str, host: &str) -> String {
-    path.replace("%n", node).replace("%h", host)
+    path.replacen("%h", host, 1).replacen("%n", node, 1)
 }
 
 /// Where every configured node's slurmd listens (NodeAddr and Port, else
@@ -214,6 +216,11 @@ mod tests {
         assert_eq!(
             expand_node_path("/var/spool/slurmd/%n.%h", "n1", "vm"),
             "/var/spool/slurmd/n1.vm"
+        );
+        // Stock substitutes the first of each only, and knows no `%%`.
+        assert_eq!(
+            expand_node_path("/l/%n/%n-%h%h-%%n.log", "n1", "vm"),
+            "/l/n1/%n-vm%h-%%n.log"
         );
     }
 }

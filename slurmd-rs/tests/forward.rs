@@ -197,3 +197,28 @@ async fn a_forwarded_reconfigure_is_relayed_answered_and_re_registers() {
         panic!("expected a registration after the reconfigure");
     };
 }
+
+/// Several slurmd-rs -N on one host log apart: `%n` in SlurmdLogFile is the
+/// node's name, as stock expands it (the first `%n` only).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slurmd_log_file_names_the_node() {
+    require_prerequisites();
+    let v = V::V24_11;
+    let dir = tempfile::tempdir().unwrap();
+    let pattern = dir.path().join("slurmd-%n.%n.log");
+    let node = Node::new(
+        &format!("SlurmdLogFile={}", pattern.display()),
+        None,
+        "logn",
+    )
+    .await;
+    let _d = Daemon(node.command(v).spawn().unwrap());
+    let Message::MessageNodeRegistrationStatus(_) = node.receive(v).await else {
+        panic!("expected the first registration");
+    };
+    let expanded = dir.path().join("slurmd-t1.%n.log");
+    let log = std::fs::read_to_string(&expanded)
+        .unwrap_or_else(|e| panic!("{}: {e}", expanded.display()));
+    assert!(!log.is_empty(), "the node's log is empty");
+    assert!(!pattern.exists(), "{} was created", pattern.display());
+}

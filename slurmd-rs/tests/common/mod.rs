@@ -178,24 +178,21 @@ impl Node {
         format!("127.0.0.1:{}", self.port).parse().unwrap()
     }
 
-    /// Starts slurmd-rs, pinned to `v`.
+    /// Starts slurmd-rs, pinned to `v`, logging to `slurmd.log`.
     pub fn start(&self, v: V) -> Daemon {
-        let p = |n: &str| self.path(n).display().to_string();
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_slurmd-rs"));
-        cmd.args([
-            "-D",
-            "-N",
-            "t1",
-            "-f",
-            &p("slurm.conf"),
-            "-L",
-            &p("slurmd.log"),
-            "--cgroup-root",
-            &self.cg_root,
-            "--ctld-protocol",
-            v.release(),
-        ]);
+        let mut cmd = self.command(v);
+        cmd.arg("-L").arg(self.path("slurmd.log"));
         Daemon(cmd.spawn().unwrap())
+    }
+
+    /// slurmd-rs as node t1 pinned to `v`, without a log file option.
+    pub fn command(&self, v: V) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_slurmd-rs"));
+        cmd.args(["-D", "-N", "t1", "-f"])
+            .arg(self.path("slurm.conf"))
+            .args(["--cgroup-root", &self.cg_root])
+            .args(["--ctld-protocol", v.release()]);
+        cmd
     }
 
     /// Sends one RPC to the daemon, returns its reply.
